@@ -1,0 +1,26 @@
+/*
+ * soadyn/soadyn.h — the one header a user includes.
+ *
+ * soadyn computes and simulates the dynamics of multibody systems with the Spatial Operator
+ * Algebra of Jain and Rodriguez. Layers, each using only those before it:
+ *   spatial.h   spatial algebra kernels (inline, no allocation)
+ *   model.h     immutable model, builder, configurations
+ *   dynamics.h  workspace (sd_data) and the algorithms
+ *   urdf.h      URDF models in
+ *   sim.h       time integration, trajectories out
+ */
+#ifndef SOADYN_SOADYN_H
+#define SOADYN_SOADYN_H
+
+#define SOADYN_VERSION_MAJOR 0
+#define SOADYN_VERSION_MINOR 1
+#define SOADYN_VERSION_PATCH 0
+#define SOADYN_VERSION "0.1.0"
+
+#include "spatial.h"
+#include "model.h"
+#include "dynamics.h"
+#include "urdf.h"
+#include "sim.h"
+
+#endif /* SOADYN_SOADYN_H */

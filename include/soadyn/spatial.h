@@ -1,0 +1,363 @@
+/*
+ * soadyn/spatial.h — the spatial algebra layer: 3-vectors, rotations, unit quaternions, rigid
+ * placements, spatial motion and force vectors (angular part first) and spatial inertias.
+ *
+ * Everything here is a small fixed-size kernel: static inline, no allocation, no I/O.
+ *
+ * Storage conventions
+ *   vec3   double[3]
+ *   mat3   double[9], row-major
+ *   quat   double[4], (w, x, y, z), Hamilton product, unit for rotations
+ *   spatial vector double[6]: motion [omega; v], force [n; f] (angular first, as in the papers)
+ *   sym6   double[36], row-major symmetric 6x6 [A B; B^T C] (angular block A first)
+ *
+ * A placement sd_transform {R, p} places a child frame in a parent frame:
+ *   x_parent = R x_child + p
+ * i.e. the columns of R are the child axes in parent coordinates and p is the child origin in
+ * parent coordinates. Spatial vectors are moved between the two frames by the sd_*_to_child and
+ * sd_*_to_parent kernels; these are the code form of the papers' phi(k, j) weights with the
+ * rotation between body frames included (papers/README.md "phi / A").
+ */
+#ifndef SOADYN_SPATIAL_H
+#define SOADYN_SPATIAL_H
+
+#include <math.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A rigid placement of a child frame in a parent frame: x_parent = R x_child + p. */
+typedef struct sd_transform {
+    double R[9]; /* rotation, row-major; columns are the child axes in parent coordinates */
+    double p[3]; /* child origin in parent coordinates */
+} sd_transform;
+
+/* ---------------------------------------------------------------- 3-vectors and 3x3 matrices */
+
+static inline void sd_v3_set(double out[3], double x, double y, double z) { out[0] = x; out[1] = y; out[2] = z; }
+static inline double sd_v3_dot(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+static inline double sd_v3_norm(const double a[3]) { return sqrt(sd_v3_dot(a, a)); }
+
+/* out = a x b (out may alias neither a nor b) */
+static inline void sd_v3_cross(const double a[3], const double b[3], double out[3])
+{
+    out[0] = a[1] * b[2] - a[2] * b[1];
+    out[1] = a[2] * b[0] - a[0] * b[2];
+    out[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+/* out = R a */
+static inline void sd_m3_mul_v(const double R[9], const double a[3], double out[3])
+{
+    out[0] = R[0] * a[0] + R[1] * a[1] + R[2] * a[2];
+    out[1] = R[3] * a[0] + R[4] * a[1] + R[5] * a[2];
+    out[2] = R[6] * a[0] + R[7] * a[1] + R[8] * a[2];
+}
+
+/* out = R^T a */
+static inline void sd_m3t_mul_v(const double R[9], const double a[3], double out[3])
+{
+    out[0] = R[0] * a[0] + R[3] * a[1] + R[6] * a[2];
+    out[1] = R[1] * a[0] + R[4] * a[1] + R[7] * a[2];
+    out[2] = R[2] * a[0] + R[5] * a[1] + R[8] * a[2];
+}
+
+/* out = A B (out must not alias A or B) */
+static inline void sd_m3_mul(const double A[9], const double B[9], double out[9])
+{
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+            out[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j];
+}
+
+/* out = A^T B (out must not alias A or B) */
+static inline void sd_m3t_mul(const double A[9], const double B[9], double out[9])
+{
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+            out[3 * i + j] = A[i] * B[j] + A[3 + i] * B[3 + j] + A[6 + i] * B[6 + j];
+}
+
+/* out = A B^T (out must not alias A or B) */
+static inline void sd_m3_mul_t(const double A[9], const double B[9], double out[9])
+{
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+            out[3 * i + j] = A[3 * i] * B[3 * j] + A[3 * i + 1] * B[3 * j + 1] + A[3 * i + 2] * B[3 * j + 2];
+}
+
+static inline void sd_m3_identity(double out[9])
+{
+    memset(out, 0, 9 * sizeof(double));
+    out[0] = out[4] = out[8] = 1.0;
+}
+
+/* out = [a x], the cross-product matrix: [a x] b = a x b */
+static inline void sd_m3_skew(const double a[3], double out[9])
+{
+    out[0] = 0.0;   out[1] = -a[2]; out[2] = a[1];
+    out[3] = a[2];  out[4] = 0.0;   out[5] = -a[0];
+    out[6] = -a[1]; out[7] = a[0];  out[8] = 0.0;
+}
+
+/* Rotation by angle about a unit axis (Rodrigues): R = I + sin [n x] + (1 - cos) [n x]^2. */
+static inline void sd_m3_axis_angle(const double n[3], double angle, double out[9])
+{
+    const double s = sin(angle), c = cos(angle), t = 1.0 - c;
+    out[0] = c + t * n[0] * n[0];        out[1] = t * n[0] * n[1] - s * n[2]; out[2] = t * n[0] * n[2] + s * n[1];
+    out[3] = t * n[0] * n[1] + s * n[2]; out[4] = c + t * n[1] * n[1];        out[5] = t * n[1] * n[2] - s * n[0];
+    out[6] = t * n[0] * n[2] - s * n[1]; out[7] = t * n[1] * n[2] + s * n[0]; out[8] = c + t * n[2] * n[2];
+}
+
+/* Rotation from roll-pitch-yaw (fixed axes X, then Y, then Z): R = Rz(yaw) Ry(pitch) Rx(roll), as URDF. */
+static inline void sd_m3_rpy(double roll, double pitch, double yaw, double out[9])
+{
+    const double cr = cos(roll), sr = sin(roll), cp = cos(pitch), sp = sin(pitch), cy = cos(yaw), sy = sin(yaw);
+    out[0] = cy * cp; out[1] = cy * sp * sr - sy * cr; out[2] = cy * sp * cr + sy * sr;
+    out[3] = sy * cp; out[4] = sy * sp * sr + cy * cr; out[5] = sy * sp * cr - cy * sr;
+    out[6] = -sp;     out[7] = cp * sr;                out[8] = cp * cr;
+}
+
+/* ---------------------------------------------------------------- unit quaternions (w, x, y, z) */
+
+/* Rotation matrix of a unit quaternion. */
+static inline void sd_quat_to_m3(const double q[4], double out[9])
+{
+    const double w = q[0], x = q[1], y = q[2], z = q[3];
+    out[0] = 1 - 2 * (y * y + z * z); out[1] = 2 * (x * y - w * z);     out[2] = 2 * (x * z + w * y);
+    out[3] = 2 * (x * y + w * z);     out[4] = 1 - 2 * (x * x + z * z); out[5] = 2 * (y * z - w * x);
+    out[6] = 2 * (x * z - w * y);     out[7] = 2 * (y * z + w * x);     out[8] = 1 - 2 * (x * x + y * y);
+}
+
+/* Unit quaternion of a rotation matrix (Shepperd's method, stable for every rotation); w >= 0. */
+static inline void sd_m3_to_quat(const double R[9], double out[4])
+{
+    const double tr = R[0] + R[4] + R[8];
+    double w, x, y, z;
+    if (tr >= R[0] && tr >= R[4] && tr >= R[8]) {
+        const double s = 2.0 * sqrt(1.0 + tr);
+        w = 0.25 * s; x = (R[7] - R[5]) / s; y = (R[2] - R[6]) / s; z = (R[3] - R[1]) / s;
+    } else if (R[0] >= R[4] && R[0] >= R[8]) {
+        const double s = 2.0 * sqrt(1.0 + R[0] - R[4] - R[8]);
+        w = (R[7] - R[5]) / s; x = 0.25 * s; y = (R[1] + R[3]) / s; z = (R[2] + R[6]) / s;
+    } else if (R[4] >= R[8]) {
+        const double s = 2.0 * sqrt(1.0 + R[4] - R[0] - R[8]);
+        w = (R[2] - R[6]) / s; x = (R[1] + R[3]) / s; y = 0.25 * s; z = (R[5] + R[7]) / s;
+    } else {
+        const double s = 2.0 * sqrt(1.0 + R[8] - R[0] - R[4]);
+        w = (R[3] - R[1]) / s; x = (R[2] + R[6]) / s; y = (R[5] + R[7]) / s; z = 0.25 * s;
+    }
+    const double sign = w < 0 ? -1.0 : 1.0;
+    out[0] = sign * w; out[1] = sign * x; out[2] = sign * y; out[3] = sign * z;
+}
+
+/* out = a b (Hamilton product; out may not alias a or b) */
+static inline void sd_quat_mul(const double a[4], const double b[4], double out[4])
+{
+    out[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
+    out[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
+    out[2] = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
+    out[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
+}
+
+/* Quaternion of the rotation by |w| about w/|w| (the exponential map), exact for every angle. */
+static inline void sd_quat_exp(const double w[3], double out[4])
+{
+    const double angle = sd_v3_norm(w);
+    const double half = 0.5 * angle;
+    /* sin(half)/angle, by its Taylor series near zero so that tiny rotations keep full precision */
+    const double k = angle < 1e-6 ? 0.5 - angle * angle / 48.0 : sin(half) / angle;
+    out[0] = cos(half); out[1] = k * w[0]; out[2] = k * w[1]; out[3] = k * w[2];
+}
+
+/* Rotation vector of a unit quaternion (the logarithm map): angle in [0, pi] times the axis. */
+static inline void sd_quat_log(const double q[4], double out[3])
+{
+    double w = q[0], x = q[1], y = q[2], z = q[3];
+    if (w < 0) { w = -w; x = -x; y = -y; z = -z; } /* q and -q are the same rotation */
+    const double s = sqrt(x * x + y * y + z * z);
+    const double angle = 2.0 * atan2(s, w);
+    const double k = s < 1e-9 ? 2.0 / w : angle / s;
+    out[0] = k * x; out[1] = k * y; out[2] = k * z;
+}
+
+/* ---------------------------------------------------------------- placements */
+
+static inline void sd_transform_identity(sd_transform *X)
+{
+    sd_m3_identity(X->R);
+    X->p[0] = X->p[1] = X->p[2] = 0.0;
+}
+
+/* out = a * b: the placement of frame c in frame a, given b (c in b's parent a-child) and a (b in a). */
+static inline void sd_transform_compose(const sd_transform *a, const sd_transform *b, sd_transform *out)
+{
+    sd_transform t;
+    sd_m3_mul(a->R, b->R, t.R);
+    sd_m3_mul_v(a->R, b->p, t.p);
+    t.p[0] += a->p[0]; t.p[1] += a->p[1]; t.p[2] += a->p[2];
+    *out = t;
+}
+
+/* out = X^-1: the parent placed in the child. */
+static inline void sd_transform_inverse(const sd_transform *X, sd_transform *out)
+{
+    sd_transform t;
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) t.R[3 * i + j] = X->R[3 * j + i];
+    sd_m3_mul_v(t.R, X->p, t.p);
+    t.p[0] = -t.p[0]; t.p[1] = -t.p[1]; t.p[2] = -t.p[2];
+    *out = t;
+}
+
+/* A point given in child coordinates, in parent coordinates. */
+static inline void sd_transform_point(const sd_transform *X, const double x[3], double out[3])
+{
+    sd_m3_mul_v(X->R, x, out);
+    out[0] += X->p[0]; out[1] += X->p[1]; out[2] += X->p[2];
+}
+
+/* ---------------------------------------------------------------- spatial vectors */
+
+/* A motion vector in the parent frame, expressed in the child frame:
+ * omega_c = R^T omega_p, v_c = R^T (v_p + omega_p x p). This is phi*(parent, child) V. */
+static inline void sd_motion_to_child(const sd_transform *X, const double m_p[6], double m_c[6])
+{
+    double v[3];
+    sd_v3_cross(m_p, X->p, v);
+    v[0] += m_p[3]; v[1] += m_p[4]; v[2] += m_p[5];
+    sd_m3t_mul_v(X->R, m_p, m_c);
+    sd_m3t_mul_v(X->R, v, m_c + 3);
+}
+
+/* A motion vector in the child frame, expressed in the parent frame (inverse of the above). */
+static inline void sd_motion_to_parent(const sd_transform *X, const double m_c[6], double m_p[6])
+{
+    double w[3], v[3];
+    sd_m3_mul_v(X->R, m_c, w);
+    sd_m3_mul_v(X->R, m_c + 3, v);
+    double pxw[3];
+    sd_v3_cross(X->p, w, pxw);
+    m_p[0] = w[0]; m_p[1] = w[1]; m_p[2] = w[2];
+    m_p[3] = v[0] + pxw[0]; m_p[4] = v[1] + pxw[1]; m_p[5] = v[2] + pxw[2];
+}
+
+/* A force vector in the child frame, expressed in the parent frame:
+ * f_p = R f_c, n_p = R n_c + p x f_p. This is phi(parent, child) f. */
+static inline void sd_force_to_parent(const sd_transform *X, const double f_c[6], double f_p[6])
+{
+    double n[3], f[3], pxf[3];
+    sd_m3_mul_v(X->R, f_c, n);
+    sd_m3_mul_v(X->R, f_c + 3, f);
+    sd_v3_cross(X->p, f, pxf);
+    f_p[0] = n[0] + pxf[0]; f_p[1] = n[1] + pxf[1]; f_p[2] = n[2] + pxf[2];
+    f_p[3] = f[0]; f_p[4] = f[1]; f_p[5] = f[2];
+}
+
+/* A force vector in the parent frame, expressed in the child frame (inverse of the above). */
+static inline void sd_force_to_child(const sd_transform *X, const double f_p[6], double f_c[6])
+{
+    double n[3], pxf[3];
+    sd_v3_cross(X->p, f_p + 3, pxf);
+    n[0] = f_p[0] - pxf[0]; n[1] = f_p[1] - pxf[1]; n[2] = f_p[2] - pxf[2];
+    sd_m3t_mul_v(X->R, n, f_c);
+    sd_m3t_mul_v(X->R, f_p + 3, f_c + 3);
+}
+
+/* out = V x m, the spatial cross product of motion vectors (out must not alias). */
+static inline void sd_motion_cross(const double V[6], const double m[6], double out[6])
+{
+    double a[3], b[3];
+    sd_v3_cross(V, m, out);
+    sd_v3_cross(V, m + 3, a);
+    sd_v3_cross(V + 3, m, b);
+    out[3] = a[0] + b[0]; out[4] = a[1] + b[1]; out[5] = a[2] + b[2];
+}
+
+/* out = V x* f, the spatial cross product acting on a force (out must not alias). */
+static inline void sd_force_cross(const double V[6], const double f[6], double out[6])
+{
+    double a[3], b[3];
+    sd_v3_cross(V, f, a);
+    sd_v3_cross(V + 3, f + 3, b);
+    out[0] = a[0] + b[0]; out[1] = a[1] + b[1]; out[2] = a[2] + b[2];
+    sd_v3_cross(V, f + 3, out + 3);
+}
+
+static inline double sd_s6_dot(const double a[6], const double b[6])
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
+}
+
+/* ---------------------------------------------------------------- spatial inertias */
+
+/* The 6x6 spatial inertia about a frame's origin of a body of mass m whose centre of mass is at c
+ * and whose rotational inertia about the centre of mass is Ic (both in that frame):
+ *   M = [Ic - m [c x]^2, m [c x]; -m [c x], m 1]  (004 Sec 2: M(k), angular first). */
+static inline void sd_inertia_from_com(double m, const double c[3], const double Ic[9], double out[36])
+{
+    double C[9], CC[9];
+    sd_m3_skew(c, C);
+    sd_m3_mul(C, C, CC);
+    memset(out, 0, 36 * sizeof(double));
+    for (int i = 0; i < 3; ++i) {
+        for (int j = 0; j < 3; ++j) {
+            out[6 * i + j] = Ic[3 * i + j] - m * CC[3 * i + j];
+            out[6 * i + 3 + j] = m * C[3 * i + j];
+            out[6 * (3 + i) + j] = -m * C[3 * i + j];
+        }
+        out[6 * (3 + i) + 3 + i] = m;
+    }
+}
+
+/* out = I v for a symmetric 6x6 I (out must not alias v). */
+static inline void sd_sym6_mul(const double I[36], const double v[6], double out[6])
+{
+    for (int i = 0; i < 6; ++i)
+        out[i] = I[6 * i] * v[0] + I[6 * i + 1] * v[1] + I[6 * i + 2] * v[2] + I[6 * i + 3] * v[3] +
+                 I[6 * i + 4] * v[4] + I[6 * i + 5] * v[5];
+}
+
+/* acc += phi(parent, child) I phi*(parent, child): a symmetric 6x6 inertia-like quantity held in the
+ * child frame (a composite or articulated inertia), moved to the parent frame and added to acc.
+ * With the child blocks rotated into parent axes, A' = R A R^T, B' = R B R^T, C' = R C R^T, and
+ * [p x] the shift, the parent blocks are [A' + [p x]B'^T - B'[p x] - [p x]C'[p x], B' + [p x]C'; ., C']. */
+static inline void sd_sym6_add_to_parent(const sd_transform *X, const double I[36], double acc[36])
+{
+    double A[9], B[9], C[9], T[9], A2[9], B2[9], C2[9];
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            A[3 * i + j] = I[6 * i + j];
+            B[3 * i + j] = I[6 * i + 3 + j];
+            C[3 * i + j] = I[6 * (3 + i) + 3 + j];
+        }
+    const double *R = X->R;
+    sd_m3_mul(R, A, T); sd_m3_mul_t(T, R, A2);
+    sd_m3_mul(R, B, T); sd_m3_mul_t(T, R, B2);
+    sd_m3_mul(R, C, T); sd_m3_mul_t(T, R, C2);
+    /* PC = [p x] C2, then B3 = B2 + PC, A3 = A2 + [p x] B2^T - B2 [p x] - PC [p x] */
+    const double *p = X->p;
+    double P[9], PC[9], PB[9], BP[9], PCP[9];
+    sd_m3_skew(p, P);
+    sd_m3_mul(P, C2, PC);
+    sd_m3_mul_t(P, B2, PB);
+    sd_m3_mul(B2, P, BP);
+    sd_m3_mul(PC, P, PCP);
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            const double a = A2[3 * i + j] + PB[3 * i + j] - BP[3 * i + j] - PCP[3 * i + j];
+            const double b = B2[3 * i + j] + PC[3 * i + j];
+            acc[6 * i + j] += a;
+            acc[6 * i + 3 + j] += b;
+            acc[6 * (3 + j) + i] += b;
+            acc[6 * (3 + i) + 3 + j] += C2[3 * i + j];
+        }
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SOADYN_SPATIAL_H */

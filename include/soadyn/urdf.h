@@ -1,0 +1,43 @@
+/*
+ * soadyn/urdf.h — URDF models in.
+ *
+ * Links become bodies, joints hinges: revolute, continuous (one angle), prismatic, fixed, floating
+ * (a free hinge) and planar. By default fixed joints are merged into their parent with exact lumping
+ * of mass, centre of mass and inertia, and every merged link stays reachable as a named frame on the
+ * body it was merged into. Warnings (mimic joints loaded as independent joints, broken triangle
+ * inequalities, zero-mass leaf links) are kept on the model: sd_model_nwarnings() / sd_model_warning().
+ * Errors name the file, the line and the element.
+ */
+#ifndef SOADYN_URDF_H
+#define SOADYN_URDF_H
+
+#include <stddef.h>
+
+#include "model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#pragma GCC visibility push(default)
+
+typedef struct sd_urdf_options {
+    int floating_base;     /* nonzero: attach the root link to the world with a free hinge */
+    int keep_fixed_joints; /* nonzero: fixed joints become 0-dof bodies instead of being merged */
+} sd_urdf_options;
+
+/* Load a URDF file. options may be NULL (fixed root, fixed joints merged). On success *model is a
+ * new model the caller frees with sd_model_free(). */
+sd_status sd_urdf_load_file(const char *path, const sd_urdf_options *options, sd_model **model,
+                            sd_error *err);
+/* Load a URDF from memory; `source_name` names it in messages (e.g. "<string>"). */
+sd_status sd_urdf_load_string(const char *xml, size_t length, const char *source_name,
+                              const sd_urdf_options *options, sd_model **model, sd_error *err);
+
+#pragma GCC visibility pop
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SOADYN_URDF_H */

@@ -1,0 +1,48 @@
+/*
+ * src/configuration.c — operations on whole configurations q: neutral, integrate along u on the
+ * manifold, difference, normalise, random. Each hinge's part is done by hinge.c.
+ */
+#include "internal.h"
+
+void sd_neutral_configuration(const sd_model *m, double *q)
+{
+    for (int k = 0; k < m->n; ++k) sd_hinge_neutral(m->hinge[k], q + m->q_index[k]);
+}
+
+void sd_integrate_configuration(const sd_model *m, const double *q, const double *u, double dt, double *q_out)
+{
+    for (int k = 0; k < m->n; ++k)
+        sd_hinge_integrate(m, k, q + m->q_index[k], u + m->v_index[k], dt, q_out + m->q_index[k]);
+}
+
+void sd_difference_configuration(const sd_model *m, const double *q0, const double *q1, double *u)
+{
+    for (int k = 0; k < m->n; ++k)
+        sd_hinge_difference(m, k, q0 + m->q_index[k], q1 + m->q_index[k], u + m->v_index[k]);
+}
+
+double sd_normalize_configuration(const sd_model *m, double *q)
+{
+    double worst = 0.0;
+    for (int k = 0; k < m->n; ++k) {
+        const double e = sd_hinge_normalize(m->hinge[k], q + m->q_index[k]);
+        if (e > worst) worst = e;
+    }
+    return worst;
+}
+
+void sd_random_configuration(const sd_model *m, uint64_t *rng, double *q)
+{
+    for (int k = 0; k < m->n; ++k) sd_hinge_random(m, k, rng, q + m->q_index[k]);
+}
+
+double sd_random_uniform(uint64_t *rng)
+{
+    /* xorshift64*: small, fast and reproducible; 53 random bits make the double */
+    uint64_t x = *rng ? *rng : 0x9E3779B97F4A7C15ull;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *rng = x;
+    return (double)((x * 0x2545F4914F6CDD1Dull) >> 11) * (1.0 / 9007199254740992.0);
+}

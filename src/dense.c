@@ -1,0 +1,68 @@
+/*
+ * src/dense.c — the small dense linear algebra soadyn needs: Cholesky factorisation, solves, log
+ * determinant and the inverse of a symmetric positive definite matrix. Sizes here are a hinge's
+ * D(k) (at most 6 x 6), a task-space compliance, or the whole mass matrix in the O(N^3) reference
+ * path; a BLAS would not pay for itself at these sizes.
+ */
+#include <math.h>
+
+#include "internal.h"
+
+int sd_cholesky_factor(double *A, int n, double min_pivot)
+{
+    for (int j = 0; j < n; ++j) {
+        double djj = A[j * n + j];
+        for (int k = 0; k < j; ++k) djj -= A[j * n + k] * A[j * n + k];
+        if (!(djj > min_pivot)) return j; /* also catches NaN */
+        const double ljj = sqrt(djj);
+        A[j * n + j] = ljj;
+        for (int i = j + 1; i < n; ++i) {
+            double s = A[i * n + j];
+            for (int k = 0; k < j; ++k) s -= A[i * n + k] * A[j * n + k];
+            A[i * n + j] = s / ljj;
+        }
+    }
+    return -1;
+}
+
+void sd_cholesky_solve(const double *L, int n, double *x)
+{
+    for (int i = 0; i < n; ++i) { /* L y = b */
+        double s = x[i];
+        for (int k = 0; k < i; ++k) s -= L[i * n + k] * x[k];
+        x[i] = s / L[i * n + i];
+    }
+    for (int i = n - 1; i >= 0; --i) { /* L^T x = y */
+        double s = x[i];
+        for (int k = i + 1; k < n; ++k) s -= L[k * n + i] * x[k];
+        x[i] = s / L[i * n + i];
+    }
+}
+
+double sd_cholesky_logdet(const double *L, int n)
+{
+    double s = 0.0;
+    for (int i = 0; i < n; ++i) s += 2.0 * log(L[i * n + i]);
+    return s;
+}
+
+void sd_cholesky_inverse(double *A, int n)
+{
+    /* A holds L (lower). First L^-1 in place (lower), then A^-1 = L^-T L^-1, both triangles. */
+    for (int j = 0; j < n; ++j) {
+        A[j * n + j] = 1.0 / A[j * n + j];
+        for (int i = j + 1; i < n; ++i) {
+            double s = 0.0;
+            for (int k = j; k < i; ++k) s -= A[i * n + k] * A[k * n + j];
+            A[i * n + j] = s / A[i * n + i];
+        }
+    }
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j <= i; ++j) {
+            double s = 0.0;
+            for (int k = i; k < n; ++k) s += A[k * n + i] * A[k * n + j];
+            A[j * n + i] = s; /* upper triangle first: row i of the lower part is still needed */
+        }
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < i; ++j) A[i * n + j] = A[j * n + i];
+}

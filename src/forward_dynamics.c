@@ -1,0 +1,140 @@
+/*
+ * src/forward_dynamics.c — the O(N) articulated-body forward dynamics in the papers' filter/smoother
+ * form: the Riccati gather of articulated inertias (004 Eq 33), the residual gather (004 Eq 58a-d),
+ * and the acceleration scatter (004 Eq 58e-g, Alg 6.1; 000 Eq 13).
+ *
+ * Options (000 Sec 3, Eq 14-18): inter-body forces f(k) = P+(k) alpha+(k) + z+(k) from the
+ * by-products, and prescribed hinges, whose accelerations are given: there P+ = P, no D^-1 is
+ * formed, z+ = z + P H* qdd, and the hinge force T(k) = H(k) f(k) comes out of the scatter.
+ *
+ * Glossary: see internal.h.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* One step of the 004 Eq 33 gather at body k, whose P(k) already holds M(k) plus the children's
+ * phi P+ phi*: D = H P H*, G = P H* D^-1, P+ = P - G (P H*)*, then P+ is sent to the parent. */
+static sd_status riccati_step(const sd_model *m, sd_data *d, int k, int prescribed)
+{
+    const int nk = m->nv_k[k], vk = m->v_index[k];
+    double *P = d->P + 36 * k, *Pplus = d->Pplus + 36 * k;
+    if (prescribed || nk == 0) {
+        memcpy(Pplus, P, 36 * sizeof(double));
+    } else {
+        const double *S = d->S + 6 * vk;
+        double *U = d->U + 6 * vk, *G = d->G + 6 * vk, *L = d->Dchol + 36 * k;
+        double pscale = 0.0;
+        for (int i = 0; i < nk; ++i) sd_sym6_mul(P, S + 6 * i, U + 6 * i); /* U = P H* */
+        for (int i = 0; i < nk; ++i)
+            for (int j = 0; j < nk; ++j) L[i * nk + j] = sd_s6_dot(S + 6 * i, U + 6 * j); /* D = H U */
+        for (int i = 0; i < 6; ++i) pscale = fmax(pscale, fabs(P[7 * i]));
+        if (sd_cholesky_factor(L, nk, 1e-13 * pscale) >= 0)
+            return sd_data_fail(d, SD_E_SINGULAR,
+                                "body '%s': articulated inertia D(k) of its hinge is singular (a massless "
+                                "subtree that the hinge can move freely)",
+                                m->desc[k].name);
+        /* G = U D^-1: each row of U solved against D (D symmetric) */
+        for (int r = 0; r < 6; ++r) {
+            double row[6];
+            for (int i = 0; i < nk; ++i) row[i] = U[6 * i + r];
+            sd_cholesky_solve(L, nk, row);
+            for (int i = 0; i < nk; ++i) G[6 * i + r] = row[i];
+        }
+        for (int r = 0; r < 6; ++r) /* P+ = P - G U^T (symmetric) */
+            for (int c = 0; c < 6; ++c) {
+                double s = P[6 * r + c];
+                for (int i = 0; i < nk; ++i) s -= G[6 * i + r] * U[6 * i + c];
+                Pplus[6 * r + c] = s;
+            }
+    }
+    if (m->parent[k] >= 0) sd_sym6_add_to_parent(&d->Xup[k], Pplus, d->P + 36 * m->parent[k]);
+    return SD_OK;
+}
+
+sd_status sd_riccati_gather(const sd_model *m, sd_data *d, const unsigned char *prescribed)
+{
+    memcpy(d->P, m->M6, 36 * (size_t)m->n * sizeof(double));
+    for (int k = m->n - 1; k >= 0; --k) {
+        const sd_status st = riccati_step(m, d, k, prescribed && prescribed[k]);
+        if (st != SD_OK) return st;
+    }
+    return SD_OK;
+}
+
+sd_status sd_forward_dynamics_ex(const sd_model *m, sd_data *d, const double *q, const double *u, double *tau,
+                                 const double *f_ext, double *qdd, const sd_fd_options *options)
+{
+    if (!m || !d || !q || !tau || !qdd)
+        return sd_data_fail(d, SD_E_ARGUMENT, "sd_forward_dynamics: NULL model, data, q, tau or qdd");
+    if (d->model != m)
+        return sd_data_fail(d, SD_E_ARGUMENT, "sd_forward_dynamics: the workspace belongs to another model");
+    const unsigned char *pres = options && options->prescribed ? options->prescribed : d->prescribed_none;
+    const int want_forces = options && options->interbody_forces;
+    sd_update_placements(m, d, q);
+    sd_update_velocities(m, d, q, u, f_ext);
+    memcpy(d->P, m->M6, 36 * (size_t)m->n * sizeof(double));
+    memset(d->z, 0, 6 * (size_t)m->n * sizeof(double));
+    for (int k = m->n - 1; k >= 0; --k) { /* tips-to-base gather: 004 Eq 33 and Eq 58a-d */
+        const sd_status st = riccati_step(m, d, k, pres[k]);
+        if (st != SD_OK) return st;
+        const int nk = m->nv_k[k], vk = m->v_index[k];
+        const double *S = d->S + 6 * vk, *P = d->P + 36 * k;
+        double *z = d->z + 6 * k, *zplus = d->zplus + 6 * k, Pa[6];
+        sd_sym6_mul(P, d->a + 6 * k, Pa); /* z(k) = sum phi z+(j) + P(k) a(k) + b(k) */
+        for (int r = 0; r < 6; ++r) zplus[r] = z[r] += Pa[r] + d->b[6 * k + r];
+        if (pres[k]) { /* z+ = z + P H* qdd */
+            double aJ[6] = {0, 0, 0, 0, 0, 0}, PaJ[6];
+            for (int i = 0; i < nk; ++i)
+                for (int r = 0; r < 6; ++r) aJ[r] += S[6 * i + r] * qdd[vk + i];
+            sd_sym6_mul(P, aJ, PaJ);
+            for (int r = 0; r < 6; ++r) zplus[r] += PaJ[r];
+        } else if (nk > 0) { /* eps = T - H z; nu = D^-1 eps; z+ = z + G eps */
+            double *eps = d->eps + vk, *nu = d->nu + vk;
+            for (int i = 0; i < nk; ++i) nu[i] = eps[i] = tau[vk + i] - sd_s6_dot(S + 6 * i, z);
+            sd_cholesky_solve(d->Dchol + 36 * k, nk, nu);
+            for (int i = 0; i < nk; ++i)
+                for (int r = 0; r < 6; ++r) zplus[r] += d->G[6 * (vk + i) + r] * eps[i];
+        }
+        if (m->parent[k] >= 0) {
+            double zp[6];
+            sd_force_to_parent(&d->Xup[k], zplus, zp);
+            for (int r = 0; r < 6; ++r) d->z[6 * m->parent[k] + r] += zp[r];
+        }
+    }
+    double a0[6];
+    sd_base_acceleration(m, a0);
+    for (int k = 0; k < m->n; ++k) { /* base-to-tips scatter: 004 Eq 58e-g */
+        const int nk = m->nv_k[k], vk = m->v_index[k];
+        const double *S = d->S + 6 * vk;
+        double *ap = d->alpha_plus + 6 * k, *alpha = d->alpha + 6 * k;
+        sd_motion_to_child(&d->Xup[k], m->parent[k] < 0 ? a0 : d->alpha + 6 * m->parent[k], ap);
+        if (pres[k]) { /* T(k) = H(k) f(k), f(k) = P+ alpha+ + z+ with P+ = P */
+            double f[6];
+            sd_sym6_mul(d->P + 36 * k, ap, f);
+            for (int r = 0; r < 6; ++r) f[r] += d->zplus[6 * k + r];
+            for (int i = 0; i < nk; ++i) tau[vk + i] = sd_s6_dot(S + 6 * i, f);
+        } else
+            for (int i = 0; i < nk; ++i) /* qdd = nu - G* alpha+ */
+                qdd[vk + i] = d->nu[vk + i] - sd_s6_dot(d->G + 6 * (vk + i), ap);
+        for (int r = 0; r < 6; ++r) alpha[r] = ap[r] + d->a[6 * k + r]; /* alpha = alpha+ + H* qdd + a */
+        for (int i = 0; i < nk; ++i)
+            for (int r = 0; r < 6; ++r) alpha[r] += S[6 * i + r] * qdd[vk + i];
+        if (want_forces) { /* 000 Eq 17: f(k) = P+(k) alpha+(k) + z+(k), one 6x6 product */
+            double *f = d->f + 6 * k;
+            sd_sym6_mul(d->Pplus + 36 * k, ap, f);
+            for (int r = 0; r < 6; ++r) f[r] += d->zplus[6 * k + r];
+        }
+    }
+    d->alpha_has_gravity = 1;
+    d->forces_valid = want_forces;
+    return SD_OK;
+}
+
+sd_status sd_forward_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u, const double *tau,
+                              const double *f_ext, double *qdd)
+{
+    /* with no hinge prescribed, tau is only read */
+    return sd_forward_dynamics_ex(m, d, q, u, (double *)tau, f_ext, qdd, NULL);
+}

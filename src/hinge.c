@@ -1,0 +1,246 @@
+/*
+ * src/hinge.c — the one place that knows what each hinge type is.
+ *
+ * For a body k it yields the joint transform X_J(q) (the body frame placed in the joint frame),
+ * the joint map H*(k) in the body frame (relative spatial velocity = H*(k) u(k), papers/README.md
+ * "Hinges"), the velocity-dependent term d(H*)/dt u, and the configuration-space operations
+ * (neutral, integrate, difference, normalise, random). No other file switches on hinge type.
+ *
+ * Body-frame choices keep H* constant wherever possible (revolute, prismatic, spherical, free),
+ * so that their d(H*)/dt u vanishes; universal and planar hinges have a q-dependent H*.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const struct {
+    const char *name;
+    int nq, nv;
+} hinge_table[SD_HINGE_TYPE_COUNT] = {
+    [SD_HINGE_FIXED] = {"fixed", 0, 0},         [SD_HINGE_REVOLUTE] = {"revolute", 1, 1},
+    [SD_HINGE_PRISMATIC] = {"prismatic", 1, 1}, [SD_HINGE_SPHERICAL] = {"spherical", 4, 3},
+    [SD_HINGE_FREE] = {"free", 7, 6},           [SD_HINGE_UNIVERSAL] = {"universal", 2, 2},
+    [SD_HINGE_PLANAR] = {"planar", 3, 3},
+};
+
+static int hinge_known(sd_hinge_type type) { return (int)type >= 0 && type < SD_HINGE_TYPE_COUNT; }
+
+const char *sd_hinge_type_name(sd_hinge_type type) { return hinge_known(type) ? hinge_table[type].name : "unknown"; }
+int sd_hinge_type_nq(sd_hinge_type type) { return hinge_known(type) ? hinge_table[type].nq : -1; }
+int sd_hinge_type_nv(sd_hinge_type type) { return hinge_known(type) ? hinge_table[type].nv : -1; }
+
+static void set_column(double *S, int col, const double ang[3], const double lin[3])
+{
+    double *c = S + 6 * col;
+    for (int i = 0; i < 3; ++i) {
+        c[i] = ang ? ang[i] : 0.0;
+        c[3 + i] = lin ? lin[i] : 0.0;
+    }
+}
+
+void sd_hinge_transform(const sd_model *m, int k, const double *qk, sd_transform *XJ, double *S)
+{
+    const double *ax = m->hinge_axes + 9 * k; /* axis, then axis2 / t1, t2 */
+    static const double I6[36] = {1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+                                  0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1};
+    sd_transform_identity(XJ);
+    switch (m->hinge[k]) {
+    case SD_HINGE_FIXED:
+    case SD_HINGE_TYPE_COUNT:
+        break;
+    case SD_HINGE_REVOLUTE: /* rotation q about the axis; H* = [axis; 0] */
+        sd_m3_axis_angle(ax, qk[0], XJ->R);
+        set_column(S, 0, ax, NULL);
+        break;
+    case SD_HINGE_PRISMATIC: /* translation q along the axis; H* = [0; axis] */
+        for (int i = 0; i < 3; ++i) XJ->p[i] = qk[0] * ax[i];
+        set_column(S, 0, NULL, ax);
+        break;
+    case SD_HINGE_SPHERICAL: /* quaternion; u = body angular velocity; H* = [1; 0] */
+        sd_quat_to_m3(qk, XJ->R);
+        memcpy(S, I6, 18 * sizeof(double));
+        break;
+    case SD_HINGE_FREE: /* position + quaternion; u = body (omega, v); H* = 1 */
+        sd_quat_to_m3(qk + 3, XJ->R);
+        memcpy(XJ->p, qk, 3 * sizeof(double));
+        memcpy(S, I6, 36 * sizeof(double));
+        break;
+    case SD_HINGE_UNIVERSAL: { /* R = R(a1, q0) R(a2, q1); omega = R2^T a1 q0' + a2 q1' */
+        double R1[9], R2[9], a1_body[3];
+        sd_m3_axis_angle(ax, qk[0], R1);
+        sd_m3_axis_angle(ax + 3, qk[1], R2);
+        sd_m3_mul(R1, R2, XJ->R);
+        sd_m3t_mul_v(R2, ax, a1_body);
+        set_column(S, 0, a1_body, NULL);
+        set_column(S, 1, ax + 3, NULL);
+        break;
+    }
+    case SD_HINGE_PLANAR: { /* p = s1 t1 + s2 t2, R = R(n, theta); v_body = R^T t_i s_i' */
+        double t1_body[3], t2_body[3];
+        const double *n = ax, *t1 = ax + 3, *t2 = ax + 6;
+        sd_m3_axis_angle(n, qk[2], XJ->R);
+        for (int i = 0; i < 3; ++i) XJ->p[i] = qk[0] * t1[i] + qk[1] * t2[i];
+        sd_m3t_mul_v(XJ->R, t1, t1_body);
+        sd_m3t_mul_v(XJ->R, t2, t2_body);
+        set_column(S, 0, NULL, t1_body);
+        set_column(S, 1, NULL, t2_body);
+        set_column(S, 2, n, NULL);
+        break;
+    }
+    }
+}
+
+void sd_hinge_velocity_term(const sd_model *m, int k, const double *qk, const double *uk, double c[6])
+{
+    const double *ax = m->hinge_axes + 9 * k;
+    memset(c, 0, 6 * sizeof(double));
+    switch (m->hinge[k]) {
+    case SD_HINGE_UNIVERSAL: { /* d/dt (R2^T a1) = -(a2 q1') x (R2^T a1) */
+        double R2[9], a1_body[3], w2[3], d[3];
+        sd_m3_axis_angle(ax + 3, qk[1], R2);
+        sd_m3t_mul_v(R2, ax, a1_body);
+        for (int i = 0; i < 3; ++i) w2[i] = ax[3 + i] * uk[1];
+        sd_v3_cross(w2, a1_body, d);
+        for (int i = 0; i < 3; ++i) c[i] = -d[i] * uk[0];
+        break;
+    }
+    case SD_HINGE_PLANAR: { /* d/dt (R^T t) = -(n theta') x (R^T t) */
+        double R[9], t[3], tb[3], w[3], d[3];
+        const double *n = ax;
+        sd_m3_axis_angle(n, qk[2], R);
+        for (int i = 0; i < 3; ++i) t[i] = ax[3 + i] * uk[0] + ax[6 + i] * uk[1];
+        sd_m3t_mul_v(R, t, tb);
+        for (int i = 0; i < 3; ++i) w[i] = n[i] * uk[2];
+        sd_v3_cross(w, tb, d);
+        for (int i = 0; i < 3; ++i) c[3 + i] = -d[i];
+        break;
+    }
+    default: /* H* is constant in the body frame */
+        break;
+    }
+}
+
+void sd_hinge_neutral(sd_hinge_type type, double *qk)
+{
+    const int nq = sd_hinge_type_nq(type);
+    for (int i = 0; i < nq; ++i) qk[i] = 0.0;
+    if (type == SD_HINGE_SPHERICAL) qk[0] = 1.0;
+    if (type == SD_HINGE_FREE) qk[3] = 1.0;
+}
+
+/* q (+) w dt for a unit quaternion and a body-frame angular velocity: q exp(w dt). */
+static void quat_integrate(const double *q, const double w[3], double dt, double *out)
+{
+    double wdt[3] = {w[0] * dt, w[1] * dt, w[2] * dt}, e[4], r[4];
+    sd_quat_exp(wdt, e);
+    sd_quat_mul(q, e, r);
+    memcpy(out, r, sizeof r);
+}
+
+void sd_hinge_integrate(const sd_model *m, int k, const double *qk, const double *uk, double dt, double *out)
+{
+    switch (m->hinge[k]) {
+    case SD_HINGE_SPHERICAL:
+        quat_integrate(qk, uk, dt, out);
+        break;
+    case SD_HINGE_FREE: {
+        /* The body moves along the screw of its constant body twist (omega, v): exact on SE(3) is
+         * not needed for a first-order retraction; we use the SO(3) x R3 one: p += R(q) v dt with R
+         * at the start, orientation by the exponential map. Both are retractions whose derivative
+         * at dt = 0 is u, which is all integrators and differences need. */
+        double R[9], dp[3];
+        sd_quat_to_m3(qk + 3, R);
+        sd_m3_mul_v(R, uk + 3, dp);
+        for (int i = 0; i < 3; ++i) out[i] = qk[i] + dp[i] * dt;
+        quat_integrate(qk + 3, uk, dt, out + 3);
+        break;
+    }
+    default:
+        for (int i = 0; i < m->nq_k[k]; ++i) out[i] = qk[i] + uk[i] * dt;
+        break;
+    }
+}
+
+/* The body angular velocity that takes unit quaternion q0 to q1 in unit time: log(q0^-1 q1). */
+static void quat_difference(const double *q0, const double *q1, double *w)
+{
+    const double inv[4] = {q0[0], -q0[1], -q0[2], -q0[3]};
+    double r[4];
+    sd_quat_mul(inv, q1, r);
+    sd_quat_log(r, w);
+}
+
+void sd_hinge_difference(const sd_model *m, int k, const double *q0, const double *q1, double *uk)
+{
+    switch (m->hinge[k]) {
+    case SD_HINGE_SPHERICAL:
+        quat_difference(q0, q1, uk);
+        break;
+    case SD_HINGE_FREE: { /* inverse of the retraction in sd_hinge_integrate */
+        double R[9], dp[3] = {q1[0] - q0[0], q1[1] - q0[1], q1[2] - q0[2]};
+        sd_quat_to_m3(q0 + 3, R);
+        sd_m3t_mul_v(R, dp, uk + 3);
+        quat_difference(q0 + 3, q1 + 3, uk);
+        break;
+    }
+    default:
+        for (int i = 0; i < m->nq_k[k]; ++i) uk[i] = q1[i] - q0[i];
+        break;
+    }
+}
+
+static double quat_normalize(double *q)
+{
+    const double norm = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    for (int i = 0; i < 4; ++i) q[i] /= norm;
+    return fabs(1.0 - norm);
+}
+
+double sd_hinge_normalize(sd_hinge_type type, double *qk)
+{
+    if (type == SD_HINGE_SPHERICAL) return quat_normalize(qk);
+    if (type == SD_HINGE_FREE) return quat_normalize(qk + 3);
+    return 0.0;
+}
+
+/* A uniformly distributed unit quaternion (Shoemake's subgroup algorithm). */
+static void random_quat(uint64_t *rng, double *q)
+{
+    const double u1 = sd_random_uniform(rng), u2 = 2 * SD_PI * sd_random_uniform(rng),
+                 u3 = 2 * SD_PI * sd_random_uniform(rng);
+    const double a = sqrt(1 - u1), b = sqrt(u1);
+    q[0] = a * sin(u2); q[1] = a * cos(u2); q[2] = b * sin(u3); q[3] = b * cos(u3);
+}
+
+void sd_hinge_random(const sd_model *m, int k, uint64_t *rng, double *qk)
+{
+    const sd_body_desc *desc = &m->desc[k];
+    switch (m->hinge[k]) {
+    case SD_HINGE_SPHERICAL:
+        random_quat(rng, qk);
+        break;
+    case SD_HINGE_FREE:
+        for (int i = 0; i < 3; ++i) qk[i] = 2 * sd_random_uniform(rng) - 1;
+        random_quat(rng, qk + 3);
+        break;
+    case SD_HINGE_REVOLUTE:
+    case SD_HINGE_PRISMATIC:
+        if (desc->has_limits && desc->upper > desc->lower) {
+            qk[0] = desc->lower + (desc->upper - desc->lower) * sd_random_uniform(rng);
+            break;
+        }
+        qk[0] = (m->hinge[k] == SD_HINGE_REVOLUTE ? SD_PI : 1.0) * (2 * sd_random_uniform(rng) - 1);
+        break;
+    case SD_HINGE_UNIVERSAL:
+        for (int i = 0; i < 2; ++i) qk[i] = SD_PI * (2 * sd_random_uniform(rng) - 1);
+        break;
+    case SD_HINGE_PLANAR:
+        qk[0] = 2 * sd_random_uniform(rng) - 1;
+        qk[1] = 2 * sd_random_uniform(rng) - 1;
+        qk[2] = SD_PI * (2 * sd_random_uniform(rng) - 1);
+        break;
+    default:
+        break;
+    }
+}

@@ -1,0 +1,59 @@
+/*
+ * src/inverse_dynamics.c — Newton-Euler inverse dynamics (004 Alg 3.1, Eq 10; 003 Eq 15):
+ * a base-to-tips scatter of velocities and accelerations, then a tips-to-base gather of the
+ * inter-body forces f(k) and hinge forces T(k) = H(k) f(k).
+ */
+#include <string.h>
+
+#include "internal.h"
+
+/* Arguments checked at the API boundary of every dynamics call. */
+static sd_status check(const sd_model *m, sd_data *d, const double *q, const char *fn)
+{
+    if (!m || !d || !q) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL model, data or q", fn);
+    if (d->model != m) return sd_data_fail(d, SD_E_ARGUMENT, "%s: the workspace belongs to another model", fn);
+    return SD_OK;
+}
+
+sd_status sd_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u, const double *qdd,
+                              const double *f_ext, double *tau)
+{
+    sd_status st = check(m, d, q, "sd_inverse_dynamics");
+    if (st != SD_OK) return st;
+    if (!tau) return sd_data_fail(d, SD_E_ARGUMENT, "sd_inverse_dynamics: NULL tau");
+    sd_update_placements(m, d, q);
+    sd_update_velocities(m, d, q, u, f_ext);
+    double a0[6];
+    sd_base_acceleration(m, a0);
+    for (int k = 0; k < m->n; ++k) { /* scatter */
+        double *alpha = d->alpha + 6 * k, *f = d->f + 6 * k;
+        const double *S = d->S + 6 * m->v_index[k];
+        /* alpha(k) = phi*(parent, k) alpha(parent) + H*(k) qdd(k) + a(k) */
+        sd_motion_to_child(&d->Xup[k], m->parent[k] < 0 ? a0 : d->alpha + 6 * m->parent[k], alpha);
+        for (int r = 0; r < 6; ++r) alpha[r] += d->a[6 * k + r];
+        if (qdd)
+            for (int i = 0; i < m->nv_k[k]; ++i)
+                for (int r = 0; r < 6; ++r) alpha[r] += S[6 * i + r] * qdd[m->v_index[k] + i];
+        /* the body's own part of f(k) = M(k) alpha(k) + b(k); children are added in the gather */
+        sd_sym6_mul(m->M6 + 36 * k, alpha, f);
+        for (int r = 0; r < 6; ++r) f[r] += d->b[6 * k + r];
+    }
+    for (int k = m->n - 1; k >= 0; --k) { /* gather: f(k) += sum phi(k, j) f(j); T(k) = H(k) f(k) */
+        const double *S = d->S + 6 * m->v_index[k], *f = d->f + 6 * k;
+        for (int i = 0; i < m->nv_k[k]; ++i) tau[m->v_index[k] + i] = sd_s6_dot(S + 6 * i, f);
+        if (m->parent[k] >= 0) {
+            double fp[6];
+            sd_force_to_parent(&d->Xup[k], f, fp);
+            for (int r = 0; r < 6; ++r) d->f[6 * m->parent[k] + r] += fp[r];
+        }
+    }
+    d->alpha_has_gravity = 1;
+    d->forces_valid = 1;
+    return SD_OK;
+}
+
+sd_status sd_bias_forces(const sd_model *m, sd_data *d, const double *q, const double *u, const double *f_ext,
+                         double *c)
+{
+    return sd_inverse_dynamics(m, d, q, u, NULL, f_ext, c);
+}

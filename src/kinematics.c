@@ -1,0 +1,189 @@
+/*
+ * src/kinematics.c — placements, velocities and accelerations (base-to-tips scatters, 004 Alg 3.1
+ * first loop), and what follows from them: Jacobians, centre of mass, momentum, energies, external
+ * forces at points.
+ *
+ * Glossary: see internal.h. V(k) = phi*(parent, k) V(parent) + H*(k) u(k);
+ * a(k) = V(k) x H*(k) u(k) + d(H*)/dt u(k); b(k) = V(k) x* M(k) V(k) - f_ext(k).
+ */
+#include <string.h>
+
+#include "internal.h"
+
+void sd_base_acceleration(const sd_model *m, double a0[6])
+{
+    /* giving the base the acceleration -g puts every body's weight into M alpha (004 Sec 8) */
+    a0[0] = a0[1] = a0[2] = 0.0;
+    a0[3] = -m->gravity[0];
+    a0[4] = -m->gravity[1];
+    a0[5] = -m->gravity[2];
+}
+
+void sd_update_placements(const sd_model *m, sd_data *d, const double *q)
+{
+    for (int k = 0; k < m->n; ++k) {
+        sd_transform XJ;
+        sd_hinge_transform(m, k, q + m->q_index[k], &XJ, d->S + 6 * m->v_index[k]);
+        sd_transform_compose(&m->placement[k], &XJ, &d->Xup[k]);
+        if (m->parent[k] < 0) d->Xworld[k] = d->Xup[k];
+        else sd_transform_compose(&d->Xworld[m->parent[k]], &d->Xup[k], &d->Xworld[k]);
+    }
+}
+
+/* vJ = H*(k) u(k) */
+static void hinge_velocity(const sd_model *m, const sd_data *d, int k, const double *u, double vJ[6])
+{
+    const double *S = d->S + 6 * m->v_index[k], *uk = u + m->v_index[k];
+    memset(vJ, 0, 6 * sizeof(double));
+    for (int i = 0; i < m->nv_k[k]; ++i)
+        for (int r = 0; r < 6; ++r) vJ[r] += S[6 * i + r] * uk[i];
+}
+
+void sd_update_velocities(const sd_model *m, sd_data *d, const double *q, const double *u, const double *f_ext)
+{
+    for (int k = 0; k < m->n; ++k) {
+        double *V = d->V + 6 * k, *a = d->a + 6 * k, *b = d->b + 6 * k;
+        if (!u) {
+            memset(V, 0, 6 * sizeof(double));
+            memset(a, 0, 6 * sizeof(double));
+            memset(b, 0, 6 * sizeof(double));
+        } else {
+            double vJ[6], MV[6];
+            hinge_velocity(m, d, k, u, vJ);
+            if (m->parent[k] < 0) memcpy(V, vJ, sizeof vJ); /* the inertial frame does not move */
+            else {
+                sd_motion_to_child(&d->Xup[k], d->V + 6 * m->parent[k], V);
+                for (int r = 0; r < 6; ++r) V[r] += vJ[r];
+            }
+            sd_hinge_velocity_term(m, k, q + m->q_index[k], u + m->v_index[k], a);
+            double c[6];
+            sd_motion_cross(V, vJ, c);
+            for (int r = 0; r < 6; ++r) a[r] += c[r];
+            sd_sym6_mul(m->M6 + 36 * k, V, MV);
+            sd_force_cross(V, MV, b);
+        }
+        if (f_ext)
+            for (int r = 0; r < 6; ++r) b[r] -= f_ext[6 * k + r];
+    }
+}
+
+sd_status sd_kinematics(const sd_model *m, sd_data *d, const double *q, const double *u, const double *qdd)
+{
+    if (!m || !d || !q) return sd_data_fail(d, SD_E_ARGUMENT, "sd_kinematics: NULL model, data or q");
+    sd_update_placements(m, d, q);
+    sd_update_velocities(m, d, q, u, NULL);
+    for (int k = 0; k < m->n; ++k) {
+        double *alpha = d->alpha + 6 * k;
+        if (m->parent[k] < 0) memset(alpha, 0, 6 * sizeof(double));
+        else sd_motion_to_child(&d->Xup[k], d->alpha + 6 * m->parent[k], alpha);
+        for (int r = 0; r < 6; ++r) alpha[r] += d->a[6 * k + r];
+        if (qdd) {
+            double aJ[6];
+            hinge_velocity(m, d, k, qdd, aJ);
+            for (int r = 0; r < 6; ++r) alpha[r] += aJ[r];
+        }
+    }
+    d->alpha_has_gravity = 0;
+    d->forces_valid = 0;
+    return SD_OK;
+}
+
+const sd_transform *sd_body_placement(const sd_data *d, int k) { return &d->Xworld[k]; }
+const double *sd_body_velocity(const sd_data *d, int k) { return d->V + 6 * k; }
+
+void sd_body_acceleration(const sd_model *m, const sd_data *d, int k, double acc[6])
+{
+    memcpy(acc, d->alpha + 6 * k, 6 * sizeof(double));
+    if (d->alpha_has_gravity) { /* remove the base's -g, seen in body k's axes */
+        double g[3];
+        sd_m3t_mul_v(d->Xworld[k].R, m->gravity, g);
+        for (int i = 0; i < 3; ++i) acc[3 + i] += g[i];
+    }
+}
+
+void sd_frame_placement(const sd_model *m, const sd_data *d, int frame, sd_transform *out)
+{
+    sd_transform_compose(&d->Xworld[m->frame_body[frame]], &m->frame_placement[frame], out);
+}
+
+sd_status sd_jacobian(const sd_model *m, sd_data *d, int body, const double point[3], double *J)
+{
+    if (!m || !d || !point || !J) return sd_data_fail(d, SD_E_ARGUMENT, "sd_jacobian: NULL argument");
+    if (body < 0 || body >= m->n) return sd_data_fail(d, SD_E_ARGUMENT, "sd_jacobian: body %d out of range", body);
+    double p[3];
+    sd_transform_point(&d->Xworld[body], point, p);
+    memset(J, 0, 6 * (size_t)m->nv * sizeof(double));
+    /* only the hinges between the base and the body move the point (the path of 004 Sec 7) */
+    for (int j = body; j >= 0; j = m->parent[j])
+        for (int i = 0; i < m->nv_k[j]; ++i) {
+            const int col = m->v_index[j] + i;
+            double s[6], wxp[3];
+            sd_motion_to_parent(&d->Xworld[j], d->S + 6 * col, s); /* world axes, about the origin */
+            sd_v3_cross(s, p, wxp);
+            for (int r = 0; r < 3; ++r) {
+                J[r * m->nv + col] = s[r];
+                J[(3 + r) * m->nv + col] = s[3 + r] + wxp[r];
+            }
+        }
+    return SD_OK;
+}
+
+void sd_center_of_mass(const sd_model *m, const sd_data *d, double com[3])
+{
+    com[0] = com[1] = com[2] = 0.0;
+    if (m->total_mass <= 0) return;
+    for (int k = 0; k < m->n; ++k) {
+        double c[3];
+        sd_transform_point(&d->Xworld[k], m->com + 3 * k, c);
+        for (int i = 0; i < 3; ++i) com[i] += m->mass[k] * c[i];
+    }
+    for (int i = 0; i < 3; ++i) com[i] /= m->total_mass;
+}
+
+void sd_spatial_momentum(const sd_model *m, const sd_data *d, double h[6])
+{
+    memset(h, 0, 6 * sizeof(double));
+    for (int k = 0; k < m->n; ++k) {
+        double hk[6], hw[6];
+        sd_sym6_mul(m->M6 + 36 * k, d->V + 6 * k, hk);
+        sd_force_to_parent(&d->Xworld[k], hk, hw);
+        for (int r = 0; r < 6; ++r) h[r] += hw[r];
+    }
+}
+
+double sd_kinetic_energy(const sd_model *m, const sd_data *d)
+{
+    double T = 0.0;
+    for (int k = 0; k < m->n; ++k) {
+        double MV[6];
+        sd_sym6_mul(m->M6 + 36 * k, d->V + 6 * k, MV);
+        T += 0.5 * sd_s6_dot(d->V + 6 * k, MV);
+    }
+    return T;
+}
+
+double sd_potential_energy(const sd_model *m, const sd_data *d)
+{
+    double U = 0.0;
+    for (int k = 0; k < m->n; ++k) {
+        double c[3];
+        sd_transform_point(&d->Xworld[k], m->com + 3 * k, c);
+        U -= m->mass[k] * sd_v3_dot(m->gravity, c);
+    }
+    return U;
+}
+
+sd_status sd_external_force_at_point(const sd_model *m, const sd_data *d, int body, const double point[3],
+                                     const double force[3], double *f_ext)
+{
+    if (!m || !d || !point || !force || !f_ext || body < 0 || body >= m->n) return SD_E_ARGUMENT;
+    /* 003 Y^T F-bar: the force in body axes, and its moment about the body origin */
+    double fb[3], n[3];
+    sd_m3t_mul_v(d->Xworld[body].R, force, fb);
+    sd_v3_cross(point, fb, n);
+    for (int i = 0; i < 3; ++i) {
+        f_ext[6 * body + i] += n[i];
+        f_ext[6 * body + 3 + i] += fb[i];
+    }
+    return SD_OK;
+}

@@ -1,0 +1,563 @@
+/*
+ * src/model_builder.c — collects bodies, frames and warnings, then validates them once and builds
+ * the immutable sd_model: bodies renumbered parent-first in depth-first preorder (so every subtree
+ * is a contiguous range, which the mass-matrix sparsity and the M^-1 sweep use), cycles and unknown
+ * names rejected, numbers checked, spatial inertias M(k) formed.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "name_table.h"
+
+struct sd_builder {
+    char *name;
+    double gravity[3];
+    sd_body_desc *bodies;
+    int nbodies, cap_bodies;
+    char **frame_name, **frame_body;
+    sd_transform *frame_placement;
+    int nframes, cap_frames;
+    char **warnings;
+    size_t nwarnings, cap_warnings;
+};
+
+static char *dup_string(const char *s)
+{
+    if (!s) return NULL;
+    size_t n = strlen(s) + 1;
+    char *c = malloc(n);
+    if (c) memcpy(c, s, n);
+    return c;
+}
+
+/* Grow an array of `size`-byte elements to hold at least `need`; 0 on failure. */
+static int grow(void **array, int *cap, int need, size_t size)
+{
+    if (need <= *cap) return 1;
+    int new_cap = *cap ? 2 * *cap : 16;
+    while (new_cap < need) new_cap *= 2;
+    void *p = realloc(*array, (size_t)new_cap * size);
+    if (!p) return 0;
+    *array = p;
+    *cap = new_cap;
+    return 1;
+}
+
+void sd_body_desc_init(sd_body_desc *desc)
+{
+    memset(desc, 0, sizeof *desc);
+    desc->hinge = SD_HINGE_FIXED;
+    sd_transform_identity(&desc->placement);
+    desc->axis[2] = 1.0;
+    desc->axis2[1] = 1.0;
+    desc->mimic_multiplier = 1.0;
+}
+
+sd_builder *sd_builder_new(void)
+{
+    sd_builder *b = calloc(1, sizeof *b);
+    if (b) b->gravity[2] = -9.81;
+    return b;
+}
+
+static void free_desc_strings(sd_body_desc *d)
+{
+    free((char *)d->name);
+    free((char *)d->parent);
+    free((char *)d->joint_name);
+    free((char *)d->mimic_joint);
+    free((char *)d->source_file);
+}
+
+void sd_builder_free(sd_builder *b)
+{
+    if (!b) return;
+    for (int i = 0; i < b->nbodies; ++i) free_desc_strings(&b->bodies[i]);
+    for (int i = 0; i < b->nframes; ++i) {
+        free(b->frame_name[i]);
+        free(b->frame_body[i]);
+    }
+    for (size_t i = 0; i < b->nwarnings; ++i) free(b->warnings[i]);
+    free(b->bodies);
+    free(b->frame_name);
+    free(b->frame_body);
+    free(b->frame_placement);
+    free(b->warnings);
+    free(b->name);
+    free(b);
+}
+
+sd_status sd_builder_set_name(sd_builder *b, const char *name)
+{
+    if (!b || !name) return SD_E_ARGUMENT;
+    char *c = dup_string(name);
+    if (!c) return SD_E_MEMORY;
+    free(b->name);
+    b->name = c;
+    return SD_OK;
+}
+
+sd_status sd_builder_set_gravity(sd_builder *b, const double gravity[3])
+{
+    if (!b || !gravity) return SD_E_ARGUMENT;
+    for (int i = 0; i < 3; ++i)
+        if (!isfinite(gravity[i])) return SD_E_ARGUMENT;
+    memcpy(b->gravity, gravity, sizeof b->gravity);
+    return SD_OK;
+}
+
+sd_status sd_builder_add_warning(sd_builder *b, const char *message)
+{
+    if (!b || !message) return SD_E_ARGUMENT;
+    if (b->nwarnings == b->cap_warnings) {
+        size_t cap = b->cap_warnings ? 2 * b->cap_warnings : 8;
+        char **w = realloc(b->warnings, cap * sizeof *w);
+        if (!w) return SD_E_MEMORY;
+        b->warnings = w;
+        b->cap_warnings = cap;
+    }
+    if (!(b->warnings[b->nwarnings] = dup_string(message))) return SD_E_MEMORY;
+    b->nwarnings++;
+    return SD_OK;
+}
+
+/* "file:line: " when the description says where it came from, else "". */
+static void where(const sd_body_desc *d, char *buf, size_t n)
+{
+    if (d->source_file && d->source_line > 0) snprintf(buf, n, "%s:%d: ", d->source_file, d->source_line);
+    else if (d->source_file) snprintf(buf, n, "%s: ", d->source_file);
+    else buf[0] = '\0';
+}
+
+static int all_finite(const double *x, int n)
+{
+    for (int i = 0; i < n; ++i)
+        if (!isfinite(x[i])) return 0;
+    return 1;
+}
+
+static int placement_finite(const sd_transform *X) { return all_finite(X->R, 9) && all_finite(X->p, 3); }
+
+/* Is R a proper rotation (R^T R = 1 and det R = +1, to 1e-9)? */
+static int is_rotation(const double R[9])
+{
+    double RtR[9];
+    sd_m3t_mul(R, R, RtR);
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+            if (fabs(RtR[3 * i + j] - (i == j)) > 1e-9) return 0;
+    const double det = R[0] * (R[4] * R[8] - R[5] * R[7]) - R[1] * (R[3] * R[8] - R[5] * R[6]) +
+                       R[2] * (R[3] * R[7] - R[4] * R[6]);
+    return det > 0;
+}
+
+sd_status sd_builder_add_body(sd_builder *b, const sd_body_desc *desc, sd_error *err)
+{
+    if (!b || !desc) return sd_error_set(err, SD_E_ARGUMENT, "sd_builder_add_body: NULL argument");
+    char at[300];
+    where(desc, at, sizeof at);
+    if (!desc->name || !desc->name[0]) return sd_error_set(err, SD_E_MODEL, "%sa body has no name", at);
+    if ((int)desc->hinge < 0 || desc->hinge >= SD_HINGE_TYPE_COUNT)
+        return sd_error_set(err, SD_E_MODEL, "%sbody '%s': unknown hinge type %d", at, desc->name, (int)desc->hinge);
+    if (!placement_finite(&desc->placement) || !all_finite(desc->axis, 3) || !all_finite(desc->axis2, 3) ||
+        !isfinite(desc->mass) || !all_finite(desc->com, 3) || !all_finite(desc->inertia, 9) ||
+        !isfinite(desc->damping) || !isfinite(desc->friction))
+        return sd_error_set(err, SD_E_MODEL, "%sbody '%s': a number is not finite (NaN or infinity)", at, desc->name);
+    if (!is_rotation(desc->placement.R))
+        return sd_error_set(err, SD_E_MODEL, "%sbody '%s': the joint placement's rotation is not a proper rotation matrix",
+                            at, desc->name);
+    if (!grow((void **)&b->bodies, &b->cap_bodies, b->nbodies + 1, sizeof *b->bodies))
+        return sd_error_set(err, SD_E_MEMORY, "out of memory");
+    sd_body_desc *d = &b->bodies[b->nbodies];
+    *d = *desc;
+    d->name = dup_string(desc->name);
+    d->parent = dup_string(desc->parent && desc->parent[0] ? desc->parent : NULL);
+    d->joint_name = dup_string(desc->joint_name && desc->joint_name[0] ? desc->joint_name : desc->name);
+    d->mimic_joint = dup_string(desc->mimic_joint);
+    d->source_file = dup_string(desc->source_file);
+    if (!d->name || !d->joint_name || (desc->parent && desc->parent[0] && !d->parent) ||
+        (desc->mimic_joint && !d->mimic_joint) || (desc->source_file && !d->source_file)) {
+        free_desc_strings(d);
+        return sd_error_set(err, SD_E_MEMORY, "out of memory");
+    }
+    b->nbodies++;
+    return SD_OK;
+}
+
+sd_status sd_builder_add_frame(sd_builder *b, const char *name, const char *body, const sd_transform *placement,
+                               sd_error *err)
+{
+    if (!b || !name || !name[0] || !body || !placement)
+        return sd_error_set(err, SD_E_ARGUMENT, "sd_builder_add_frame: missing name, body or placement");
+    if (!placement_finite(placement) || !is_rotation(placement->R))
+        return sd_error_set(err, SD_E_MODEL, "frame '%s': placement is not a finite rigid transform", name);
+    int cap = b->cap_frames;
+    if (!grow((void **)&b->frame_name, &cap, b->nframes + 1, sizeof(char *))) goto oom;
+    cap = b->cap_frames;
+    if (!grow((void **)&b->frame_body, &cap, b->nframes + 1, sizeof(char *))) goto oom;
+    cap = b->cap_frames;
+    if (!grow((void **)&b->frame_placement, &cap, b->nframes + 1, sizeof(sd_transform))) goto oom;
+    b->cap_frames = cap;
+    b->frame_name[b->nframes] = dup_string(name);
+    b->frame_body[b->nframes] = dup_string(body);
+    b->frame_placement[b->nframes] = *placement;
+    if (!b->frame_name[b->nframes] || !b->frame_body[b->nframes]) {
+        free(b->frame_name[b->nframes]);
+        free(b->frame_body[b->nframes]);
+        goto oom;
+    }
+    b->nframes++;
+    return SD_OK;
+oom:
+    return sd_error_set(err, SD_E_MEMORY, "out of memory");
+}
+
+/* ---------------------------------------------------------------- validation of one body */
+
+/* Eigenvalues of a symmetric 3x3 matrix, ascending (closed form, trigonometric). */
+static void sym3_eigenvalues(const double A[9], double ev[3])
+{
+    const double p1 = A[1] * A[1] + A[2] * A[2] + A[5] * A[5];
+    const double q = (A[0] + A[4] + A[8]) / 3.0;
+    if (p1 <= 1e-300) {
+        ev[0] = A[0]; ev[1] = A[4]; ev[2] = A[8];
+    } else {
+        const double p2 = (A[0] - q) * (A[0] - q) + (A[4] - q) * (A[4] - q) + (A[8] - q) * (A[8] - q) + 2 * p1;
+        const double p = sqrt(p2 / 6.0);
+        double B[9];
+        for (int i = 0; i < 9; ++i) B[i] = (A[i] - (i % 4 == 0 ? q : 0.0)) / p;
+        double r = (B[0] * (B[4] * B[8] - B[5] * B[7]) - B[1] * (B[3] * B[8] - B[5] * B[6]) +
+                    B[2] * (B[3] * B[7] - B[4] * B[6])) / 2.0;
+        r = r < -1 ? -1 : (r > 1 ? 1 : r);
+        const double phi = acos(r) / 3.0;
+        ev[2] = q + 2 * p * cos(phi);
+        ev[0] = q + 2 * p * cos(phi + 2 * SD_PI / 3);
+        ev[1] = 3 * q - ev[0] - ev[2];
+    }
+    for (int i = 0; i < 2; ++i) /* sort the three */
+        for (int j = 0; j < 2 - i; ++j)
+            if (ev[j] > ev[j + 1]) { double t = ev[j]; ev[j] = ev[j + 1]; ev[j + 1] = t; }
+}
+
+/* Check mass and inertia; a doubtful but usable inertia gives a warning. */
+static sd_status check_inertia(sd_builder *b, const sd_body_desc *d, sd_error *err)
+{
+    char at[300];
+    where(d, at, sizeof at);
+    const double *I = d->inertia;
+    if (d->mass < 0) return sd_error_set(err, SD_E_MODEL, "%sbody '%s': negative mass %g", at, d->name, d->mass);
+    double scale = 0;
+    for (int i = 0; i < 9; ++i) scale = fmax(scale, fabs(I[i]));
+    const double tol = 1e-9 * fmax(scale, 1e-300);
+    if (fabs(I[1] - I[3]) > tol || fabs(I[2] - I[6]) > tol || fabs(I[5] - I[7]) > tol)
+        return sd_error_set(err, SD_E_MODEL, "%sbody '%s': rotational inertia is not symmetric", at, d->name);
+    double ev[3];
+    sym3_eigenvalues(I, ev);
+    if (ev[0] < -tol)
+        return sd_error_set(err, SD_E_MODEL,
+                            "%sbody '%s': rotational inertia is not positive semi-definite (eigenvalue %g)", at,
+                            d->name, ev[0]);
+    if (d->mass == 0 && scale > 0)
+        return sd_error_set(err, SD_E_MODEL, "%sbody '%s': zero mass with nonzero rotational inertia", at, d->name);
+    /* principal moments of a real body satisfy the triangle inequality J1 + J2 >= J3 */
+    if (ev[0] + ev[1] < ev[2] - 1e-9 * fmax(ev[2], 1e-300)) {
+        char msg[512];
+        snprintf(msg, sizeof msg,
+                 "%sbody '%s': principal moments of inertia (%g, %g, %g) break the triangle inequality; "
+                 "physically impossible, accepted as given",
+                 at, d->name, ev[0], ev[1], ev[2]);
+        if (sd_builder_add_warning(b, msg) != SD_OK) return sd_error_set(err, SD_E_MEMORY, "out of memory");
+    }
+    return SD_OK;
+}
+
+/* Normalise the hinge axes and derive the planar in-plane directions t1, t2. */
+static sd_status hinge_axes(const sd_body_desc *d, double out[9], sd_error *err)
+{
+    char at[300];
+    where(d, at, sizeof at);
+    memset(out, 0, 9 * sizeof(double));
+    if (d->hinge == SD_HINGE_FIXED || d->hinge == SD_HINGE_SPHERICAL || d->hinge == SD_HINGE_FREE) return SD_OK;
+    const double n1 = sd_v3_norm(d->axis);
+    if (!(n1 > 1e-12))
+        return sd_error_set(err, SD_E_MODEL, "%sjoint '%s': hinge axis has zero length", at, d->joint_name);
+    for (int i = 0; i < 3; ++i) out[i] = d->axis[i] / n1;
+    if (d->hinge == SD_HINGE_UNIVERSAL) {
+        const double n2 = sd_v3_norm(d->axis2);
+        double c[3];
+        if (!(n2 > 1e-12))
+            return sd_error_set(err, SD_E_MODEL, "%sjoint '%s': second hinge axis has zero length", at, d->joint_name);
+        for (int i = 0; i < 3; ++i) out[3 + i] = d->axis2[i] / n2;
+        sd_v3_cross(out, out + 3, c);
+        if (sd_v3_norm(c) < 1e-9)
+            return sd_error_set(err, SD_E_MODEL, "%sjoint '%s': universal joint axes are parallel", at, d->joint_name);
+    } else if (d->hinge == SD_HINGE_PLANAR) {
+        /* t1: the unit vector most perpendicular to n among x, y, z, orthogonalised; t2 = n x t1 */
+        const double *n = out;
+        int j = 0;
+        for (int i = 1; i < 3; ++i)
+            if (fabs(n[i]) < fabs(n[j])) j = i;
+        double e[3] = {0, 0, 0}, t1[3];
+        e[j] = 1.0;
+        for (int i = 0; i < 3; ++i) t1[i] = e[i] - n[j] * n[i];
+        const double nt = sd_v3_norm(t1);
+        for (int i = 0; i < 3; ++i) out[3 + i] = t1[i] / nt;
+        sd_v3_cross(n, out + 3, out + 6);
+    }
+    return SD_OK;
+}
+
+/* ---------------------------------------------------------------- build */
+
+/* Depth-first preorder of the bodies (children in insertion order), iterative so that a 100 000
+ * body chain does not exhaust the stack. Returns the number of bodies reached from the roots;
+ * fewer than n means the rest sit on cycles. */
+static int preorder(int n, const int *parent_in, int *order)
+{
+    int *first_child = malloc((size_t)n * sizeof(int)), *next_sibling = malloc((size_t)n * sizeof(int)),
+        *last_child = malloc((size_t)n * sizeof(int)), *stack = malloc((size_t)n * sizeof(int));
+    int count = 0;
+    if (!first_child || !next_sibling || !last_child || !stack) goto done;
+    for (int i = 0; i < n; ++i) first_child[i] = next_sibling[i] = last_child[i] = -1;
+    int root_first = -1, root_last = -1;
+    for (int i = 0; i < n; ++i) { /* link children in insertion order */
+        const int p = parent_in[i];
+        int *first = p < 0 ? &root_first : &first_child[p], *last = p < 0 ? &root_last : &last_child[p];
+        if (*first < 0) *first = i;
+        else next_sibling[*last] = i;
+        *last = i;
+    }
+    int top = 0;
+    /* push roots in reverse so the first root is visited first */
+    for (int r = root_first; r >= 0; r = next_sibling[r]) stack[top++] = r;
+    for (int i = 0, j = top - 1; i < j; ++i, --j) { int t = stack[i]; stack[i] = stack[j]; stack[j] = t; }
+    while (top > 0) {
+        const int k = stack[--top];
+        order[count++] = k;
+        int nc = 0;
+        for (int c = first_child[k]; c >= 0; c = next_sibling[c]) stack[top + nc++] = c;
+        for (int i = 0, j = nc - 1; i < j; ++i, --j) { int t = stack[top + i]; stack[top + i] = stack[top + j]; stack[top + j] = t; }
+        top += nc;
+    }
+done:
+    free(first_child);
+    free(next_sibling);
+    free(last_child);
+    free(stack);
+    return count;
+}
+
+static sd_status resolve_parents(const sd_builder *b, sd_name_table *bodies, int *parent_in, sd_error *err)
+{
+    for (int i = 0; i < b->nbodies; ++i) {
+        const sd_body_desc *d = &b->bodies[i];
+        char at[300];
+        where(d, at, sizeof at);
+        const int existing = sd_name_table_insert(bodies, d->name, i);
+        if (existing == -2) return sd_error_set(err, SD_E_MEMORY, "out of memory");
+        if (existing >= 0) return sd_error_set(err, SD_E_MODEL, "%sduplicate body name '%s'", at, d->name);
+    }
+    for (int i = 0; i < b->nbodies; ++i) {
+        const sd_body_desc *d = &b->bodies[i];
+        char at[300];
+        where(d, at, sizeof at);
+        parent_in[i] = -1;
+        if (!d->parent) continue;
+        parent_in[i] = sd_name_table_find(bodies, d->parent);
+        if (parent_in[i] < 0)
+            return sd_error_set(err, SD_E_MODEL, "%sbody '%s': unknown parent body '%s'", at, d->name, d->parent);
+        if (parent_in[i] == i)
+            return sd_error_set(err, SD_E_MODEL, "%sbody '%s' is its own parent", at, d->name);
+    }
+    return SD_OK;
+}
+
+static sd_status check_joint_names(const sd_model *m, sd_error *err)
+{
+    sd_name_table *joints = sd_name_table_new(m->n);
+    if (!joints) return sd_error_set(err, SD_E_MEMORY, "out of memory");
+    sd_status st = SD_OK;
+    for (int k = 0; k < m->n && st == SD_OK; ++k) {
+        const int existing = sd_name_table_insert(joints, m->desc[k].joint_name, k);
+        char at[300];
+        where(&m->desc[k], at, sizeof at);
+        if (existing == -2) st = sd_error_set(err, SD_E_MEMORY, "out of memory");
+        else if (existing >= 0) st = sd_error_set(err, SD_E_MODEL, "%sduplicate joint name '%s'", at, m->desc[k].joint_name);
+    }
+    sd_name_table_free(joints);
+    return st;
+}
+
+/* Allocate the model's arrays for n bodies; 0 when out of memory. */
+static int model_alloc(sd_model *m, int n)
+{
+    m->n = n;
+    const size_t N = (size_t)(n > 0 ? n : 1);
+    m->parent = malloc(N * sizeof(int));
+    m->subtree_end = malloc(N * sizeof(int));
+    m->q_index = malloc(N * sizeof(int));
+    m->v_index = malloc((N + 1) * sizeof(int));
+    m->nq_k = malloc(N * sizeof(int));
+    m->nv_k = malloc(N * sizeof(int));
+    m->hinge = malloc(N * sizeof(sd_hinge_type));
+    m->placement = malloc(N * sizeof(sd_transform));
+    m->hinge_axes = malloc(N * 9 * sizeof(double));
+    m->mass = malloc(N * sizeof(double));
+    m->com = malloc(N * 3 * sizeof(double));
+    m->inertia_com = malloc(N * 9 * sizeof(double));
+    m->M6 = malloc(N * 36 * sizeof(double));
+    m->desc = calloc(N, sizeof(sd_body_desc));
+    return m->parent && m->subtree_end && m->q_index && m->v_index && m->nq_k && m->nv_k && m->hinge &&
+           m->placement && m->hinge_axes && m->mass && m->com && m->inertia_com && m->M6 && m->desc;
+}
+
+/* Move the bodies into the model in preorder, with their derived quantities. */
+static sd_status fill_bodies(sd_builder *b, sd_model *m, const int *order, const int *parent_in, sd_error *err)
+{
+    const int n = b->nbodies;
+    int *new_index = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
+    if (!new_index) return sd_error_set(err, SD_E_MEMORY, "out of memory");
+    for (int k = 0; k < n; ++k) new_index[order[k]] = k;
+    sd_status st = SD_OK;
+    int nq = 0, nv = 0;
+    for (int k = 0; k < n && st == SD_OK; ++k) {
+        sd_body_desc *d = &b->bodies[order[k]];
+        m->desc[k] = *d; /* the model takes over the strings */
+        memset(d, 0, sizeof *d);
+        d = &m->desc[k];
+        m->parent[k] = parent_in[order[k]] < 0 ? -1 : new_index[parent_in[order[k]]];
+        m->hinge[k] = d->hinge;
+        m->placement[k] = d->placement;
+        m->q_index[k] = nq;
+        m->v_index[k] = nv;
+        m->nq_k[k] = sd_hinge_type_nq(d->hinge);
+        m->nv_k[k] = sd_hinge_type_nv(d->hinge);
+        nq += m->nq_k[k];
+        nv += m->nv_k[k];
+        m->mass[k] = d->mass;
+        memcpy(m->com + 3 * k, d->com, 3 * sizeof(double));
+        memcpy(m->inertia_com + 9 * k, d->inertia, 9 * sizeof(double));
+        sd_inertia_from_com(d->mass, d->com, d->inertia, m->M6 + 36 * k);
+        m->total_mass += d->mass;
+        if ((st = check_inertia(b, d, err)) == SD_OK) st = hinge_axes(d, m->hinge_axes + 9 * k, err);
+        if (d->damping < 0 && st == SD_OK) {
+            char at[300];
+            where(d, at, sizeof at);
+            st = sd_error_set(err, SD_E_MODEL, "%sjoint '%s': negative damping %g", at, d->joint_name, d->damping);
+        }
+    }
+    free(new_index);
+    m->nq = nq;
+    m->nv = nv;
+    m->v_index[n] = nv;
+    return st;
+}
+
+static sd_status fill_speeds_and_subtrees(sd_model *m, sd_error *err)
+{
+    const size_t NV = (size_t)(m->nv > 0 ? m->nv : 1);
+    m->v_body = malloc(NV * sizeof(int));
+    m->damping = malloc(NV * sizeof(double));
+    if (!m->v_body || !m->damping) return sd_error_set(err, SD_E_MEMORY, "out of memory");
+    for (int k = 0; k < m->n; ++k)
+        for (int i = 0; i < m->nv_k[k]; ++i) {
+            m->v_body[m->v_index[k] + i] = k;
+            m->damping[m->v_index[k] + i] = m->desc[k].damping;
+        }
+    /* in preorder, k's subtree ends where the next body whose parent precedes k starts */
+    for (int k = 0; k < m->n; ++k) m->subtree_end[k] = k + 1;
+    for (int k = m->n - 1; k >= 0; --k)
+        if (m->parent[k] >= 0 && m->subtree_end[k] > m->subtree_end[m->parent[k]])
+            m->subtree_end[m->parent[k]] = m->subtree_end[k];
+    return SD_OK;
+}
+
+static sd_status move_frames(sd_builder *b, sd_model *m, const sd_name_table *bodies, const int *order, sd_error *err)
+{
+    const int n = b->nbodies;
+    int *new_index = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
+    const size_t F = (size_t)(b->nframes > 0 ? b->nframes : 1);
+    m->frame_name = calloc(F, sizeof(char *));
+    m->frame_body = malloc(F * sizeof(int));
+    m->frame_placement = malloc(F * sizeof(sd_transform));
+    if (!new_index || !m->frame_name || !m->frame_body || !m->frame_placement) {
+        free(new_index);
+        return sd_error_set(err, SD_E_MEMORY, "out of memory");
+    }
+    for (int k = 0; k < n; ++k) new_index[order[k]] = k;
+    sd_status st = SD_OK;
+    for (int i = 0; i < b->nframes && st == SD_OK; ++i) {
+        const int body = sd_name_table_find(bodies, b->frame_body[i]);
+        if (body < 0) {
+            st = sd_error_set(err, SD_E_MODEL, "frame '%s': unknown body '%s'", b->frame_name[i], b->frame_body[i]);
+            break;
+        }
+        m->frame_name[i] = b->frame_name[i];
+        b->frame_name[i] = NULL;
+        m->frame_body[i] = new_index[body];
+        m->frame_placement[i] = b->frame_placement[i];
+        m->nframes = i + 1;
+    }
+    free(new_index);
+    return st;
+}
+
+sd_status sd_builder_build(sd_builder *b, sd_model **out, sd_error *err)
+{
+    if (!b || !out) return sd_error_set(err, SD_E_ARGUMENT, "sd_builder_build: NULL argument");
+    *out = NULL;
+    const int n = b->nbodies;
+    sd_model *m = calloc(1, sizeof *m);
+    int *parent_in = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
+    int *order = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
+    sd_name_table *bodies = sd_name_table_new(n);
+    sd_status st = SD_OK;
+    if (!m || !parent_in || !order || !bodies || !model_alloc(m, n)) {
+        st = sd_error_set(err, SD_E_MEMORY, "out of memory");
+        goto done;
+    }
+    m->name = dup_string(b->name ? b->name : "model");
+    memcpy(m->gravity, b->gravity, sizeof m->gravity);
+    if ((st = resolve_parents(b, bodies, parent_in, err)) != SD_OK) goto done;
+    const int reached = preorder(n, parent_in, order);
+    if (reached < n) {
+        /* a body not reached from a root lies on (or hangs from) a cycle: name one on the cycle */
+        char *seen = calloc((size_t)n, 1);
+        int k = -1;
+        for (int i = 0; i < reached; ++i) seen[order[i]] = 1;
+        for (int i = 0; i < n && k < 0; ++i)
+            if (!seen[i]) k = i;
+        for (int steps = 0; steps < n; ++steps) k = parent_in[k]; /* walk n steps: now on the cycle */
+        free(seen);
+        char at[300];
+        where(&b->bodies[k], at, sizeof at);
+        st = sd_error_set(err, SD_E_MODEL, "%sbody '%s' is part of a cycle in the parent relation", at,
+                          b->bodies[k].name);
+        goto done;
+    }
+    if ((st = fill_bodies(b, m, order, parent_in, err)) != SD_OK) goto done;
+    if ((st = fill_speeds_and_subtrees(m, err)) != SD_OK) goto done;
+    if ((st = check_joint_names(m, err)) != SD_OK) goto done;
+    if ((st = move_frames(b, m, bodies, order, err)) != SD_OK) goto done;
+    m->warnings = b->warnings; /* the model takes the warnings over */
+    m->nwarnings = b->nwarnings;
+    b->warnings = NULL;
+    b->nwarnings = b->cap_warnings = 0;
+    /* bodies were moved into the model; the builder is empty and reusable */
+    for (int i = 0; i < b->nframes; ++i) free(b->frame_body[i]), free(b->frame_name[i]);
+    b->nbodies = b->nframes = 0;
+done:
+    free(parent_in);
+    free(order);
+    sd_name_table_free(bodies);
+    if (st != SD_OK) {
+        sd_model_free(m);
+        return st;
+    }
+    *out = m;
+    return SD_OK;
+}

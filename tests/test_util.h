@@ -1,0 +1,84 @@
+/*
+ * tests/test_util.h — the few checks every test uses. Each failed check prints what it compared
+ * (expression, values, tolerance, file:line) and counts; a test's main() ends with
+ * `return test_summary("name");`, which prints "N passed, N failed" and returns nonzero on failure.
+ */
+#ifndef SOADYN_TEST_UTIL_H
+#define SOADYN_TEST_UTIL_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int test_passed_count = 0;
+static int test_failed_count = 0;
+
+#define CHECK(cond)                                                                      \
+    do {                                                                                 \
+        if (cond) {                                                                      \
+            ++test_passed_count;                                                         \
+        } else {                                                                         \
+            ++test_failed_count;                                                         \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);     \
+        }                                                                                \
+    } while (0)
+
+/* |a - b| <= tol * max(1, |a|, |b|): relative for large values, absolute near zero. */
+#define CHECK_CLOSE(a, b, tol) test_check_close((a), (b), (tol), #a, #b, __FILE__, __LINE__)
+
+static inline int test_check_close(double a, double b, double tol, const char *ea, const char *eb,
+                                   const char *file, int line)
+{
+    double scale = fabs(a) > fabs(b) ? fabs(a) : fabs(b);
+    if (scale < 1.0) scale = 1.0;
+    if (fabs(a - b) <= tol * scale && !isnan(a) && !isnan(b)) {
+        ++test_passed_count;
+        return 1;
+    }
+    ++test_failed_count;
+    fprintf(stderr, "%s:%d: CHECK_CLOSE failed: %s = %.17g vs %s = %.17g (diff %.3g, tol %.3g)\n", file,
+            line, ea, a, eb, b, fabs(a - b), tol * scale);
+    return 0;
+}
+
+/* Largest relative difference of two arrays: max|a - b| / max(1, max|b|). */
+static inline double test_rel_diff(const double *a, const double *b, int n)
+{
+    double num = 0.0, den = 1.0;
+    for (int i = 0; i < n; ++i) {
+        double d = fabs(a[i] - b[i]);
+        if (isnan(d)) return INFINITY;
+        if (d > num) num = d;
+        if (fabs(b[i]) > den) den = fabs(b[i]);
+    }
+    return num / den;
+}
+
+/* Check two arrays agree to a relative tolerance; prints the worst entry on failure. */
+#define CHECK_ARRAY_CLOSE(a, b, n, tol, what) test_check_array((a), (b), (n), (tol), (what), __FILE__, __LINE__)
+
+static inline int test_check_array(const double *a, const double *b, int n, double tol, const char *what,
+                                   const char *file, int line)
+{
+    double err = test_rel_diff(a, b, n);
+    if (err <= tol) {
+        ++test_passed_count;
+        return 1;
+    }
+    int worst = 0;
+    double wd = -1.0;
+    for (int i = 0; i < n; ++i)
+        if (!(fabs(a[i] - b[i]) <= wd)) { wd = fabs(a[i] - b[i]); worst = i; }
+    ++test_failed_count;
+    fprintf(stderr, "%s:%d: %s: relative difference %.3g > %.3g (worst entry %d: %.17g vs %.17g)\n", file,
+            line, what, err, tol, worst, a[worst], b[worst]);
+    return 0;
+}
+
+static inline int test_summary(const char *name)
+{
+    printf("%s: %d passed, %d failed\n", name, test_passed_count, test_failed_count);
+    return test_failed_count == 0 ? 0 : 1;
+}
+
+#endif /* SOADYN_TEST_UTIL_H */
