@@ -1,0 +1,174 @@
+/*
+ * soadyn/sim.h — the sim layer: time integration of the state (q, u) on the configuration
+ * manifold, and trajectories out (CSV, plots).
+ *
+ * The equations of motion integrated are
+ *     dq/dt = "u" on the manifold (q moves along u: q(t + h) = q(t) (+) u h for constant u)
+ *     du/dt = sd_forward_dynamics(q, u, tau_total),
+ *     tau_total = tau_const - damping * u + control(t, q, u)
+ * with the constant joint forces tau_const (options.tau), the viscous damping of each hinge from the
+ * model (sd_model_body_desc(model, k)->damping) and the caller's control callback.
+ *
+ * Integrators:
+ *   SD_INTEGRATOR_RK4         classical fixed-step Runge-Kutta 4, run on a local chart of the
+ *                             manifold (Munthe-Kaas): each step integrates the tangent increment
+ *                             delta from q_n, so q_{n+1} = q_n (+) delta is 4th-order accurate and
+ *                             quaternions are unit by construction (exponential map).
+ *   SD_INTEGRATOR_CVODE_BDF   SUNDIALS CVODE, variable order BDF with Newton iterations (stiff).
+ *   SD_INTEGRATOR_CVODE_ADAMS SUNDIALS CVODE, Adams-Moulton with fixed-point iterations (non-stiff).
+ * CVODE integrates the same chart: its state is (delta, u) with q = q0 (+) delta, and q0 is moved to
+ * the current q (a "re-base", which restarts CVODE at order 1) only at an output time where a rotation
+ * part of delta exceeds half a radian. Quaternions are thus always formed by the exponential map and
+ * never renormalised; the largest | |quat| - 1 | seen is reported (sd_sim_stats.max_quat_norm_error)
+ * so that round-off drift is visible rather than hidden.
+ *
+ * Nothing in this layer prints. The per-step evaluation allocates nothing (all storage is made at
+ * setup); the observer callback is where the caller writes output.
+ */
+#ifndef SOADYN_SIM_H
+#define SOADYN_SIM_H
+
+#include <signal.h>
+#include <stddef.h>
+
+#include "dynamics.h"
+#include "model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- integration */
+
+typedef enum sd_integrator {
+    SD_INTEGRATOR_RK4 = 0,
+    SD_INTEGRATOR_CVODE_BDF,
+    SD_INTEGRATOR_CVODE_ADAMS
+} sd_integrator;
+
+/* Name of an integrator as the command line spells it ("rk4", "cvode-bdf", "cvode-adams"). */
+const char *sd_integrator_name(sd_integrator integrator);
+/* The integrator named `name`; SD_E_ARGUMENT if there is none. */
+sd_status sd_integrator_from_name(const char *name, sd_integrator *integrator);
+
+/* A control law: add the joint forces it wants into tau (nv entries, already holding the constant
+ * and damping forces) at time t and state (q, u). Called at every right-hand-side evaluation. */
+typedef void (*sd_control_fn)(void *user, double t, const double *q, const double *u, double *tau);
+
+/* One output sample handed to the observer. The arrays belong to the integrator and are valid only
+ * during the call. */
+typedef struct sd_sim_sample {
+    double t;                /* time, s */
+    const double *q;         /* coordinates (nq) */
+    const double *u;         /* speeds (nv) */
+    double kinetic;          /* kinetic energy, J */
+    double potential;        /* potential energy (gravity), J */
+    long steps;              /* integrator steps taken since the start */
+} sd_sim_sample;
+
+/* Called at the start, every `every` output intervals, and at the end (or when stopped). Return 0
+ * to go on, nonzero to stop the run early (sd_sim_stats.stop_reason = SD_STOP_OBSERVER). */
+typedef int (*sd_observer_fn)(void *user, const sd_sim_sample *sample);
+
+/* Options of sd_simulate(). Initialise with sd_sim_options_init(), then set what you need. */
+typedef struct sd_sim_options {
+    sd_integrator integrator;      /* default RK4 */
+    double t0;                     /* start time, s (default 0) */
+    double duration;               /* simulated time, s (default 1) */
+    double dt;                     /* RK4 step; for CVODE the output interval (default 1e-3) */
+    int every;                     /* observe every `every`-th dt interval (default 1) */
+    double rtol, atol;             /* CVODE relative and absolute tolerances (default 1e-8, 1e-10) */
+    double max_step;               /* CVODE largest internal step, 0: no limit */
+    long max_internal_steps;       /* CVODE steps allowed per output interval (default 100000) */
+    const double *tau;             /* constant joint forces (nv), NULL: zero; copied at the start */
+    sd_control_fn control;         /* NULL: no control */
+    void *control_user;
+    sd_observer_fn observer;       /* NULL: no output */
+    void *observer_user;
+    /* NULL, or a flag that stops the run when nonzero (checked after every step; a signal handler
+     * may set it). */
+    const volatile sig_atomic_t *stop;
+} sd_sim_options;
+
+void sd_sim_options_init(sd_sim_options *options);
+
+typedef enum sd_stop_reason {
+    SD_STOP_NONE = 0,   /* ran to t0 + duration */
+    SD_STOP_FLAG,       /* options.stop became nonzero */
+    SD_STOP_OBSERVER    /* the observer returned nonzero */
+} sd_stop_reason;
+
+/* What a run did. */
+typedef struct sd_sim_stats {
+    long steps;                  /* integrator steps (RK4 steps or CVODE internal steps) */
+    long rhs_evals;              /* forward-dynamics evaluations */
+    long rebases;                /* CVODE chart re-bases (restarts) */
+    double t_end;                /* time reached, s */
+    sd_stop_reason stop_reason;
+    double energy_start, energy_end; /* kinetic + potential at the start and at t_end, J */
+    double max_quat_norm_error;  /* largest | |quat| - 1 | over all observed samples */
+} sd_sim_stats;
+
+/* Integrate from (q, u) at options->t0 for options->duration. On return q and u hold the state at
+ * stats->t_end (also after an early stop). stats may be NULL. Errors: SD_E_ARGUMENT (bad options),
+ * SD_E_SINGULAR (forward dynamics failed), SD_E_SOLVER (CVODE failed: message says why),
+ * SD_E_MEMORY. */
+sd_status sd_simulate(const sd_model *model, const sd_sim_options *options, double *q, double *u,
+                      sd_sim_stats *stats, sd_error *err);
+
+/* Kinetic and potential energy at (q, u): sd_kinematics() then sd_kinetic_energy() and
+ * sd_potential_energy(). Either output may be NULL. */
+sd_status sd_sim_energy(const sd_model *model, sd_data *data, const double *q, const double *u,
+                        double *kinetic, double *potential);
+
+/* Largest | |quat| - 1 | over the quaternions in q (0 if the model has none). */
+double sd_quaternion_norm_error(const sd_model *model, const double *q);
+
+/* ---------------------------------------------------------------- names of state entries */
+
+/* Label of coordinate i (0 <= i < nq) into buf, like snprintf: the joint name for a 1-dof hinge,
+ * else the joint name and a component: "ball.qw" .. "ball.qz", "base.x" .. "base.z" then
+ * "base.qw" .. "base.qz", "uj.1" "uj.2" (universal), "plane.s1" "plane.s2" "plane.theta". */
+int sd_coordinate_label(const sd_model *model, int i, char *buf, size_t size);
+/* Label of speed i (0 <= i < nv): the joint name for a 1-dof hinge, else "ball.wx" .. "ball.wz",
+ * "base.wx" .. "base.wz" "base.vx" .. "base.vz", "uj.1" "uj.2", "plane.s1" "plane.s2" "plane.theta". */
+int sd_speed_label(const sd_model *model, int i, char *buf, size_t size);
+
+/* ---------------------------------------------------------------- CSV out */
+
+/* A CSV trajectory file. Columns: time, one per coordinate (labelled as sd_coordinate_label), one
+ * per speed ("u." + sd_speed_label), kinetic, potential, total (energies in J). Numbers are written
+ * with 17 significant digits, so they read back exactly. */
+typedef struct sd_csv_writer sd_csv_writer;
+
+/* Create (truncate) `path` and write the header line. *writer is freed by sd_csv_close(). */
+sd_status sd_csv_open(const sd_model *model, const char *path, sd_csv_writer **writer, sd_error *err);
+/* Append one sample as a line. */
+sd_status sd_csv_write(sd_csv_writer *writer, const sd_sim_sample *sample, sd_error *err);
+/* Finish the file and free the writer. If `truncated_note` is not NULL the run did not complete,
+ * and a last line "# truncated at t=<last time> (<note>)" says so. Everything is flushed and
+ * closed; a write error anywhere (disk full) is reported here. writer may be NULL. */
+sd_status sd_csv_close(sd_csv_writer *writer, const char *truncated_note, sd_error *err);
+
+/* ---------------------------------------------------------------- trajectories and plots */
+
+/* A trajectory kept in memory for plotting: time, q and the energies of each sample appended. */
+typedef struct sd_trajectory sd_trajectory;
+
+/* NULL when out of memory; free with sd_trajectory_free(). The model must outlive it. */
+sd_trajectory *sd_trajectory_new(const sd_model *model);
+void sd_trajectory_free(sd_trajectory *trajectory);
+/* Append a sample (the storage grows geometrically). */
+sd_status sd_trajectory_append(sd_trajectory *trajectory, const sd_sim_sample *sample);
+size_t sd_trajectory_length(const sd_trajectory *trajectory);
+
+/* Plot the trajectory with PLplot into `path`: the device is chosen by the extension, ".png"
+ * (pngcairo) or ".svg" (svgcairo). Two panels: every joint coordinate against time (legend with the
+ * coordinate labels), and the kinetic, potential and total energy against time. */
+sd_status sd_plot_trajectory(const sd_trajectory *trajectory, const char *path, sd_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SOADYN_SIM_H */

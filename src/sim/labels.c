@@ -1,0 +1,52 @@
+/*
+ * src/sim/labels.c — names of the entries of q and u, for column headers and JSON keys: the joint
+ * name, and for hinges of several coordinates a component suffix (see sd_coordinate_label).
+ */
+#include <stdio.h>
+
+#include "sim/sim_internal.h"
+
+/* Component names per hinge type, for coordinates and for speeds (NULL: a 1-dof hinge). */
+static const char *const q_components[SD_HINGE_TYPE_COUNT][7] = {
+    [SD_HINGE_SPHERICAL] = {"qw", "qx", "qy", "qz"},
+    [SD_HINGE_FREE] = {"x", "y", "z", "qw", "qx", "qy", "qz"},
+    [SD_HINGE_UNIVERSAL] = {"1", "2"},
+    [SD_HINGE_PLANAR] = {"s1", "s2", "theta"},
+};
+static const char *const v_components[SD_HINGE_TYPE_COUNT][6] = {
+    [SD_HINGE_SPHERICAL] = {"wx", "wy", "wz"},
+    [SD_HINGE_FREE] = {"wx", "wy", "wz", "vx", "vy", "vz"},
+    [SD_HINGE_UNIVERSAL] = {"1", "2"},
+    [SD_HINGE_PLANAR] = {"s1", "s2", "theta"},
+};
+
+static int label(const sd_model *model, int body, const char *component, char *buf, size_t size)
+{
+    const char *joint = sd_model_joint_name(model, body);
+    if (!component) return snprintf(buf, size, "%s", joint);
+    return snprintf(buf, size, "%s.%s", joint, component);
+}
+
+static const char *component(const char *const *table, int body_dofs, int j)
+{
+    return body_dofs > 1 ? table[j] : NULL;
+}
+
+int sd_coordinate_label(const sd_model *model, int i, char *buf, size_t size)
+{
+    for (int k = 0; k < sd_model_nbodies(model); ++k) {
+        const int q0 = sd_model_q_index(model, k), n = sd_model_hinge_nq(model, k);
+        if (i >= q0 && i < q0 + n)
+            return label(model, k, component(q_components[sd_model_hinge(model, k)], n, i - q0), buf, size);
+    }
+    return snprintf(buf, size, "q%d", i);
+}
+
+int sd_speed_label(const sd_model *model, int i, char *buf, size_t size)
+{
+    const int k = sd_model_v_body(model, i);
+    if (k < 0) return snprintf(buf, size, "u%d", i);
+    const int n = sd_model_hinge_nv(model, k);
+    return label(model, k, component(v_components[sd_model_hinge(model, k)], n, i - sd_model_v_index(model, k)),
+                 buf, size);
+}

@@ -1,0 +1,197 @@
+/*
+ * src/sim/plot.c — a trajectory as a picture, with PLplot: top panel every joint coordinate against
+ * time, bottom panel kinetic, potential and total energy, each with a legend.
+ *
+ * PLplot exits the process on fatal errors, so everything that could make it fail is checked
+ * first: the device must be compiled in (plgFileDevs) and the file writable. Each call uses a
+ * fresh PLplot stream (plmkstrm / plend1), so plots do not disturb one another.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <plplot.h>
+
+#include "sim/sim_trajectory.h"
+
+#define MAX_POINTS 20000  /* more points than pixels only makes files big */
+#define NCOLORS 10
+
+/* Tableau-10 colours, cmap0 entries 2..11 (0 is the background, 1 the axes). */
+static const int palette[NCOLORS][3] = {
+    {31, 119, 180}, {255, 127, 14}, {44, 160, 44}, {214, 39, 40}, {148, 103, 189},
+    {140, 86, 75},  {227, 119, 194}, {127, 127, 127}, {188, 189, 34}, {23, 190, 207}};
+
+/* The PLplot device for a file name: "pngcairo", "svgcairo", or NULL. */
+static const char *device_for(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    if (!dot) return NULL;
+    if (strcmp(dot, ".png") == 0 || strcmp(dot, ".PNG") == 0) return "pngcairo";
+    if (strcmp(dot, ".svg") == 0 || strcmp(dot, ".SVG") == 0) return "svgcairo";
+    return NULL;
+}
+
+static int device_available(const char *device)
+{
+    int ndev = 64, found = 0;
+    const char **menu = malloc(sizeof(char *) * 64), **names = malloc(sizeof(char *) * 64);
+    if (menu && names) {
+        plgFileDevs(&menu, &names, &ndev);
+        for (int i = 0; i < ndev; ++i)
+            if (strcmp(names[i], device) == 0) found = 1;
+    }
+    free(menu);
+    free(names);
+    return found;
+}
+
+/* Range of y over the plotted rows, widened a little, and never empty. */
+static void y_range(const double *y, size_t n, double *lo, double *hi)
+{
+    double a = INFINITY, b = -INFINITY;
+    for (size_t i = 0; i < n; ++i) {
+        if (y[i] < a) a = y[i];
+        if (y[i] > b) b = y[i];
+    }
+    if (!(a <= b)) { a = -1.0; b = 1.0; }
+    double pad = 0.05 * (b - a);
+    const double scale = fmax(fabs(a), fabs(b));
+    if (pad < 1e-9 * scale || pad == 0.0) pad = scale > 0.0 ? 1e-3 * scale : 1.0;
+    *lo = a - pad;
+    *hi = b + pad;
+}
+
+/* Column c of the trajectory (0: time) at every `step`-th row into out. */
+static size_t column(const sd_trajectory *tr, size_t c, size_t step, double *out)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < tr->n; i += step) out[m++] = tr->rows[i * tr->stride + c];
+    if ((tr->n - 1) % step != 0) out[m++] = tr->rows[(tr->n - 1) * tr->stride + c]; /* keep the end */
+    return m;
+}
+
+static void set_colors(void)
+{
+    plscmap0n(16);
+    plscol0(0, 255, 255, 255);
+    plscol0(1, 0, 0, 0);
+    for (int i = 0; i < NCOLORS; ++i) plscol0(2 + i, palette[i][0], palette[i][1], palette[i][2]);
+}
+
+/* One panel: lines ys[j] (m points each) against x, with a legend of `labels`. */
+static void panel(const double *x, size_t m, double *const *ys, int nlines, const char *const *labels,
+                  const char *ylabel, const char *title)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    for (int j = 0; j < nlines; ++j) {
+        double a, b;
+        y_range(ys[j], m, &a, &b);
+        lo = fmin(lo, a);
+        hi = fmax(hi, b);
+    }
+    pladv(0);
+    plvpor(0.09, 0.78, 0.12, 0.9);
+    plwind(x[0], x[m - 1] > x[0] ? x[m - 1] : x[0] + 1.0, lo, hi);
+    plcol0(1);
+    plwidth(1.0);
+    plbox("bcnst", 0.0, 0, "bcnstv", 0.0, 0);
+    pllab("time (s)", ylabel, title);
+    PLINT *opts = malloc(sizeof(PLINT) * (size_t)nlines * 3), *colors = opts + nlines, *styles = colors + nlines;
+    PLFLT *widths = malloc(sizeof(PLFLT) * (size_t)nlines);
+    if (!opts || !widths) { free(opts); free(widths); return; }
+    for (int j = 0; j < nlines; ++j) {
+        colors[j] = 2 + j % NCOLORS;
+        styles[j] = 1 + (j / NCOLORS) % 8; /* past ten lines, dashes tell them apart */
+        widths[j] = 1.5;
+        opts[j] = PL_LEGEND_LINE;
+        plcol0(colors[j]);
+        pllsty(styles[j]);
+        plwidth(widths[j]);
+        plline((PLINT)m, x, ys[j]);
+    }
+    pllsty(1);
+    plwidth(1.0);
+    PLFLT lw, lh;
+    const double text_scale = nlines > 12 ? 0.55 : 0.75;
+    pllegend(&lw, &lh, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX, PL_POSITION_RIGHT | PL_POSITION_OUTSIDE |
+             PL_POSITION_TOP | PL_POSITION_VIEWPORT, 0.02, 0.0, 0.06, 0, 1, 1, 0, 0, nlines, opts, 0.8,
+             text_scale, 1.8, 0.0, colors, labels, NULL, NULL, NULL, NULL, colors, styles, widths, NULL, NULL,
+             NULL, NULL);
+    free(opts);
+    free(widths);
+}
+
+/* Build the arrays and draw both panels (the stream is open). */
+static sd_status draw(const sd_trajectory *tr, size_t step)
+{
+    const int nq = tr->nq, nlines = nq > 0 ? nq : 0;
+    const size_t mcap = tr->n / step + 2;
+    double *buf = malloc(sizeof(double) * mcap * (size_t)(nq + 4));
+    double **ys = malloc(sizeof(double *) * (size_t)(nq + 3));
+    char **labels = calloc((size_t)nq + 3, sizeof(char *));
+    sd_status st = buf && ys && labels ? SD_OK : SD_E_MEMORY;
+    size_t m = 0;
+    for (int j = 0; st == SD_OK && j < nq + 3; ++j) {
+        ys[j] = buf + mcap * (size_t)(j + 1);
+        labels[j] = malloc(128);
+        if (!labels[j]) st = SD_E_MEMORY;
+    }
+    if (st == SD_OK) {
+        m = column(tr, 0, step, buf);
+        for (int j = 0; j < nq; ++j) {
+            column(tr, (size_t)j + 1, step, ys[j]);
+            sd_coordinate_label(tr->model, j, labels[j], 128);
+        }
+        column(tr, (size_t)nq + 1, step, ys[nq]);     /* kinetic */
+        column(tr, (size_t)nq + 2, step, ys[nq + 1]); /* potential */
+        for (size_t i = 0; i < m; ++i) ys[nq + 2][i] = ys[nq][i] + ys[nq + 1][i];
+        snprintf(labels[nq], 128, "kinetic");
+        snprintf(labels[nq + 1], 128, "potential");
+        snprintf(labels[nq + 2], 128, "total");
+        char title[160];
+        snprintf(title, sizeof(title), "%s: joint positions", sd_model_name(tr->model));
+        if (nlines > 0)
+            panel(buf, m, ys, nlines, (const char *const *)labels, "position (rad or m)", title);
+        else
+            pladv(0);
+        panel(buf, m, ys + nq, 3, (const char *const *)(labels + nq), "energy (J)", "energy");
+    }
+    for (int j = 0; labels && j < nq + 3; ++j) free(labels[j]);
+    free(labels);
+    free(ys);
+    free(buf);
+    return st;
+}
+
+sd_status sd_plot_trajectory(const sd_trajectory *tr, const char *path, sd_error *err)
+{
+    if (!tr || !path) return sd_error_set(err, SD_E_ARGUMENT, "sd_plot_trajectory: NULL argument");
+    const char *device = device_for(path);
+    if (!device)
+        return sd_error_set(err, SD_E_ARGUMENT, "%s: plot file name must end in .png or .svg", path);
+    if (!device_available(device))
+        return sd_error_set(err, SD_E_NOT_SUPPORTED, "%s: PLplot device %s is not installed", path, device);
+    if (tr->n < 1) return sd_error_set(err, SD_E_ARGUMENT, "%s: no samples to plot", path);
+    FILE *probe = fopen(path, "wb"); /* PLplot would exit() on an unwritable file */
+    if (!probe) return sd_error_set(err, SD_E_IO, "%s: cannot create: %s", path, strerror(errno));
+    fclose(probe);
+
+    PLINT old_stream, stream;
+    plgstrm(&old_stream);
+    plmkstrm(&stream);
+    plsdev(device);
+    plsfnam(path);
+    plspage(0.0, 0.0, 1200, 900, 0, 0);
+    set_colors();
+    plssub(1, 2);
+    plinit();
+    const size_t step = tr->n > MAX_POINTS ? (tr->n + MAX_POINTS - 1) / MAX_POINTS : 1;
+    sd_status st = draw(tr, step);
+    plend1();
+    plsstrm(old_stream);
+    if (st != SD_OK) return sd_error_set(err, st, "%s: out of memory while plotting", path);
+    return SD_OK;
+}

@@ -1,0 +1,68 @@
+/*
+ * src/sim/rhs.c — the right-hand side of the equations of motion, shared by the integrators:
+ *   tau_total = tau_const - damping u + control(t, q, u)
+ *   qdd       = sd_forward_dynamics(q, u, tau_total)       (articulated-body algorithm, O(N))
+ *   ydot      = [J^-1(delta) u; qdd] on the chart q = q0 (+) delta (chart.c)
+ * All storage is made by sim_rhs_init(); an evaluation allocates nothing.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim_internal.h"
+
+static double *alloc_zero(int n)
+{
+    return calloc((size_t)(n > 0 ? n : 1), sizeof(double)); /* never calloc(0): it may return NULL */
+}
+
+sd_status sim_rhs_init(sim_rhs *rhs, const sd_model *model, const sd_sim_options *options, sd_error *err)
+{
+    memset(rhs, 0, sizeof(*rhs));
+    rhs->model = model;
+    rhs->nq = sd_model_nq(model);
+    rhs->nv = sd_model_nv(model);
+    rhs->control = options->control;
+    rhs->control_user = options->control_user;
+    rhs->data = sd_data_new(model);
+    rhs->tau_const = alloc_zero(rhs->nv);
+    rhs->damping = alloc_zero(rhs->nv);
+    rhs->tau = alloc_zero(rhs->nv);
+    rhs->q = alloc_zero(rhs->nq);
+    if (!rhs->data || !rhs->tau_const || !rhs->damping || !rhs->tau || !rhs->q ||
+        sim_chart_init(&rhs->chart, model) != SD_OK) {
+        sim_rhs_release(rhs);
+        return sd_error_set(err, SD_E_MEMORY, "out of memory setting up the simulation");
+    }
+    if (options->tau) memcpy(rhs->tau_const, options->tau, sizeof(double) * (size_t)rhs->nv);
+    for (int i = 0; i < rhs->nv; ++i)
+        rhs->damping[i] = sd_model_body_desc(model, sd_model_v_body(model, i))->damping;
+    return SD_OK;
+}
+
+void sim_rhs_release(sim_rhs *rhs)
+{
+    sd_data_free(rhs->data);
+    free(rhs->tau_const);
+    free(rhs->damping);
+    free(rhs->tau);
+    free(rhs->q);
+    sim_chart_release(&rhs->chart);
+    rhs->data = NULL;
+    rhs->tau_const = rhs->damping = rhs->tau = rhs->q = NULL;
+}
+
+sd_status sim_rhs_accel(sim_rhs *rhs, double t, const double *q, const double *u, double *qdd)
+{
+    for (int i = 0; i < rhs->nv; ++i) rhs->tau[i] = rhs->tau_const[i] - rhs->damping[i] * u[i];
+    if (rhs->control) rhs->control(rhs->control_user, t, q, u, rhs->tau);
+    ++rhs->evals;
+    return sd_forward_dynamics(rhs->model, rhs->data, q, u, rhs->tau, NULL, qdd);
+}
+
+sd_status sim_rhs_eval(sim_rhs *rhs, double t, const double *q0, const double *y, double *ydot)
+{
+    const double *delta = y, *u = y + rhs->nv;
+    sim_chart_apply(&rhs->chart, q0, delta, rhs->q);
+    sim_chart_rate(&rhs->chart, delta, u, ydot);
+    return sim_rhs_accel(rhs, t, rhs->q, u, ydot + rhs->nv);
+}

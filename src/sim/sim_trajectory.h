@@ -1,0 +1,17 @@
+/*
+ * src/sim/sim_trajectory.h — the layout of sd_trajectory, shared by trajectory.c and plot.c.
+ */
+#ifndef SOADYN_SIM_TRAJECTORY_H
+#define SOADYN_SIM_TRAJECTORY_H
+
+#include "internal.h"
+
+struct sd_trajectory {
+    const sd_model *model;
+    int nq;
+    size_t stride;  /* nq + 3: t, q, kinetic, potential */
+    size_t n, cap;  /* rows used, rows allocated */
+    double *rows;
+};
+
+#endif /* SOADYN_SIM_TRAJECTORY_H */
