@@ -13,8 +13,8 @@
  * where a merged part's inertia is first rotated into host axes, R I R^T. The merged link stays
  * reachable as a frame of that name on its host.
  *
- * The root. A root link named "world" is, by URDF convention, the inertial frame itself: it is not
- * a body and the links jointed to it hang from the inertial frame (links welded to it stay fixed
+ * The root. A root link named "world" is, by URDF convention, the inertial frame itself (Drake's
+ * files name it as a parent without defining it; it is then implied): it is not a body and the links jointed to it hang from the inertial frame (links welded to it stay fixed
  * bodies: the inertial frame cannot carry mass or frames). Any other root link is a body welded to
  * the inertial frame. With options->floating_base the root link gets a free hinge instead; when
  * the root is "world", each link welded to it gets the free hinge.
@@ -175,6 +175,31 @@ static void release(build_state *b)
 }
 
 /* ---------------------------------------------------------------- topology */
+
+/* Drake's URDFs name "world" as a parent without defining it: the inertial frame is implied.
+ * Add the missing massless link so that the rest sees an ordinary "world" root. */
+static sd_status add_implicit_world(build_state *b)
+{
+    sd_urdf_robot *r = b->robot;
+    int line = 0;
+    for (int k = 0; k < r->njoints && line == 0; ++k)
+        if (strcmp(r->joints[k].parent_name, "world") == 0) line = r->joints[k].line;
+    for (int i = 0; i < r->nlinks && line > 0; ++i)
+        if (strcmp(r->links[i].name, "world") == 0) line = 0;
+    if (line == 0) return SD_OK;
+    sd_urdf_link *links = realloc(r->links, (size_t)(r->nlinks + 1) * sizeof *links);
+    if (links == NULL) return fail(b, SD_E_MEMORY, 0, "out of memory");
+    r->links = links;
+    r->links_cap = r->nlinks + 1;
+    sd_urdf_link *w = &r->links[r->nlinks];
+    memset(w, 0, sizeof *w);
+    w->name = sd_urdf_strdup("world");
+    if (w->name == NULL) return fail(b, SD_E_MEMORY, 0, "out of memory");
+    w->line = line; /* the first joint that names it */
+    w->parent_joint = w->first_child = w->last_child = -1;
+    r->nlinks++;
+    return SD_OK;
+}
 
 /* Sort names; a name seen twice is an error at the second definition. */
 static sd_status index_names(build_state *b, named *table, int n, int is_link)
@@ -352,7 +377,7 @@ static sd_status add_body(build_state *b, int L)
     memcpy(d.com, b->mass[L].c, sizeof d.com);
     memcpy(d.inertia, b->mass[L].I, sizeof d.inertia);
     d.source_file = b->src;
-    d.source_line = link->line;
+    d.source_line = link->line; /* the builder's remaining checks are about the link's inertia */
     if (j != NULL) {
         const int hp = b->host[j->parent];
         d.parent = hp >= 0 ? b->robot->links[hp].name : NULL;
@@ -370,7 +395,6 @@ static sd_status add_body(build_state *b, int L)
             d.mimic_multiplier = j->mimic_multiplier;
             d.mimic_offset = j->mimic_offset;
         }
-        d.source_line = j->line;
     }
     return sd_builder_add_body(b->builder, &d, b->err);
 }
@@ -500,7 +524,8 @@ sd_status sd_urdf_robot_build(sd_urdf_robot *robot, const sd_urdf_options *optio
     b.src = robot->source;
     b.floating_base = options != NULL && options->floating_base;
     b.keep_fixed = options != NULL && options->keep_fixed_joints;
-    sd_status st = allocate(&b);
+    sd_status st = add_implicit_world(&b);
+    if (st == SD_OK) st = allocate(&b);
     if (st == SD_OK) st = index_names(&b, b.link_names, robot->nlinks, 1);
     if (st == SD_OK) st = index_names(&b, b.joint_names, robot->njoints, 0);
     if (st == SD_OK) st = resolve_joints(&b);

@@ -1,0 +1,9 @@
+# Tests of the io layer (URDF in). Included by tests/CMakeLists.txt; paths relative to tests/.
+soadyn_add_test(test_urdf_joints SOURCES io/test_urdf_joints.c LABELS unit)
+soadyn_add_test(test_urdf_lumping SOURCES io/test_urdf_lumping.c LABELS unit)
+soadyn_add_test(test_urdf_errors SOURCES io/test_urdf_errors.c LABELS unit
+                ARGS ${CMAKE_CURRENT_SOURCE_DIR}/io/broken)
+soadyn_add_test(test_urdf_bundled_models SOURCES io/test_urdf_bundled_models.c LABELS unit
+                ARGS ${PROJECT_SOURCE_DIR}/models)
+soadyn_add_test(test_urdf_shared_models SOURCES io/test_urdf_shared_models.c LABELS shared_models
+                ARGS ${SOADYN_SHARED_MODELS})
