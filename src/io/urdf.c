@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <locale.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -113,23 +114,42 @@ static sd_status out_of_memory(const parse_ctx *pc)
     return sd_urdf_fail(pc->err, SD_E_MEMORY, pc->source, 0, "out of memory");
 }
 
-/* Parse exactly n whitespace-separated finite numbers. Returns 0 on success, else a reason. */
+static int is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/* One number of XML text. XML always writes '.' for the decimal point, while strtod follows the
+ * C locale the program may have set, so the point is translated for strtod. */
+static const char *parse_one(const char *token, size_t len, double *out)
+{
+    char buf[128];
+    if (len >= sizeof buf) return "has a number too long to read";
+    memcpy(buf, token, len);
+    buf[len] = '\0';
+    const char point = localeconv()->decimal_point[0];
+    if (point != '.') {
+        if (strchr(buf, point) != NULL) return "is not a number";
+        for (char *p = buf; *p != '\0'; ++p)
+            if (*p == '.') *p = point;
+    }
+    char *end;
+    *out = strtod(buf, &end);
+    if (end == buf || *end != '\0') return "is not a number";
+    if (!isfinite(*out)) return "is not finite";
+    return NULL;
+}
+
+/* Parse exactly n whitespace-separated finite numbers. Returns NULL on success, else a reason. */
 static const char *parse_numbers(const char *text, int n, double *out)
 {
     const char *s = text;
     for (int i = 0; i < n; ++i) {
-        char *end;
-        while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') ++s;
+        while (is_space(*s)) ++s;
         if (*s == '\0') return n == 1 ? "expects a number" : "expects more numbers";
-        errno = 0;
-        out[i] = strtod(s, &end);
-        if (end == s) return "is not a number";
-        if (!isfinite(out[i])) return "is not finite";
-        if (*end != '\0' && *end != ' ' && *end != '\t' && *end != '\n' && *end != '\r')
-            return "is not a number";
-        s = end;
+        const char *token = s;
+        while (*s != '\0' && !is_space(*s)) ++s;
+        const char *why = parse_one(token, (size_t)(s - token), &out[i]);
+        if (why != NULL) return why;
     }
-    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') ++s;
+    while (is_space(*s)) ++s;
     return *s == '\0' ? NULL : "has too many numbers";
 }
 
@@ -257,6 +277,9 @@ static sd_status parse_inertial(const parse_ctx *pc, const xmlNode *node, const 
         return sd_urdf_fail(pc->err, SD_E_PARSE, pc->source, line_of(inertia),
                             "%s: <inertia> is not positive semi-definite (principal moments %g, %g, %g)", owner, e[0],
                             e[1], e[2]);
+    if (link->mass == 0.0 && (e[0] != 0.0 || e[2] != 0.0))
+        return sd_urdf_fail(pc->err, SD_E_PARSE, pc->source, line_of(mass),
+                            "%s: <mass value=\"0\"> with a nonzero <inertia> (a massless link has no inertia)", owner);
     link->triangle_broken = breaks_triangle(e);
     sd_m3_mul(X.R, I, T);
     sd_m3_mul_t(T, X.R, link->inertia);

@@ -58,7 +58,7 @@ static const broken_case corpus[] = {
     {"limit_reversed.urdf", SD_E_PARSE, 8, "joint 'j1'", "lower"},
     {"negative_damping.urdf", SD_E_PARSE, 8, "joint 'j1'", "damping"},
     {"mimic_unknown_joint.urdf", SD_E_PARSE, 8, "joint 'j1'", "\"nobody\""},
-    {"massless_with_inertia.urdf", SD_E_MODEL, 4, "'b'", "zero mass"},
+    {"massless_with_inertia.urdf", SD_E_PARSE, 6, "link 'b'", "nonzero <inertia>"},
 };
 
 static void check_broken(const char *folder, const broken_case *c)
@@ -150,6 +150,11 @@ static void check_warnings(void)
                   "<joint name='f' type='fixed'><parent link='arm'/><child link='odd'/></joint>\n"
                   "<link name='odd'>" INERTIAL("1", "0.1", "0.1", "1") "</link></robot>",
                   "'odd'", "triangle");
+    check_warning("massive_world.urdf",
+                  "<robot name='r'><link name='world'>" INERTIAL("1", "1", "1", "1") "</link>\n"
+                  "<joint name='j' type='revolute'><parent link='world'/><child link='arm'/></joint>\n"
+                  "<link name='arm'>" INERTIAL("1", "1", "1", "1") "</link></robot>",
+                  "'world'", "ignored");
     check_warning("mimic_on_fixed.urdf",
                   "<robot name='r'><link name='base'>" INERTIAL("1", "1", "1", "1") "</link>\n"
                   "<joint name='f' type='fixed'><parent link='base'/><child link='b'/><mimic joint='x'/></joint>\n"
