@@ -7,6 +7,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* dup, dup2, fileno: to watch stderr */
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -162,6 +163,54 @@ static void check_warnings(void)
                   "'f'", "mimic");
 }
 
+/* Every prefix of a valid file, and random byte changes to it, load or fail cleanly (the sanitizer
+ * build watches for the rest): a failure always has a message naming the source. */
+static void check_mangled(void)
+{
+    static const char valid[] =
+        "<?xml version='1.0'?>\n<robot name='m'>\n<link name='world'/>\n"
+        "<joint name='j1' type='revolute'><parent link='world'/><child link='a'/>"
+        "<origin xyz='0 0 1' rpy='0.1 0.2 0.3'/><axis xyz='0 1 0'/>"
+        "<limit lower='-1' upper='1' effort='2' velocity='3'/><dynamics damping='0.1'/></joint>\n"
+        "<link name='a'><inertial><origin xyz='0 0 -0.5' rpy='0 0.3 0'/><mass value='1.5'/>"
+        "<inertia ixx='0.1' ixy='0.01' ixz='0' iyy='0.2' iyz='0' izz='0.15'/></inertial></link>\n"
+        "<joint name='f' type='fixed'><parent link='a'/><child link='b'/><origin xyz='0 0 -1'/></joint>\n"
+        "<link name='b'><inertial><mass value='0.5'/>"
+        "<inertia ixx='0.01' ixy='0' ixz='0' iyy='0.01' iyz='0' izz='0.01'/></inertial></link>\n"
+        "<joint name='j2' type='continuous'><parent link='b'/><child link='c'/><mimic joint='j1'/></joint>\n"
+        "<link name='c'><inertial><mass value='0.2'/>"
+        "<inertia ixx='0.001' ixy='0' ixz='0' iyy='0.001' iyz='0' izz='0.001'/></inertial></link>\n"
+        "</robot>\n";
+    const size_t n = sizeof valid - 1;
+    char buf[sizeof valid];
+    int clean = 1, loaded = 0;
+    for (size_t len = 0; len <= n; ++len) {
+        sd_model *m = NULL;
+        sd_error err;
+        const sd_status st = sd_urdf_load_string(valid, len, "prefix.urdf", NULL, &m, &err);
+        if (st == SD_OK) ++loaded;
+        else if (m != NULL || strstr(err.message, "prefix.urdf") == NULL) clean = 0;
+        sd_model_free(m);
+    }
+    CHECK(loaded >= 1); /* the whole file at least */
+    uint64_t rng = 0x9E3779B97F4A7C15u;
+    static const char alphabet[] = "<>/='\" -.0123456789eaxyzn\n\t";
+    for (int trial = 0; trial < 3000; ++trial) {
+        memcpy(buf, valid, sizeof valid);
+        for (int k = 0; k < 1 + trial % 4; ++k) {
+            rng ^= rng >> 12; rng ^= rng << 25; rng ^= rng >> 27;
+            const uint64_t r = rng * 0x2545F4914F6CDD1Du;
+            buf[(r >> 8) % n] = alphabet[(r >> 40) % (sizeof alphabet - 1)];
+        }
+        sd_model *m = NULL;
+        sd_error err;
+        const sd_status st = sd_urdf_load_string(buf, n, "mutant.urdf", NULL, &m, &err);
+        if (st != SD_OK && (m != NULL || strstr(err.message, "mutant.urdf") == NULL)) clean = 0;
+        sd_model_free(m);
+    }
+    CHECK(clean);
+}
+
 static void check_arguments(const char *folder)
 {
     sd_model *m = NULL;
@@ -189,5 +238,6 @@ int main(int argc, char **argv)
     printf("accepted with warnings:\n");
     check_warnings();
     check_arguments(argv[1]);
+    check_mangled();
     return test_summary("test_urdf_errors");
 }
