@@ -81,9 +81,15 @@ static void set_colors(void)
     for (int i = 0; i < NCOLORS; ++i) plscol0(2 + i, palette[i][0], palette[i][1], palette[i][2]);
 }
 
+/* Many coordinates: a legend of several columns, and narrower panels to make room for it. */
+static int legend_columns(int nlines)
+{
+    return nlines > 24 ? 3 : nlines > 10 ? 2 : 1;
+}
+
 /* One panel: lines ys[j] (m points each) against x, with a legend of `labels`. */
 static void panel(const double *x, size_t m, double *const *ys, int nlines, const char *const *labels,
-                  const char *ylabel, const char *title)
+                  const char *ylabel, const char *title, double vp_right)
 {
     double lo = INFINITY, hi = -INFINITY;
     for (int j = 0; j < nlines; ++j) {
@@ -92,14 +98,16 @@ static void panel(const double *x, size_t m, double *const *ys, int nlines, cons
         lo = fmin(lo, a);
         hi = fmax(hi, b);
     }
+    const int ncol = legend_columns(nlines), nrow = (nlines + ncol - 1) / ncol;
     pladv(0);
-    plvpor(0.09, 0.78, 0.12, 0.9);
+    plvpor(0.09, vp_right, 0.17, 0.88);
     plwind(x[0], x[m - 1] > x[0] ? x[m - 1] : x[0] + 1.0, lo, hi);
     plcol0(1);
     plwidth(1.0);
     plbox("bcnst", 0.0, 0, "bcnstv", 0.0, 0);
     pllab("time (s)", ylabel, title);
-    PLINT *opts = malloc(sizeof(PLINT) * (size_t)nlines * 3), *colors = opts + nlines, *styles = colors + nlines;
+    PLINT *opts = malloc(sizeof(PLINT) * (size_t)nlines * 4), *colors = opts + nlines, *styles = colors + nlines;
+    PLINT *text_colors = styles + nlines;
     PLFLT *widths = malloc(sizeof(PLFLT) * (size_t)nlines);
     if (!opts || !widths) { free(opts); free(widths); return; }
     for (int j = 0; j < nlines; ++j) {
@@ -107,6 +115,7 @@ static void panel(const double *x, size_t m, double *const *ys, int nlines, cons
         styles[j] = 1 + (j / NCOLORS) % 8; /* past ten lines, dashes tell them apart */
         widths[j] = 1.5;
         opts[j] = PL_LEGEND_LINE;
+        text_colors[j] = 1;
         plcol0(colors[j]);
         pllsty(styles[j]);
         plwidth(widths[j]);
@@ -115,10 +124,10 @@ static void panel(const double *x, size_t m, double *const *ys, int nlines, cons
     pllsty(1);
     plwidth(1.0);
     PLFLT lw, lh;
-    const double text_scale = nlines > 12 ? 0.55 : 0.75;
-    pllegend(&lw, &lh, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX, PL_POSITION_RIGHT | PL_POSITION_OUTSIDE |
-             PL_POSITION_TOP | PL_POSITION_VIEWPORT, 0.02, 0.0, 0.06, 0, 1, 1, 0, 0, nlines, opts, 0.8,
-             text_scale, 1.8, 0.0, colors, labels, NULL, NULL, NULL, NULL, colors, styles, widths, NULL, NULL,
+    const double text_scale = nrow > 6 ? 0.55 : 0.75;
+    pllegend(&lw, &lh, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
+             PL_POSITION_RIGHT | PL_POSITION_OUTSIDE | PL_POSITION_VIEWPORT, 0.01, 0.0, 0.05, 0, 1, 1, nrow, ncol,
+             nlines, opts, 0.6, text_scale, nrow > 6 ? 1.5 : 1.8, 0.0, text_colors, labels, NULL, NULL, NULL, NULL, colors, styles, widths, NULL, NULL,
              NULL, NULL);
     free(opts);
     free(widths);
@@ -153,11 +162,13 @@ static sd_status draw(const sd_trajectory *tr, size_t step)
         snprintf(labels[nq + 2], 128, "total");
         char title[160];
         snprintf(title, sizeof(title), "%s: joint positions", sd_model_name(tr->model));
+        const int ncol = legend_columns(nlines);
+        const double right = ncol == 1 ? 0.80 : ncol == 2 ? 0.62 : 0.52; /* same for both: time axes align */
         if (nlines > 0)
-            panel(buf, m, ys, nlines, (const char *const *)labels, "position (rad or m)", title);
+            panel(buf, m, ys, nlines, (const char *const *)labels, "position (rad or m)", title, right);
         else
             pladv(0);
-        panel(buf, m, ys + nq, 3, (const char *const *)(labels + nq), "energy (J)", "energy");
+        panel(buf, m, ys + nq, 3, (const char *const *)(labels + nq), "energy (J)", "energy", right);
     }
     for (int j = 0; labels && j < nq + 3; ++j) free(labels[j]);
     free(labels);

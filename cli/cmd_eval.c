@@ -1,0 +1,350 @@
+/*
+ * cli/cmd_eval.c — `soadyn eval MODEL`: every algorithm at one state (q, u, tau), as text or JSON.
+ *
+ * Forward dynamics gives qdd from tau (with --prescribed, mixed dynamics: the prescribed joints'
+ * accelerations are given and their forces computed); the inter-body forces are those of that motion.
+ * Inverse dynamics is evaluated at --qdd when given, else at the forward-dynamics qdd (so that it
+ * returns tau again: a built-in check).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "json_writer.h"
+
+static const char help[] =
+    "usage: soadyn eval MODEL [options]\n"
+    "\n"
+    "Evaluate the dynamics at one state: mass matrix M, bias forces C, forward dynamics qdd,\n"
+    "inverse dynamics tau, inter-body forces of every body (free and constrained parts), M^-1,\n"
+    "det M and log det M, kinetic and potential energy.\n"
+    "\n"
+    "options:\n"
+    "  --q VALUES        configuration (default: neutral)\n"
+    "  --u VALUES        speeds (default: zero)\n"
+    "  --tau VALUES      joint forces for forward dynamics (default: zero)\n"
+    "  --qdd VALUES      accelerations for inverse dynamics (default: the forward-dynamics qdd)\n"
+    "  --prescribed J=A,...  joints whose accelerations are prescribed (mixed dynamics); their\n"
+    "                    joint forces are computed and printed\n"
+    "  --json            print one JSON object (keys name the joints and bodies)\n"
+    "  --floating        attach the root link with a free hinge\n"
+    "  --keep-fixed      keep fixed joints as 0-dof bodies\n"
+    "  --help            this text\n"
+    "\n"
+    "VALUES is either every value in order (--q 0.1,0.2,0.3) or NAME=VALUE pairs\n"
+    "(--q shoulder=0.3,elbow=-1.2); names are joint names, with a component for several-dof\n"
+    "joints (base.x, base.qw, ball.wx, ...: see `soadyn info`). Units: rad, m, rad/s, m/s, N m, N.\n";
+
+typedef struct eval_result {
+    const sd_model *m;
+    sd_data *d;
+    int n, nq, nv;
+    char (*qlab)[128], (*vlab)[128];
+    double *q, *u, *tau, *qdd_in;     /* inputs; qdd_in: --qdd or NaN-free zeros */
+    unsigned char *qdd_given, *presc_given, *presc_body;
+    double *presc_acc;
+    int have_qdd, have_presc;
+    double *qdd, *tau_fd, *tau_id, *c, *M, *Minv; /* results */
+    double *force;                   /* 6 per body: f(k) in the body frame */
+    double *free_part, *constrained; /* 6 per body slots */
+    double det, log_det, kinetic, potential;
+} eval_result;
+
+static void *zalloc(size_t n, size_t size) { return calloc(n > 0 ? n : 1, size); }
+
+static int eval_alloc(eval_result *r)
+{
+    const size_t nq = (size_t)r->nq, nv = (size_t)r->nv, n = (size_t)r->n;
+    r->qlab = zalloc(nq, sizeof(*r->qlab));
+    r->vlab = zalloc(nv, sizeof(*r->vlab));
+    r->q = zalloc(nq, sizeof(double));
+    r->u = zalloc(nv, sizeof(double));
+    r->tau = zalloc(nv, sizeof(double));
+    r->qdd_in = zalloc(nv, sizeof(double));
+    r->qdd_given = zalloc(nv, 1);
+    r->presc_given = zalloc(nv, 1);
+    r->presc_body = zalloc(n, 1);
+    r->presc_acc = zalloc(nv, sizeof(double));
+    r->qdd = zalloc(nv, sizeof(double));
+    r->tau_fd = zalloc(nv, sizeof(double));
+    r->tau_id = zalloc(nv, sizeof(double));
+    r->c = zalloc(nv, sizeof(double));
+    r->M = zalloc(nv * nv, sizeof(double));
+    r->Minv = zalloc(nv * nv, sizeof(double));
+    r->force = zalloc(6 * n, sizeof(double));
+    r->free_part = zalloc(6 * n, sizeof(double));
+    r->constrained = zalloc(6 * n, sizeof(double));
+    r->d = sd_data_new(r->m);
+    return r->qlab && r->vlab && r->q && r->u && r->tau && r->qdd_in && r->qdd_given && r->presc_given &&
+           r->presc_body && r->presc_acc && r->qdd && r->tau_fd && r->tau_id && r->c && r->M && r->Minv &&
+           r->force && r->free_part && r->constrained && r->d;
+}
+
+static void eval_free(eval_result *r)
+{
+    void *p[] = {r->qlab, r->vlab, r->q, r->u, r->tau, r->qdd_in, r->qdd_given, r->presc_given, r->presc_body,
+                 r->presc_acc, r->qdd, r->tau_fd, r->tau_id, r->c, r->M, r->Minv, r->force, r->free_part,
+                 r->constrained};
+    for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); ++i) free(p[i]);
+    sd_data_free(r->d);
+}
+
+/* Forward (or mixed) dynamics with inter-body forces, read before anything overwrites them. */
+static sd_status eval_forward(eval_result *r)
+{
+    memcpy(r->tau_fd, r->tau, sizeof(double) * (size_t)r->nv);
+    for (int i = 0; i < r->nv; ++i) r->qdd[i] = r->presc_given[i] ? r->presc_acc[i] : 0.0;
+    sd_fd_options fo;
+    memset(&fo, 0, sizeof(fo));
+    fo.interbody_forces = 1;
+    fo.prescribed = r->have_presc ? r->presc_body : NULL;
+    sd_status st = sd_forward_dynamics_ex(r->m, r->d, r->q, r->u, r->tau_fd, NULL, r->qdd, &fo);
+    for (int k = 0; st == SD_OK && k < r->n; ++k) {
+        st = sd_interbody_force(r->m, r->d, k, SD_FRAME_BODY, r->force + 6 * k);
+        if (st == SD_OK)
+            st = sd_constraint_force_components(r->m, r->d, k, r->free_part + 6 * k, r->constrained + 6 * k, NULL);
+    }
+    return st;
+}
+
+static sd_status eval_all(eval_result *r)
+{
+    sd_status st = eval_forward(r);
+    const double *qdd_id = r->have_qdd ? r->qdd_in : r->qdd;
+    if (st == SD_OK) st = sd_inverse_dynamics(r->m, r->d, r->q, r->u, qdd_id, NULL, r->tau_id);
+    if (st == SD_OK) st = sd_bias_forces(r->m, r->d, r->q, r->u, NULL, r->c);
+    if (st == SD_OK) st = sd_mass_matrix(r->m, r->d, r->q, r->M);
+    if (st == SD_OK) st = sd_mass_matrix_inverse(r->m, r->d, r->q, r->Minv);
+    if (st == SD_OK) st = sd_mass_matrix_determinant(r->m, r->d, r->q, &r->det, &r->log_det);
+    if (st == SD_OK) st = sd_sim_energy(r->m, r->d, r->q, r->u, &r->kinetic, &r->potential);
+    return st;
+}
+
+/* ---------------------------------------------------------------- text output */
+
+static void print_vector(const char *title, const double *x, int n, char (*lab)[128], const char *unit)
+{
+    printf("%s:\n", title);
+    for (int i = 0; i < n; ++i) printf("  %-24s %22.15g %s\n", lab[i], x[i], unit);
+}
+
+static void print_matrix(const char *title, const double *A, int n, char (*lab)[128])
+{
+    printf("%s (rows and columns in speed order):\n", title);
+    for (int i = 0; i < n; ++i) {
+        printf("  %-24s", lab[i]);
+        for (int j = 0; j < n; ++j) printf(" %12.6g", A[i * n + j]);
+        printf("\n");
+    }
+}
+
+static void print_forces(const eval_result *r)
+{
+    printf("inter-body forces f(k) on each body from its parent, body frame [moment N m; force N]:\n");
+    for (int k = 0; k < r->n; ++k) {
+        const double *f = r->force + 6 * k;
+        const int nv = sd_model_hinge_nv(r->m, k);
+        printf("  %-20s moment %12.6g %12.6g %12.6g  force %12.6g %12.6g %12.6g\n", sd_model_body_name(r->m, k),
+               f[0], f[1], f[2], f[3], f[4], f[5]);
+        printf("  %-20s free part (%d):", "", nv);
+        for (int i = 0; i < nv; ++i) printf(" %.6g", r->free_part[6 * k + i]);
+        printf("   constrained part (%d):", 6 - nv);
+        for (int i = 0; i < 6 - nv; ++i) printf(" %.6g", r->constrained[6 * k + i]);
+        printf("\n");
+    }
+}
+
+static void print_text(const eval_result *r)
+{
+    printf("model %s: nq %d, nv %d\n", sd_model_name(r->m), r->nq, r->nv);
+    print_vector("q", r->q, r->nq, r->qlab, "");
+    print_vector("u", r->u, r->nv, r->vlab, "");
+    print_vector("tau (forward-dynamics input)", r->tau, r->nv, r->vlab, "");
+    print_matrix("mass matrix M", r->M, r->nv, r->vlab);
+    print_vector("bias forces C", r->c, r->nv, r->vlab, "");
+    print_vector("forward dynamics qdd", r->qdd, r->nv, r->vlab, "");
+    if (r->have_presc) {
+        printf("prescribed joints, forces needed:\n");
+        for (int i = 0; i < r->nv; ++i)
+            if (r->presc_body[sd_model_v_body(r->m, i)])
+                printf("  %-24s qdd %14.8g  tau %22.15g\n", r->vlab[i], r->qdd[i], r->tau_fd[i]);
+    }
+    print_vector(r->have_qdd ? "inverse dynamics tau (at --qdd)" : "inverse dynamics tau (at the qdd above)",
+                 r->tau_id, r->nv, r->vlab, "");
+    print_forces(r);
+    print_matrix("mass matrix inverse M^-1", r->Minv, r->nv, r->vlab);
+    printf("det M:      %.17g\nlog det M:  %.17g\n", r->det, r->log_det);
+    printf("energy:     kinetic %.17g J, potential %.17g J, total %.17g J\n", r->kinetic, r->potential,
+           r->kinetic + r->potential);
+}
+
+/* ---------------------------------------------------------------- JSON output */
+
+static void json_vector(json_writer *w, const char *key, const double *x, int n, char (*lab)[128])
+{
+    jw_begin_object(w, key);
+    for (int i = 0; i < n; ++i) jw_number(w, lab[i], x[i]);
+    jw_end_object(w);
+}
+
+/* A matrix as {row label: [row]} with columns in the order of "speeds". */
+static void json_matrix(json_writer *w, const char *key, const double *A, int n, char (*lab)[128])
+{
+    jw_begin_object(w, key);
+    for (int i = 0; i < n; ++i) jw_numbers(w, lab[i], A + (size_t)i * (size_t)n, n);
+    jw_end_object(w);
+}
+
+static void json_forces(json_writer *w, const eval_result *r)
+{
+    jw_begin_object(w, "interbody_forces");
+    for (int k = 0; k < r->n; ++k) {
+        const int nv = sd_model_hinge_nv(r->m, k);
+        jw_begin_object(w, sd_model_body_name(r->m, k));
+        jw_string(w, "joint", sd_model_joint_name(r->m, k));
+        jw_numbers(w, "moment", r->force + 6 * k, 3);
+        jw_numbers(w, "force", r->force + 6 * k + 3, 3);
+        jw_numbers(w, "free", r->free_part + 6 * k, nv);
+        jw_numbers(w, "constrained", r->constrained + 6 * k, 6 - nv);
+        jw_end_object(w);
+    }
+    jw_end_object(w);
+}
+
+static void json_all(json_writer *w, const eval_result *r)
+{
+    jw_begin_object(w, NULL);
+    jw_string(w, "model", sd_model_name(r->m));
+    jw_int(w, "nq", r->nq);
+    jw_int(w, "nv", r->nv);
+    jw_begin_array(w, "coordinates");
+    for (int i = 0; i < r->nq; ++i) jw_string(w, NULL, r->qlab[i]);
+    jw_end_array(w);
+    jw_begin_array(w, "speeds");
+    for (int i = 0; i < r->nv; ++i) jw_string(w, NULL, r->vlab[i]);
+    jw_end_array(w);
+    json_vector(w, "q", r->q, r->nq, r->qlab);
+    json_vector(w, "u", r->u, r->nv, r->vlab);
+    json_vector(w, "tau", r->tau, r->nv, r->vlab);
+    json_matrix(w, "mass_matrix", r->M, r->nv, r->vlab);
+    json_vector(w, "bias_forces", r->c, r->nv, r->vlab);
+    json_vector(w, "qdd", r->qdd, r->nv, r->vlab);
+    json_vector(w, "tau_inverse_dynamics", r->tau_id, r->nv, r->vlab);
+    if (r->have_presc) {
+        jw_begin_object(w, "prescribed_tau");
+        for (int i = 0; i < r->nv; ++i)
+            if (r->presc_body[sd_model_v_body(r->m, i)]) jw_number(w, r->vlab[i], r->tau_fd[i]);
+        jw_end_object(w);
+    }
+    json_forces(w, r);
+    json_matrix(w, "mass_matrix_inverse", r->Minv, r->nv, r->vlab);
+    if (isfinite(r->det)) jw_number(w, "det_mass_matrix", r->det);
+    else jw_null(w, "det_mass_matrix"); /* over- or underflow on big trees: the log is the answer */
+    jw_number(w, "log_det_mass_matrix", r->log_det);
+    jw_begin_object(w, "energy");
+    jw_number(w, "kinetic", r->kinetic);
+    jw_number(w, "potential", r->potential);
+    jw_number(w, "total", r->kinetic + r->potential);
+    jw_end_object(w);
+    jw_end_object(w);
+}
+
+static int print_json(const eval_result *r)
+{
+    json_writer w;
+    jw_init(&w);
+    json_all(&w, r);
+    int rc = CLI_OK;
+    if (w.failed == 2) {
+        fprintf(stderr, "soadyn eval: '%s' is not a finite number; no JSON written\n", w.bad_key);
+        rc = CLI_FAILURE;
+    } else if (jw_print(&w, stdout)) {
+        fprintf(stderr, "soadyn eval: cannot write the JSON output\n");
+        rc = CLI_FAILURE;
+    }
+    jw_free(&w);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- command */
+
+typedef struct eval_args {
+    const char *q, *u, *tau, *qdd, *prescribed;
+    int json, floating, keep_fixed;
+} eval_args;
+
+static int read_inputs(eval_result *r, const eval_args *a)
+{
+    sd_neutral_configuration(r->m, r->q);
+    if (a->q && cli_parse_values(r->m, "q", a->q, CLI_LIST_Q, r->q, NULL)) return CLI_USAGE;
+    if (a->u && cli_parse_values(r->m, "u", a->u, CLI_LIST_V, r->u, NULL)) return CLI_USAGE;
+    if (a->tau && cli_parse_values(r->m, "tau", a->tau, CLI_LIST_V, r->tau, NULL)) return CLI_USAGE;
+    if (a->qdd && cli_parse_values(r->m, "qdd", a->qdd, CLI_LIST_V, r->qdd_in, r->qdd_given)) return CLI_USAGE;
+    r->have_qdd = a->qdd != NULL;
+    if (a->prescribed) {
+        if (!strchr(a->prescribed, '=')) {
+            fprintf(stderr, "soadyn eval: --prescribed takes JOINT=ACC pairs\n");
+            return CLI_USAGE;
+        }
+        if (cli_parse_values(r->m, "prescribed", a->prescribed, CLI_LIST_V, r->presc_acc, r->presc_given))
+            return CLI_USAGE;
+        for (int i = 0; i < r->nv; ++i)
+            if (r->presc_given[i]) r->presc_body[sd_model_v_body(r->m, i)] = 1;
+        r->have_presc = 1;
+    }
+    const double qerr = sd_quaternion_norm_error(r->m, r->q);
+    if (qerr > 1e-9)
+        fprintf(stderr, "soadyn eval: warning: a quaternion in --q is not unit (| |q| - 1 | = %.3g); used as given\n",
+                qerr);
+    return CLI_OK;
+}
+
+static int run_eval(sd_model *model, const eval_args *a)
+{
+    eval_result r;
+    memset(&r, 0, sizeof(r));
+    r.m = model;
+    r.n = sd_model_nbodies(model);
+    r.nq = sd_model_nq(model);
+    r.nv = sd_model_nv(model);
+    int rc = CLI_OK;
+    if (!eval_alloc(&r)) {
+        fprintf(stderr, "soadyn eval: out of memory\n");
+        rc = CLI_FAILURE;
+    }
+    for (int i = 0; rc == CLI_OK && i < r.nq; ++i) sd_coordinate_label(model, i, r.qlab[i], sizeof(r.qlab[i]));
+    for (int i = 0; rc == CLI_OK && i < r.nv; ++i) sd_speed_label(model, i, r.vlab[i], sizeof(r.vlab[i]));
+    if (rc == CLI_OK) rc = read_inputs(&r, a);
+    if (rc == CLI_OK && eval_all(&r) != SD_OK) {
+        fprintf(stderr, "soadyn eval: %s\n", sd_data_error(r.d));
+        rc = CLI_FAILURE;
+    }
+    if (rc == CLI_OK) {
+        if (a->json) rc = print_json(&r);
+        else print_text(&r);
+    }
+    eval_free(&r);
+    return rc;
+}
+
+int cmd_eval(int argc, char **argv)
+{
+    eval_args a;
+    memset(&a, 0, sizeof(a));
+    const cli_option options[] = {
+        {"q", 1, &a.q, NULL},          {"u", 1, &a.u, NULL},
+        {"tau", 1, &a.tau, NULL},      {"qdd", 1, &a.qdd, NULL},
+        {"prescribed", 1, &a.prescribed, NULL},
+        {"json", 0, NULL, &a.json},    {"floating", 0, NULL, &a.floating},
+        {"keep-fixed", 0, NULL, &a.keep_fixed}, {NULL, 0, NULL, NULL}};
+    const char *path;
+    int rc = cli_parse("eval", argc, argv, options, help, &path);
+    if (rc >= 0) return rc;
+    sd_model *model;
+    rc = cli_load_model(path, a.floating, a.keep_fixed, &model);
+    if (rc != CLI_OK) return rc;
+    rc = run_eval(model, &a);
+    sd_model_free(model);
+    return rc;
+}

@@ -1,0 +1,37 @@
+/*
+ * cli/json_writer.h — a small JSON writer into a memory buffer: strings escaped, numbers with 17
+ * significant digits (they read back exactly), and no NaN or infinity (JSON has none): writing one
+ * marks the writer failed and names the key, and the caller prints an error instead of the text.
+ */
+#ifndef SOADYN_CLI_JSON_WRITER_H
+#define SOADYN_CLI_JSON_WRITER_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct json_writer {
+    char *buf;
+    size_t len, cap;
+    int depth;
+    int first[32];      /* per open container: nothing written in it yet */
+    int failed;         /* 1: out of memory, 2: a number was not finite */
+    char bad_key[128];  /* the key of the first non-finite number */
+} json_writer;
+
+void jw_init(json_writer *w);
+void jw_free(json_writer *w);
+/* key is NULL inside arrays and for the top-level value. */
+void jw_begin_object(json_writer *w, const char *key);
+void jw_end_object(json_writer *w);
+void jw_begin_array(json_writer *w, const char *key);
+void jw_end_array(json_writer *w);
+void jw_string(json_writer *w, const char *key, const char *value);
+void jw_number(json_writer *w, const char *key, double value);
+void jw_int(json_writer *w, const char *key, long value);
+void jw_null(json_writer *w, const char *key);
+/* An array of n numbers on one line. */
+void jw_numbers(json_writer *w, const char *key, const double *values, int n);
+/* Write the text and a newline to fp; returns 0, or nonzero (nothing written) if the writer failed. */
+int jw_print(json_writer *w, FILE *fp);
+
+#endif /* SOADYN_CLI_JSON_WRITER_H */

@@ -1,0 +1,50 @@
+/*
+ * cli/main.c — the `soadyn` command: picks the subcommand and hands it the rest of the arguments.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage[] =
+    "usage: soadyn COMMAND [options] MODEL\n"
+    "\n"
+    "Multibody dynamics by Spatial Operator Algebra. MODEL is a URDF file.\n"
+    "\n"
+    "commands:\n"
+    "  info       describe a model: bodies, hinges, tree, serial chains, mass-matrix sparsity\n"
+    "  eval       evaluate the dynamics at one state (mass matrix, forward/inverse dynamics, ...)\n"
+    "  simulate   integrate the motion in time; CSV output and plots\n"
+    "  bench      time each algorithm on a model\n"
+    "\n"
+    "`soadyn COMMAND --help` describes a command's options.\n"
+    "exit status: 0 ok, 1 usage error, 2 model error, 3 run-time failure,\n"
+    "             130/143 simulate interrupted by SIGINT/SIGTERM\n";
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} command;
+
+static const command commands[] = {
+    {"info", cmd_info}, {"eval", cmd_eval}, {"simulate", cmd_simulate}, {"bench", cmd_bench}};
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return CLI_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+        fputs(usage, stdout);
+        return CLI_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("soadyn %s\n", SOADYN_VERSION);
+        return CLI_OK;
+    }
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); ++i)
+        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "soadyn: unknown command '%s'\n\n%s", argv[1], usage);
+    return CLI_USAGE;
+}
