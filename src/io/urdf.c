@@ -288,22 +288,22 @@ static sd_status parse_inertial(const parse_ctx *pc, const xmlNode *node, const 
     return SD_OK;
 }
 
-/* Room for one more element in a growing array. */
-static int grow(void **items, int *cap, int count, size_t size)
+/* items, with room for one more element: the same or a larger block; NULL when out of memory
+ * (items is then still valid). */
+static void *grow(void *items, int *cap, int count, size_t size)
 {
-    if (count < *cap) return 1;
+    if (count < *cap) return items;
     int new_cap = *cap > 0 ? 2 * *cap : 16;
-    void *p = realloc(*items, (size_t)new_cap * size);
-    if (p == NULL) return 0;
-    *items = p;
-    *cap = new_cap;
-    return 1;
+    void *p = realloc(items, (size_t)new_cap * size);
+    if (p != NULL) *cap = new_cap;
+    return p;
 }
 
 static sd_status parse_link(const parse_ctx *pc, const xmlNode *node, sd_urdf_robot *robot)
 {
-    if (!grow((void **)&robot->links, &robot->links_cap, robot->nlinks, sizeof(sd_urdf_link)))
-        return out_of_memory(pc);
+    sd_urdf_link *links = grow(robot->links, &robot->links_cap, robot->nlinks, sizeof *links);
+    if (links == NULL) return out_of_memory(pc);
+    robot->links = links;
     sd_urdf_link *link = &robot->links[robot->nlinks];
     memset(link, 0, sizeof *link);
     link->line = line_of(node);
@@ -432,8 +432,9 @@ static sd_status parse_joint_body(const parse_ctx *pc, const xmlNode *node, cons
 
 static sd_status parse_joint(const parse_ctx *pc, const xmlNode *node, sd_urdf_robot *robot)
 {
-    if (!grow((void **)&robot->joints, &robot->joints_cap, robot->njoints, sizeof(sd_urdf_joint)))
-        return out_of_memory(pc);
+    sd_urdf_joint *joints = grow(robot->joints, &robot->joints_cap, robot->njoints, sizeof *joints);
+    if (joints == NULL) return out_of_memory(pc);
+    robot->joints = joints;
     sd_urdf_joint *j = &robot->joints[robot->njoints++]; /* owned by the robot from here on */
     memset(j, 0, sizeof *j);
     j->line = line_of(node);
