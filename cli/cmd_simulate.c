@@ -176,7 +176,8 @@ static void print_summary(const sd_model *m, const sd_sim_options *so, const sd_
     printf(")\n");
     printf("simulated time   %.6g s%s\n", simulated, st->stop_reason != SD_STOP_NONE ? " (stopped early)" : "");
     printf("wall time        %.6g s\n", wall);
-    printf("real-time factor %.4g\n", wall > 0 ? simulated / wall : INFINITY);
+    printf("real-time factor %.4g (%.4g steps/s)\n", wall > 0 ? simulated / wall : INFINITY,
+           wall > 0 ? (double)st->steps / wall : INFINITY);
     printf("energy start     %.12g J\n", e0);
     printf("energy end       %.12g J\n", e1);
     const double scale = fabs(e0) > 1e-300 ? fabs(e0) : 1.0; /* a zero start: the drift is absolute */
@@ -187,7 +188,7 @@ static void print_summary(const sd_model *m, const sd_sim_options *so, const sd_
 }
 
 /* Finish the outputs; returns the exit status of the run. */
-static int finish(const sd_model *m, const sim_args *a, sim_out *o, sd_status run_status, const sd_error *run_err,
+static int finish(const sim_args *a, sim_out *o, sd_status run_status, const sd_error *run_err,
                   const sd_sim_stats *st)
 {
     int rc = CLI_OK;
@@ -219,7 +220,6 @@ static int finish(const sd_model *m, const sim_args *a, sim_out *o, sd_status ru
     if (truncated && st->stop_reason == SD_STOP_FLAG)
         fprintf(stderr, "soadyn simulate: %s at t = %.6g s%s\n", note, st->t_end,
                 a->output ? "; the CSV ends there" : "");
-    (void)m;
     return rc;
 }
 
@@ -250,10 +250,12 @@ static int run_simulation(sd_model *m, const sim_args *a, sd_sim_options *so)
     if (rc == CLI_OK && a->plot && !(o.traj = sd_trajectory_new(m))) rc = CLI_FAILURE;
     if (rc == CLI_OK) {
         so->tau = tau;
-        so->observer = observer;
-        so->observer_user = &o;
         so->stop = &stop_signal;
         o.progress = isatty(STDERR_FILENO);
+        if (o.csv || o.traj || o.progress) { /* samples cost a kinematics pass: only when wanted */
+            so->observer = observer;
+            so->observer_user = &o;
+        }
         o.t0 = so->t0;
         o.duration = so->duration;
         install_handlers();
@@ -262,7 +264,7 @@ static int run_simulation(sd_model *m, const sim_args *a, sd_sim_options *so)
         const double w0 = wall_now();
         const sd_status s = sd_simulate(m, so, q, u, &st, &err);
         const double wall = wall_now() - w0;
-        rc = finish(m, a, &o, s, &err, &st);
+        rc = finish(a, &o, s, &err, &st);
         if (s == SD_OK) print_summary(m, so, &st, wall);
     }
     sd_csv_close(o.csv, NULL, NULL);
