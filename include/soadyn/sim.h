@@ -38,6 +38,8 @@
 extern "C" {
 #endif
 
+#pragma GCC visibility push(default)
+
 /* ---------------------------------------------------------------- integration */
 
 typedef enum sd_integrator {
@@ -166,6 +168,8 @@ size_t sd_trajectory_length(const sd_trajectory *trajectory);
  * (pngcairo) or ".svg" (svgcairo). Two panels: every joint coordinate against time (legend with the
  * coordinate labels), and the kinetic, potential and total energy against time. */
 sd_status sd_plot_trajectory(const sd_trajectory *trajectory, const char *path, sd_error *err);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }
