@@ -87,8 +87,8 @@ typedef struct sd_sim_options {
     void *control_user;
     sd_observer_fn observer;       /* NULL: no output */
     void *observer_user;
-    /* NULL, or a flag that stops the run when nonzero (checked after every step; a signal handler
-     * may set it). */
+    /* NULL, or a flag that stops the run when nonzero (checked after every RK4 step, and after
+     * every dt output interval for CVODE); a signal handler may set it. */
     const volatile sig_atomic_t *stop;
 } sd_sim_options;
 
@@ -108,7 +108,7 @@ typedef struct sd_sim_stats {
     double t_end;                /* time reached, s */
     sd_stop_reason stop_reason;
     double energy_start, energy_end; /* kinetic + potential at the start and at t_end, J */
-    double max_quat_norm_error;  /* largest | |quat| - 1 | over all observed samples */
+    double max_quat_norm_error;  /* largest | |quat| - 1 | at every RK4 step / CVODE output time */
 } sd_sim_stats;
 
 /* Integrate from (q, u) at options->t0 for options->duration. On return q and u hold the state at
