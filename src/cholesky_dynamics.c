@@ -15,6 +15,11 @@ sd_status sd_forward_dynamics_cholesky(const sd_model *m, sd_data *d, const doub
     if (!m || !d || !q || !tau || !qdd)
         return sd_data_fail(d, SD_E_ARGUMENT, "sd_forward_dynamics_cholesky: NULL argument");
     const int nv = m->nv;
+    if (nv > SD_DENSE_MAX_NV)
+        return sd_data_fail(d, SD_E_NOT_SUPPORTED,
+                            "sd_forward_dynamics_cholesky: nv = %d is past the dense reference path's limit of %d; "
+                            "use the O(N) sd_forward_dynamics",
+                            nv, SD_DENSE_MAX_NV);
     sd_status st = sd_bias_forces(m, d, q, u, f_ext, qdd); /* qdd holds C for now */
     if (st != SD_OK) return st;
     if ((st = sd_mass_matrix(m, d, q, d->dense)) != SD_OK) return st;

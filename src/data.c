@@ -54,7 +54,8 @@ static size_t layout(sd_data *d, const sd_model *m, char *base, int nbranch)
     d->branch_slot = carve(c, n, sizeof(int));
     d->psi = carve(c, 36 * n, sizeof(double));
     d->Y = carve(c, 36 * n, sizeof(double));
-    d->dense = carve(c, nv * nv, sizeof(double));
+    /* the dense reference path (Cholesky forward dynamics) only for models it can serve */
+    d->dense = carve(c, nv <= SD_DENSE_MAX_NV ? nv * nv : 1, sizeof(double));
     d->vec = carve(c, 4 * nv, sizeof(double));
     d->prescribed_none = carve(c, n, 1);
     return c->used;

@@ -25,6 +25,9 @@
 #include <soadyn/soadyn.h>
 
 #define SD_PI 3.14159265358979323846
+/* Largest nv for which the workspace holds a dense nv x nv matrix (128 MiB): beyond it the O(N^3)
+ * Cholesky forward dynamics says it is not offered instead of allocating gigabytes. */
+#define SD_DENSE_MAX_NV 4096
 
 struct sd_model {
     char *name;

@@ -75,6 +75,56 @@ static inline int test_check_array(const double *a, const double *b, int n, doub
     return 0;
 }
 
+/* An estimate of the 2-norm condition number of a symmetric positive definite A (row-major n x n)
+ * with Cholesky factor L: power iteration for the largest eigenvalue, inverse iteration (through
+ * L) for the smallest. Two exact algorithms agree on a solve only to about cond(A) eps, so tests
+ * on large ill-conditioned random trees let their tolerance grow past cond ~ 1e5 with
+ * test_cond_tolerance(). */
+static inline double test_cond_estimate(const double *A, const double *L, int n)
+{
+    if (n == 0) return 1.0;
+    double *x = malloc((size_t)n * sizeof(double)), *y = malloc((size_t)n * sizeof(double));
+    double lmax = 0, lmin_inv = 0;
+    for (int pass = 0; pass < 2; ++pass) {
+        for (int i = 0; i < n; ++i) x[i] = 1.0 + 0.1 * (i % 7);
+        double lambda = 0;
+        for (int it = 0; it < 60; ++it) {
+            double norm = 0;
+            for (int i = 0; i < n; ++i) norm += x[i] * x[i];
+            norm = sqrt(norm);
+            for (int i = 0; i < n; ++i) x[i] /= norm;
+            if (pass == 0) {
+                for (int i = 0; i < n; ++i) {
+                    double s = 0;
+                    for (int j = 0; j < n; ++j) s += A[i * n + j] * x[j];
+                    y[i] = s;
+                }
+            } else { /* y = A^-1 x = L^-T L^-1 x */
+                for (int i = 0; i < n; ++i) {
+                    double s = x[i];
+                    for (int k = 0; k < i; ++k) s -= L[i * n + k] * y[k];
+                    y[i] = s / L[i * n + i];
+                }
+                for (int i = n - 1; i >= 0; --i) {
+                    double s = y[i];
+                    for (int k = i + 1; k < n; ++k) s -= L[k * n + i] * y[k];
+                    y[i] = s / L[i * n + i];
+                }
+            }
+            lambda = 0;
+            for (int i = 0; i < n; ++i) lambda += x[i] * y[i];
+            for (int i = 0; i < n; ++i) x[i] = y[i];
+        }
+        if (pass == 0) lmax = lambda;
+        else lmin_inv = lambda;
+    }
+    free(x);
+    free(y);
+    return lmax * lmin_inv;
+}
+
+static inline double test_cond_tolerance(double tol, double cond) { return tol * fmax(1.0, cond / 1e5); }
+
 static inline int test_summary(const char *name)
 {
     printf("%s: %d passed, %d failed\n", name, test_passed_count, test_failed_count);

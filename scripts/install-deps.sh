@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Install what soadyn needs from Debian's packages, only if something is missing.
+# Runs as root (as CI does) or through sudo.
+set -euo pipefail
+packages=(build-essential cmake pkg-config libxml2-dev libsundials-dev libplplot-dev plplot-driver-cairo python3)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"

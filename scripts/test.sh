@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The whole test suite: installs dependencies if missing, builds with warnings as errors, runs every
+# test (the shared-model tests skip with a message when ../shared/models is absent), then builds and
+# runs the suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+jobs=$(nproc 2>/dev/null || echo 2)
+
+echo "== build (Release, -Werror) =="
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSOADYN_WERROR=ON >/dev/null
+cmake --build build -j"$jobs"
+echo "== tests =="
+ctest --test-dir build --output-on-failure -j"$jobs"
+
+echo "== build (ASan + UBSan) =="
+cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DSOADYN_SANITIZE=ON -DSOADYN_WERROR=ON \
+      -DSOADYN_BUILD_BENCH=OFF >/dev/null
+cmake --build build-sanitize -j"$jobs"
+echo "== tests under the sanitizers =="
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+LSAN_OPTIONS=suppressions="$PWD/tests/sim/lsan.supp" \
+  ctest --test-dir build-sanitize --output-on-failure -j"$jobs"
