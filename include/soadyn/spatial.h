@@ -320,34 +320,56 @@ static inline void sd_sym6_mul(const double I[36], const double v[6], double out
                  I[6 * i + 4] * v[4] + I[6 * i + 5] * v[5];
 }
 
+/* out = p x (each column of M), i.e. [p x] M (3x3 row-major; out must not alias M) */
+static inline void sd_m3_skew_mul(const double p[3], const double M[9], double out[9])
+{
+    for (int j = 0; j < 3; ++j) {
+        out[j] = p[1] * M[6 + j] - p[2] * M[3 + j];
+        out[3 + j] = p[2] * M[j] - p[0] * M[6 + j];
+        out[6 + j] = p[0] * M[3 + j] - p[1] * M[j];
+    }
+}
+
 /* acc += phi(parent, child) I phi*(parent, child): a symmetric 6x6 inertia-like quantity held in the
  * child frame (a composite or articulated inertia), moved to the parent frame and added to acc.
  * With the child blocks rotated into parent axes, A' = R A R^T, B' = R B R^T, C' = R C R^T, and
- * [p x] the shift, the parent blocks are [A' + [p x]B'^T - B'[p x] - [p x]C'[p x], B' + [p x]C'; ., C']. */
+ * [p x] the shift, the parent blocks are
+ *   [A' + S + S^T - [p x]C'[p x],  B' + [p x]C';  (.)^T,  C'],   S = [p x] B'^T,
+ * using -B'[p x] = ([p x] B'^T)^T. Symmetry halves the work on A' and C'. */
 static inline void sd_sym6_add_to_parent(const sd_transform *X, const double I[36], double acc[36])
 {
-    double A[9], B[9], C[9], T[9], A2[9], B2[9], C2[9];
+    const double *R = X->R, *p = X->p;
+    double T[9], A2[9], B2[9], C2[9];
+    for (int i = 0; i < 3; ++i) /* T = R A */
+        for (int j = 0; j < 3; ++j) T[3 * i + j] = R[3 * i] * I[j] + R[3 * i + 1] * I[6 + j] + R[3 * i + 2] * I[12 + j];
+    for (int i = 0; i < 3; ++i) /* A2 = T R^T, upper triangle mirrored */
+        for (int j = i; j < 3; ++j)
+            A2[3 * i + j] = A2[3 * j + i] = T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2];
+    for (int i = 0; i < 3; ++i) /* T = R C */
+        for (int j = 0; j < 3; ++j)
+            T[3 * i + j] = R[3 * i] * I[21 + j] + R[3 * i + 1] * I[27 + j] + R[3 * i + 2] * I[33 + j];
+    for (int i = 0; i < 3; ++i)
+        for (int j = i; j < 3; ++j)
+            C2[3 * i + j] = C2[3 * j + i] = T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2];
+    for (int i = 0; i < 3; ++i) /* T = R B */
+        for (int j = 0; j < 3; ++j)
+            T[3 * i + j] = R[3 * i] * I[3 + j] + R[3 * i + 1] * I[9 + j] + R[3 * i + 2] * I[15 + j];
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+            B2[3 * i + j] = T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2];
+    double PC[9], Bt[9], S[9], CPt[9];
+    sd_m3_skew_mul(p, C2, PC);                  /* [p x] C' */
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) Bt[3 * i + j] = B2[3 * j + i];
+    sd_m3_skew_mul(p, Bt, S);                   /* S = [p x] B'^T */
+    double PCt[9];
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) PCt[3 * i + j] = PC[3 * j + i];
+    sd_m3_skew_mul(p, PCt, CPt);                /* [p x] ([p x] C')^T = -([p x] C' [p x])^T */
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) {
-            A[3 * i + j] = I[6 * i + j];
-            B[3 * i + j] = I[6 * i + 3 + j];
-            C[3 * i + j] = I[6 * (3 + i) + 3 + j];
-        }
-    const double *R = X->R;
-    sd_m3_mul(R, A, T); sd_m3_mul_t(T, R, A2);
-    sd_m3_mul(R, B, T); sd_m3_mul_t(T, R, B2);
-    sd_m3_mul(R, C, T); sd_m3_mul_t(T, R, C2);
-    /* PC = [p x] C2, then B3 = B2 + PC, A3 = A2 + [p x] B2^T - B2 [p x] - PC [p x] */
-    const double *p = X->p;
-    double P[9], PC[9], PB[9], BP[9], PCP[9];
-    sd_m3_skew(p, P);
-    sd_m3_mul(P, C2, PC);
-    sd_m3_mul_t(P, B2, PB);
-    sd_m3_mul(B2, P, BP);
-    sd_m3_mul(PC, P, PCP);
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) {
-            const double a = A2[3 * i + j] + PB[3 * i + j] - BP[3 * i + j] - PCP[3 * i + j];
+            /* -[p x] C' [p x] = CPt^T */
+            const double a = A2[3 * i + j] + S[3 * i + j] + S[3 * j + i] + CPt[3 * j + i];
             const double b = B2[3 * i + j] + PC[3 * i + j];
             acc[6 * i + j] += a;
             acc[6 * i + 3 + j] += b;
