@@ -127,7 +127,8 @@ static void check_spinning_body(void)
     double wt[3] = {0, 0, 7.0 * T}, e[4], expect[4];
     sd_quat_exp(wt, e);
     sd_quat_mul(q0, e, expect);
-    CHECK_CLOSE(sqrt(q[3] * q[3] + q[4] * q[4] + q[5] * q[5] + q[6] * q[6]), 1.0, 1e-14);
+    /* never renormalised: only round-off of 3000 quaternion products may move the norm */
+    CHECK_CLOSE(sqrt(q[3] * q[3] + q[4] * q[4] + q[5] * q[5] + q[6] * q[6]), 1.0, 1e-12);
     CHECK_ARRAY_CLOSE(q + 3, expect, 4, 1e-10, "spinning body quaternion vs q0 exp(w t)");
     CHECK_CLOSE(u[2], 7.0, 1e-12);
     sd_data_free(d);
