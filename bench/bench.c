@@ -256,7 +256,7 @@ static void robot_row(const char *label, const sd_model *m, int batches)
                  abane = time_fn(run_aba_then_ne, &c, batches), chol = time_fn(run_chol_fd, &c, batches),
                  minv = time_fn(run_minv, &c, batches), ref = time_fn(run_crba_chol_inverse, &c, batches),
                  det = time_fn(run_det, &c, batches);
-    printf("| %-22s | %3d | %7.0f | %7.0f | %7.0f | %7.0f (+%.0f%%) | %7.0f (+%.0f%%) | %7.0f | %7.0f | %7.0f | %7.0f |\n",
+    printf("| %-22s | %3d | %7.0f | %7.0f | %7.0f | %7.0f (%+.0f%%) | %7.0f (%+.0f%%) | %7.0f | %7.0f | %7.0f | %7.0f |\n",
            label, sd_model_nv(m), id, crba, aba, abaf, 100 * (abaf / aba - 1), abane, 100 * (abane / aba - 1), chol,
            minv, ref, det);
     fflush(stdout);
