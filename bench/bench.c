@@ -16,6 +16,8 @@
 
 #include <soadyn/soadyn.h>
 
+#include "internal.h" /* the dense Cholesky kernels, for the O(N^3) reference rows */
+
 #ifndef SOADYN_SOURCE_DIR
 #define SOADYN_SOURCE_DIR "."
 #endif
@@ -63,37 +65,13 @@ static void run_det(bench_case *c)
     sd_mass_matrix_determinant(c->m, c->d, c->q, NULL, &logdet);
     c->out[0] = logdet;
 }
-/* The reference for M^-1: mass matrix, Cholesky factorisation, inverse of the factors. */
+/* The reference for M^-1: mass matrix, dense Cholesky factorisation, inverse from the factors. */
 static void run_crba_chol_inverse(bench_case *c)
 {
     const int nv = sd_model_nv(c->m);
-    double *A = c->M;
-    sd_mass_matrix(c->m, c->d, c->q, A);
-    for (int j = 0; j < nv; ++j) { /* Cholesky, lower, in place */
-        double djj = A[j * nv + j];
-        for (int k = 0; k < j; ++k) djj -= A[j * nv + k] * A[j * nv + k];
-        const double ljj = sqrt(djj);
-        A[j * nv + j] = ljj;
-        for (int i = j + 1; i < nv; ++i) {
-            double s = A[i * nv + j];
-            for (int k = 0; k < j; ++k) s -= A[i * nv + k] * A[j * nv + k];
-            A[i * nv + j] = s / ljj;
-        }
-    }
-    for (int j = 0; j < nv; ++j) { /* L^-1 in place, then L^-T L^-1 */
-        A[j * nv + j] = 1.0 / A[j * nv + j];
-        for (int i = j + 1; i < nv; ++i) {
-            double s = 0.0;
-            for (int k = j; k < i; ++k) s -= A[i * nv + k] * A[k * nv + j];
-            A[i * nv + j] = s / A[i * nv + i];
-        }
-    }
-    for (int i = 0; i < nv; ++i)
-        for (int j = 0; j <= i; ++j) {
-            double s = 0.0;
-            for (int k = i; k < nv; ++k) s += A[k * nv + i] * A[k * nv + j];
-            A[j * nv + i] = s;
-        }
+    sd_mass_matrix(c->m, c->d, c->q, c->M);
+    sd_cholesky_factor(c->M, nv, 0.0);
+    sd_cholesky_inverse(c->M, nv);
 }
 
 /* Median ns per call of fn over `batches` batches sized to take about 2 ms each. */
