@@ -155,6 +155,19 @@ static void add_link(sd_builder *b, const char *name, const char *parent, sd_hin
     }
 }
 
+/* Build the model and free the builder; a failure is a bug in this program, so it stops. */
+static sd_model *build_or_exit(sd_builder *b)
+{
+    sd_model *m = NULL;
+    sd_error err;
+    if (sd_builder_build(b, &m, &err) != SD_OK) {
+        fprintf(stderr, "bench: %s\n", err.message);
+        exit(1);
+    }
+    sd_builder_free(b);
+    return m;
+}
+
 /* A free-base humanoid: pelvis (free), legs 2 x 6, waist 3, arms 2 x 7, neck 2: 31 revolute. */
 static sd_model *humanoid(void)
 {
@@ -194,14 +207,7 @@ static sd_model *humanoid(void)
     }
     add_link(b, "neck", "torso2", SD_HINGE_REVOLUTE, 0, 0, 0.4, 2, 0.5, -0.05);
     add_link(b, "head", "neck", SD_HINGE_REVOLUTE, 0, 0, 0.05, 1, 3.0, -0.2);
-    sd_model *m = NULL;
-    sd_error err;
-    if (sd_builder_build(b, &m, &err) != SD_OK) {
-        fprintf(stderr, "bench: %s\n", err.message);
-        exit(1);
-    }
-    sd_builder_free(b);
-    return m;
+    return build_or_exit(b);
 }
 
 /* A serial chain of n revolute bodies, axes alternating so that no two neighbours are parallel. */
@@ -214,14 +220,7 @@ static sd_model *chain(int n)
         add_link(b, name, k ? parent : NULL, SD_HINGE_REVOLUTE, 0, 0, k ? -0.1 : 0.0, k % 2 ? 1 : 0, 1.0, 0.1);
         memcpy(parent, name, sizeof name);
     }
-    sd_model *m = NULL;
-    sd_error err;
-    if (sd_builder_build(b, &m, &err) != SD_OK) {
-        fprintf(stderr, "bench: %s\n", err.message);
-        exit(1);
-    }
-    sd_builder_free(b);
-    return m;
+    return build_or_exit(b);
 }
 
 /* ---------------------------------------------------------------- tables */
