@@ -6,7 +6,12 @@
  * of mass, centre of mass and inertia, and every merged link stays reachable as a named frame on the
  * body it was merged into. Warnings (mimic joints loaded as independent joints, broken triangle
  * inequalities, zero-mass leaf links) are kept on the model: sd_model_nwarnings() / sd_model_warning().
- * Errors name the file, the line and the element.
+ * Errors name the file, the line and the element (for a body, the line of its <link>).
+ *
+ * The root: a root link named "world" is the inertial frame, not a body (a Drake-style file that
+ * names "world" as a parent without defining it gets one); links welded to it stay fixed bodies.
+ * Otherwise the root link is fixed to the inertial frame, or, with floating_base, attached by a
+ * free hinge (on a "world" root, the free hinge goes on the links welded to it).
  */
 #ifndef SOADYN_URDF_H
 #define SOADYN_URDF_H
