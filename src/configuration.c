@@ -31,6 +31,32 @@ double sd_normalize_configuration(const sd_model *m, double *q)
     return worst;
 }
 
+void sd_configuration_chart_rate(const sd_model *m, const double *delta, const double *u, double *delta_dot)
+{
+    for (int k = 0; k < m->n; ++k)
+        sd_hinge_chart_rate(m, k, delta + m->v_index[k], u + m->v_index[k], delta_dot + m->v_index[k]);
+}
+
+double sd_configuration_chart_angle(const sd_model *m, const double *delta)
+{
+    double worst = 0.0;
+    for (int k = 0; k < m->n; ++k) {
+        const double a = sd_hinge_chart_angle(m->hinge[k], delta + m->v_index[k]);
+        if (a > worst) worst = a;
+    }
+    return worst;
+}
+
+double sd_configuration_quaternion_error(const sd_model *m, const double *q)
+{
+    double worst = 0.0;
+    for (int k = 0; k < m->n; ++k) {
+        const double e = sd_hinge_quaternion_error(m->hinge[k], q + m->q_index[k]);
+        if (e > worst) worst = e;
+    }
+    return worst;
+}
+
 void sd_random_configuration(const sd_model *m, uint64_t *rng, double *q)
 {
     for (int k = 0; k < m->n; ++k) sd_hinge_random(m, k, rng, q + m->q_index[k]);

@@ -26,31 +26,41 @@ static sd_status riccati_step(const sd_model *m, sd_data *d, int k, int prescrib
         const double *S = d->S + 6 * vk;
         double *U = d->U + 6 * vk, *G = d->G + 6 * vk, *L = d->Dchol + 36 * k;
         double pscale = 0.0;
-        for (int i = 0; i < nk; ++i) sd_sym6_mul(P, S + 6 * i, U + 6 * i); /* U = P H* */
-        for (int i = 0; i < nk; ++i)
-            for (int j = 0; j < nk; ++j) L[i * nk + j] = sd_s6_dot(S + 6 * i, U + 6 * j); /* D = H U */
         for (int i = 0; i < 6; ++i) pscale = fmax(pscale, fabs(P[7 * i]));
-        if (sd_cholesky_factor(L, nk, 1e-13 * pscale) >= 0)
-            return sd_data_fail(d, SD_E_SINGULAR,
-                                "body '%s': articulated inertia D(k) of its hinge is singular (a massless "
-                                "subtree that the hinge can move freely)",
-                                m->desc[k].name);
-        /* G = U D^-1: each row of U solved against D (D symmetric) */
-        for (int r = 0; r < 6; ++r) {
-            double row[6];
-            for (int i = 0; i < nk; ++i) row[i] = U[6 * i + r];
-            sd_cholesky_solve(L, nk, row);
-            for (int i = 0; i < nk; ++i) G[6 * i + r] = row[i];
-        }
-        for (int r = 0; r < 6; ++r) /* P+ = P - G U^T (symmetric) */
-            for (int c = 0; c < 6; ++c) {
-                double s = P[6 * r + c];
-                for (int i = 0; i < nk; ++i) s -= G[6 * i + r] * U[6 * i + c];
-                Pplus[6 * r + c] = s;
+        for (int i = 0; i < nk; ++i) sd_sym6_mul(P, S + 6 * i, U + 6 * i); /* U = P H* */
+        if (nk == 1) { /* one speed, the common case: D is a number */
+            const double D = sd_s6_dot(S, U);
+            if (!(D > 1e-13 * pscale)) goto singular;
+            L[0] = sqrt(D);
+            const double Dinv = 1.0 / D;
+            for (int r = 0; r < 6; ++r) G[r] = U[r] * Dinv;
+            for (int r = 0; r < 6; ++r) /* P+ = P - G U^T: the upper half, mirrored */
+                for (int c = r; c < 6; ++c) Pplus[6 * r + c] = Pplus[6 * c + r] = P[6 * r + c] - G[r] * U[c];
+        } else {
+            for (int i = 0; i < nk; ++i)
+                for (int j = 0; j < nk; ++j) L[i * nk + j] = sd_s6_dot(S + 6 * i, U + 6 * j); /* D = H U */
+            if (sd_cholesky_factor(L, nk, 1e-13 * pscale) >= 0) goto singular;
+            for (int r = 0; r < 6; ++r) { /* G = U D^-1: each row of U solved against D (D symmetric) */
+                double row[6];
+                for (int i = 0; i < nk; ++i) row[i] = U[6 * i + r];
+                sd_cholesky_solve(L, nk, row);
+                for (int i = 0; i < nk; ++i) G[6 * i + r] = row[i];
             }
+            for (int r = 0; r < 6; ++r) /* P+ = P - G U^T, symmetric: the upper half, mirrored */
+                for (int c = r; c < 6; ++c) {
+                    double v = P[6 * r + c];
+                    for (int i = 0; i < nk; ++i) v -= G[6 * i + r] * U[6 * i + c];
+                    Pplus[6 * r + c] = Pplus[6 * c + r] = v;
+                }
+        }
     }
     if (m->parent[k] >= 0) sd_sym6_add_to_parent(&d->Xup[k], Pplus, d->P + 36 * m->parent[k]);
     return SD_OK;
+singular:
+    return sd_data_fail(d, SD_E_SINGULAR,
+                        "body '%s': articulated inertia D(k) of its hinge is singular (a massless subtree that the "
+                        "hinge can move freely)",
+                        m->desc[k].name);
 }
 
 sd_status sd_riccati_gather(const sd_model *m, sd_data *d, const unsigned char *prescribed)
@@ -72,7 +82,7 @@ sd_status sd_forward_dynamics_ex(const sd_model *m, sd_data *d, const double *q,
         return sd_data_fail(d, SD_E_ARGUMENT, "sd_forward_dynamics: the workspace belongs to another model");
     const unsigned char *pres = options && options->prescribed ? options->prescribed : d->prescribed_none;
     const int want_forces = options && options->interbody_forces;
-    sd_update_placements(m, d, q);
+    sd_update_placements(m, d, q, want_forces); /* world placements only to show forces in world axes */
     sd_update_velocities(m, d, q, u, f_ext);
     memcpy(d->P, m->M6, 36 * (size_t)m->n * sizeof(double));
     memset(d->z, 0, 6 * (size_t)m->n * sizeof(double));

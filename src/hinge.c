@@ -4,7 +4,8 @@
  * For a body k it yields the joint transform X_J(q) (the body frame placed in the joint frame),
  * the joint map H*(k) in the body frame (relative spatial velocity = H*(k) u(k), papers/README.md
  * "Hinges"), the velocity-dependent term d(H*)/dt u, and the configuration-space operations
- * (neutral, integrate, difference, normalise, random). No other file switches on hinge type.
+ * (neutral, integrate, difference, normalise, random) with the rates of the local chart
+ * q = q0 (+) delta that integrators work in. No other file switches on hinge type.
  *
  * Body-frame choices keep H* constant wherever possible (revolute, prismatic, spherical, free),
  * so that their d(H*)/dt u vanishes; universal and planar hinges have a q-dependent H*.
@@ -243,4 +244,55 @@ void sd_hinge_random(const sd_model *m, int k, uint64_t *rng, double *qk)
     default:
         break;
     }
+}
+
+/* phi_dot = Jr^-1(phi) omega: the rate of the rotation vector phi of quat0 exp(phi) when the body
+ * turns at omega (body axes); Jr^-1(phi) = 1 + 1/2 [phi x] + c(theta) [phi x]^2 with
+ * c(theta) = 1/theta^2 - (1 + cos theta) / (2 theta sin theta), the inverse right Jacobian of SO(3). */
+static void rotation_chart_rate(const double phi[3], const double omega[3], double phi_dot[3])
+{
+    const double theta2 = sd_v3_dot(phi, phi);
+    double c;
+    if (theta2 < 1e-8) {
+        c = 1.0 / 12.0 + theta2 / 720.0; /* series: the closed form loses digits near zero */
+    } else {
+        const double theta = sqrt(theta2);
+        c = 1.0 / theta2 - (1.0 + cos(theta)) / (2.0 * theta * sin(theta));
+    }
+    double a[3], b[3];
+    sd_v3_cross(phi, omega, a);
+    sd_v3_cross(phi, a, b);
+    for (int i = 0; i < 3; ++i) phi_dot[i] = omega[i] + 0.5 * a[i] + c * b[i];
+}
+
+void sd_hinge_chart_rate(const sd_model *m, int k, const double *delta, const double *uk, double *rate)
+{
+    switch (m->hinge[k]) {
+    case SD_HINGE_SPHERICAL:
+        rotation_chart_rate(delta, uk, rate);
+        break;
+    case SD_HINGE_FREE: { /* p = p0 + R(quat0) x: x_dot = exp(phi) v, the body velocity in base axes */
+        double e[4], R[9];
+        sd_quat_exp(delta, e);
+        sd_quat_to_m3(e, R);
+        rotation_chart_rate(delta, uk, rate);
+        sd_m3_mul_v(R, uk + 3, rate + 3);
+        break;
+    }
+    default: /* coordinates are plain numbers: delta_dot = u */
+        for (int i = 0; i < m->nv_k[k]; ++i) rate[i] = uk[i];
+        break;
+    }
+}
+
+double sd_hinge_chart_angle(sd_hinge_type type, const double *delta)
+{
+    return type == SD_HINGE_SPHERICAL || type == SD_HINGE_FREE ? sd_v3_norm(delta) : 0.0;
+}
+
+double sd_hinge_quaternion_error(sd_hinge_type type, const double *qk)
+{
+    if (type != SD_HINGE_SPHERICAL && type != SD_HINGE_FREE) return 0.0;
+    const double *w = type == SD_HINGE_FREE ? qk + 3 : qk;
+    return fabs(sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2] + w[3] * w[3]) - 1.0);
 }

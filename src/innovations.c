@@ -15,7 +15,7 @@
 sd_status sd_articulated_inertias(const sd_model *m, sd_data *d, const double *q)
 {
     if (!m || !d || !q) return sd_data_fail(d, SD_E_ARGUMENT, "sd_articulated_inertias: NULL argument");
-    sd_update_placements(m, d, q);
+    sd_update_placements(m, d, q, 1);
     return sd_riccati_gather(m, d, NULL);
 }
 

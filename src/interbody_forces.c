@@ -16,8 +16,10 @@ sd_status sd_interbody_force(const sd_model *m, const sd_data *d, int k, sd_forc
     if (frame == SD_FRAME_BODY) {
         memcpy(f, fk, 6 * sizeof(double));
     } else if (frame == SD_FRAME_WORLD) { /* world axes, still about the body origin */
-        sd_m3_mul_v(d->Xworld[k].R, fk, f);
-        sd_m3_mul_v(d->Xworld[k].R, fk + 3, f + 3);
+        double R[9];
+        sd_world_rotation(m, d, k, R);
+        sd_m3_mul_v(R, fk, f);
+        sd_m3_mul_v(R, fk + 3, f + 3);
     } else { /* the joint frame: the body frame is XJ in it, and Xup = placement * XJ */
         sd_transform XJ;
         sd_transform_inverse(&m->placement[k], &XJ);

@@ -41,6 +41,7 @@ struct sd_model {
     double *hinge_axes;   /* 9 per body: axis, axis2 (universal) or t1, t2 (planar) */
     double *mass, *com, *inertia_com; /* 1, 3, 9 per body */
     double *M6;           /* 36 per body: spatial inertia M(k) about the body origin */
+    double *rigid;        /* 13 per body: the same as (m, h, Io), for sd_rigid_inertia_mul */
     double *damping;      /* per speed */
     double gravity[3];
     double total_mass;
@@ -71,6 +72,7 @@ struct sd_data {
     double *dense;             /* nv x nv scratch (Cholesky forward dynamics) */
     double *vec;               /* 4 nv scratch */
     unsigned char *prescribed_none; /* all-zero flags, for the plain forward dynamics */
+    int world_valid;           /* Xworld matches the last placements */
     int alpha_has_gravity;
     int forces_valid;          /* f holds inter-body forces of the last dynamics call */
     char error[256];
@@ -95,11 +97,18 @@ void sd_hinge_integrate(const sd_model *m, int k, const double *qk, const double
 void sd_hinge_difference(const sd_model *m, int k, const double *q0, const double *q1, double *uk);
 double sd_hinge_normalize(sd_hinge_type type, double *qk);
 void sd_hinge_random(const sd_model *m, int k, uint64_t *rng, double *qk);
+/* The hinge's part of sd_configuration_chart_rate / _chart_angle / _quaternion_error. */
+void sd_hinge_chart_rate(const sd_model *m, int k, const double *delta, const double *uk, double *rate);
+double sd_hinge_chart_angle(sd_hinge_type type, const double *delta);
+double sd_hinge_quaternion_error(sd_hinge_type type, const double *qk);
 
 /* ---- shared sweeps ---- */
 
-/* Placements Xup, Xworld and H* of every body at q (the first step of every algorithm). */
-void sd_update_placements(const sd_model *m, sd_data *d, const double *q);
+/* Placements Xup and H* of every body at q (the first step of every algorithm), and the world
+ * placements Xworld when with_world is nonzero (the body-frame recursions do not need them). */
+void sd_update_placements(const sd_model *m, sd_data *d, const double *q, int with_world);
+/* The rotation of body k's axes in world axes, from Xworld or, when that is stale, from Xup. */
+void sd_world_rotation(const sd_model *m, const sd_data *d, int k, double R[9]);
 /* V(k) and a(k) and b(k) (with f_ext) at speeds u; u may be NULL (all zero). */
 void sd_update_velocities(const sd_model *m, sd_data *d, const double *q, const double *u,
                           const double *f_ext);

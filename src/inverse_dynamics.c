@@ -21,7 +21,7 @@ sd_status sd_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, co
     sd_status st = check(m, d, q, "sd_inverse_dynamics");
     if (st != SD_OK) return st;
     if (!tau) return sd_data_fail(d, SD_E_ARGUMENT, "sd_inverse_dynamics: NULL tau");
-    sd_update_placements(m, d, q);
+    sd_update_placements(m, d, q, 0);
     sd_update_velocities(m, d, q, u, f_ext);
     double a0[6];
     sd_base_acceleration(m, a0);
@@ -35,7 +35,7 @@ sd_status sd_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, co
             for (int i = 0; i < m->nv_k[k]; ++i)
                 for (int r = 0; r < 6; ++r) alpha[r] += S[6 * i + r] * qdd[m->v_index[k] + i];
         /* the body's own part of f(k) = M(k) alpha(k) + b(k); children are added in the gather */
-        sd_sym6_mul(m->M6 + 36 * k, alpha, f);
+        sd_rigid_inertia_mul(m->rigid + 13 * k, alpha, f);
         for (int r = 0; r < 6; ++r) f[r] += d->b[6 * k + r];
     }
     for (int k = m->n - 1; k >= 0; --k) { /* gather: f(k) += sum phi(k, j) f(j); T(k) = H(k) f(k) */

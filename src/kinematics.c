@@ -19,14 +19,30 @@ void sd_base_acceleration(const sd_model *m, double a0[6])
     a0[5] = -m->gravity[2];
 }
 
-void sd_update_placements(const sd_model *m, sd_data *d, const double *q)
+void sd_update_placements(const sd_model *m, sd_data *d, const double *q, int with_world)
 {
     for (int k = 0; k < m->n; ++k) {
         sd_transform XJ;
         sd_hinge_transform(m, k, q + m->q_index[k], &XJ, d->S + 6 * m->v_index[k]);
         sd_transform_compose(&m->placement[k], &XJ, &d->Xup[k]);
+        if (!with_world) continue;
         if (m->parent[k] < 0) d->Xworld[k] = d->Xup[k];
         else sd_transform_compose(&d->Xworld[m->parent[k]], &d->Xup[k], &d->Xworld[k]);
+    }
+    d->world_valid = with_world;
+}
+
+void sd_world_rotation(const sd_model *m, const sd_data *d, int k, double R[9])
+{
+    if (d->world_valid) {
+        memcpy(R, d->Xworld[k].R, 9 * sizeof(double));
+        return;
+    }
+    memcpy(R, d->Xup[k].R, 9 * sizeof(double));
+    for (int j = m->parent[k]; j >= 0; j = m->parent[j]) { /* R = R_up(j) R */
+        double t[9];
+        sd_m3_mul(d->Xup[j].R, R, t);
+        memcpy(R, t, sizeof t);
     }
 }
 
@@ -59,7 +75,7 @@ void sd_update_velocities(const sd_model *m, sd_data *d, const double *q, const 
             double c[6];
             sd_motion_cross(V, vJ, c);
             for (int r = 0; r < 6; ++r) a[r] += c[r];
-            sd_sym6_mul(m->M6 + 36 * k, V, MV);
+            sd_rigid_inertia_mul(m->rigid + 13 * k, V, MV);
             sd_force_cross(V, MV, b);
         }
         if (f_ext)
@@ -70,7 +86,7 @@ void sd_update_velocities(const sd_model *m, sd_data *d, const double *q, const 
 sd_status sd_kinematics(const sd_model *m, sd_data *d, const double *q, const double *u, const double *qdd)
 {
     if (!m || !d || !q) return sd_data_fail(d, SD_E_ARGUMENT, "sd_kinematics: NULL model, data or q");
-    sd_update_placements(m, d, q);
+    sd_update_placements(m, d, q, 1);
     sd_update_velocities(m, d, q, u, NULL);
     for (int k = 0; k < m->n; ++k) {
         double *alpha = d->alpha + 6 * k;
@@ -95,8 +111,9 @@ void sd_body_acceleration(const sd_model *m, const sd_data *d, int k, double acc
 {
     memcpy(acc, d->alpha + 6 * k, 6 * sizeof(double));
     if (d->alpha_has_gravity) { /* remove the base's -g, seen in body k's axes */
-        double g[3];
-        sd_m3t_mul_v(d->Xworld[k].R, m->gravity, g);
+        double g[3], R[9];
+        sd_world_rotation(m, d, k, R);
+        sd_m3t_mul_v(R, m->gravity, g);
         for (int i = 0; i < 3; ++i) acc[3 + i] += g[i];
     }
 }

@@ -38,6 +38,7 @@ void sd_model_free(sd_model *m)
     free(m->com);
     free(m->inertia_com);
     free(m->M6);
+    free(m->rigid);
     free(m->damping);
     free(m->desc);
     free(m);

@@ -41,7 +41,9 @@ const char *sd_data_error(const sd_data *data);
  * u and qdd may be NULL (taken as zero). Accelerations exclude gravity. */
 sd_status sd_kinematics(const sd_model *model, sd_data *data, const double *q, const double *u,
                         const double *qdd);
-/* World placement of a body, after sd_kinematics() or any algorithm that computes it. */
+/* World placement of a body, after sd_kinematics() (also kept by sd_mass_matrix(),
+ * sd_articulated_inertias() and forward dynamics with inter-body forces; the plain body-frame
+ * recursions of inverse and forward dynamics do not compute it). */
 const sd_transform *sd_body_placement(const sd_data *data, int body);
 /* Spatial velocity [omega; v] of a body, in its body frame at its origin (after sd_kinematics). */
 const double *sd_body_velocity(const sd_data *data, int body);

@@ -187,6 +187,17 @@ void sd_integrate_configuration(const sd_model *model, const double *q, const do
                                 double *q_out);
 /* u = q1 (-) q0, the constant speed that takes q0 to q1 in unit time (the inverse of the above). */
 void sd_difference_configuration(const sd_model *model, const double *q0, const double *q1, double *u);
+/* The local chart integrators work in: around any base q0, q = q0 (+) delta (delta has nv
+ * entries, sd_integrate_configuration with dt = 1). When the body speeds are u at that q, the chart
+ * coordinates move at delta_dot = J^-1(delta) u: u itself for plain coordinates, the inverse right
+ * Jacobian of SO(3) applied to the angular velocity for quaternions, exp(phi) v for a free
+ * hinge's position. A Runge-Kutta method applied to delta keeps its order on the manifold. */
+void sd_configuration_chart_rate(const sd_model *model, const double *delta, const double *u, double *delta_dot);
+/* The largest rotation angle (rad) held in chart coordinates delta; the chart is regular below 2 pi,
+ * so integrators re-base well before. */
+double sd_configuration_chart_angle(const sd_model *model, const double *delta);
+/* The largest | |quat| - 1 | of the quaternions in q (0 if none). */
+double sd_configuration_quaternion_error(const sd_model *model, const double *q);
 /* Rescale every quaternion in q to unit length; returns the largest |1 - |quat|| it found. */
 double sd_normalize_configuration(const sd_model *model, double *q);
 /* A random configuration: angles uniform in the joint limits where given, else in [-pi, pi];

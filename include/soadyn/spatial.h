@@ -312,6 +312,56 @@ static inline void sd_inertia_from_com(double m, const double c[3], const double
     }
 }
 
+/* A rigid body's spatial inertia about a frame's origin in 13 numbers: mass m, first moment
+ * h = m c (c the centre of mass), and the 3x3 rotational inertia Io about the origin. */
+static inline void sd_rigid_inertia_from_com(double m, const double c[3], const double Ic[9], double out[13])
+{
+    double M6[36];
+    sd_inertia_from_com(m, c, Ic, M6);
+    out[0] = m;
+    for (int i = 0; i < 3; ++i) {
+        out[1 + i] = m * c[i];
+        for (int j = 0; j < 3; ++j) out[4 + 3 * i + j] = M6[6 * i + j];
+    }
+}
+
+/* The 13-number rigid inertia of a body (mass m, centre of mass c and inertia Ic about it, in the
+ * child frame) expressed in the parent frame about the parent's origin:
+ *   c' = R c + p,  Io' = R Ic R^T + m (|c'|^2 1 - c' c'^T)  (parallel axes),  h' = m c'. */
+static inline void sd_rigid_inertia_to_parent(const sd_transform *X, double m, const double c[3], const double Ic[9],
+                                              double out[13])
+{
+    const double *R = X->R;
+    double cp[3], T[9];
+    sd_transform_point(X, c, cp);
+    sd_m3_mul(R, Ic, T);
+    const double c2 = sd_v3_dot(cp, cp);
+    out[0] = m;
+    for (int i = 0; i < 3; ++i) {
+        out[1 + i] = m * cp[i];
+        for (int j = i; j < 3; ++j) {
+            const double v = T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2] +
+                             m * ((i == j) * c2 - cp[i] * cp[j]);
+            out[4 + 3 * i + j] = out[4 + 3 * j + i] = v;
+        }
+    }
+}
+
+/* out = M V for a rigid inertia in the 13-number form: [Io omega + h x v; m v - h x omega], which
+ * is the 6x6 product with about two thirds of the multiplications (out must not alias V). */
+static inline void sd_rigid_inertia_mul(const double ri[13], const double V[6], double out[6])
+{
+    const double m = ri[0], *h = ri + 1, *Io = ri + 4;
+    double hxv[3], hxw[3];
+    sd_v3_cross(h, V + 3, hxv);
+    sd_v3_cross(h, V, hxw);
+    sd_m3_mul_v(Io, V, out);
+    for (int i = 0; i < 3; ++i) {
+        out[i] += hxv[i];
+        out[3 + i] = m * V[3 + i] - hxw[i];
+    }
+}
+
 /* out = I v for a symmetric 6x6 I (out must not alias v). */
 static inline void sd_sym6_mul(const double I[36], const double v[6], double out[6])
 {

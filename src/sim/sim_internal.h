@@ -15,22 +15,10 @@
 
 /* ---------------------------------------------------------------- chart (chart.c) */
 
-/* How one hinge's coordinates move with its speeds. */
-typedef enum sim_segment_kind {
-    SIM_SEG_VECTOR = 0, /* q[qi .. qi+n) += delta[vi .. vi+n) (revolute, prismatic, universal, planar) */
-    SIM_SEG_QUAT,       /* quat at q[qi] (w,x,y,z) = quat0 * exp(delta[vi .. vi+3)), omega in body axes */
-    SIM_SEG_FREE        /* position q[qi..qi+3) += R(quat0) delta[vi+3..vi+6), quat at q[qi+3] as above */
-} sim_segment_kind;
-
-typedef struct sim_segment {
-    sim_segment_kind kind;
-    int qi, vi, n; /* first coordinate, first speed, number of speeds */
-} sim_segment;
-
+/* The chart q = q0 (+) delta of the configuration manifold (the model layer defines it per hinge). */
 typedef struct sim_chart {
     const sd_model *model;
-    int nq, nv, nseg;
-    sim_segment *seg;
+    int nq, nv;
 } sim_chart;
 
 sd_status sim_chart_init(sim_chart *chart, const sd_model *model);
