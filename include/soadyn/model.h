@@ -200,7 +200,7 @@ double sd_configuration_chart_angle(const sd_model *model, const double *delta);
 double sd_configuration_quaternion_error(const sd_model *model, const double *q);
 /* Rescale every quaternion in q to unit length; returns the largest |1 - |quat|| it found. */
 double sd_normalize_configuration(const sd_model *model, double *q);
-/* A random configuration: angles uniform in the joint limits where given, else in [-pi, pi];
+/* A random configuration: angles uniform in the joint limits where given (lower < upper), else in [-pi, pi];
  * displacements in limits or [-1, 1]; uniformly random quaternions. *rng is a nonzero seed
  * that the call advances (xorshift64*), so runs are reproducible. */
 void sd_random_configuration(const sd_model *model, uint64_t *rng, double *q);
