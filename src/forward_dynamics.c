@@ -15,11 +15,16 @@
 #include "internal.h"
 
 /* One step of the 004 Eq 33 gather at body k, whose P(k) already holds M(k) plus the children's
- * phi P+ phi*: D = H P H*, G = P H* D^-1, P+ = P - G (P H*)*, then P+ is sent to the parent. */
-static sd_status riccati_step(const sd_model *m, sd_data *d, int k, int prescribed)
+ * phi P+ phi* (a leaf's P(k) is M(k), set here): D = H P H*, G = P H* D^-1, P+ = P - G (P H*)*,
+ * then P+ is sent to the parent, whose P starts as its M when its first child (the one with the
+ * largest index) arrives. Starting each P at the last moment, rather than in a pass of its own,
+ * keeps the sweep to one pass over memory, which is what limits trees of 10^4-10^5 bodies. P+ is
+ * kept only when the inter-body forces need it. */
+static sd_status riccati_step(const sd_model *m, sd_data *d, int k, int prescribed, int keep_pplus)
 {
     const int nk = m->nv_k[k], vk = m->v_index[k];
-    double *P = d->P + 36 * k, *Pplus = d->Pplus + 36 * k;
+    double *P = d->P + 36 * k, Pplus_local[36], *Pplus = keep_pplus ? d->Pplus + 36 * k : Pplus_local;
+    if (m->last_child[k] < 0) memcpy(P, m->M6 + 36 * k, 36 * sizeof(double));
     if (prescribed || nk == 0) {
         memcpy(Pplus, P, 36 * sizeof(double));
     } else {
@@ -54,7 +59,11 @@ static sd_status riccati_step(const sd_model *m, sd_data *d, int k, int prescrib
                 }
         }
     }
-    if (m->parent[k] >= 0) sd_sym6_add_to_parent(&d->Xup[k], Pplus, d->P + 36 * m->parent[k]);
+    const int p = m->parent[k];
+    if (p >= 0) {
+        if (m->last_child[p] == k) memcpy(d->P + 36 * p, m->M6 + 36 * p, 36 * sizeof(double));
+        sd_sym6_add_to_parent(&d->Xup[k], Pplus, d->P + 36 * p);
+    }
     return SD_OK;
 singular:
     return sd_data_fail(d, SD_E_SINGULAR,
@@ -65,9 +74,8 @@ singular:
 
 sd_status sd_riccati_gather(const sd_model *m, sd_data *d, const unsigned char *prescribed)
 {
-    memcpy(d->P, m->M6, 36 * (size_t)m->n * sizeof(double));
     for (int k = m->n - 1; k >= 0; --k) {
-        const sd_status st = riccati_step(m, d, k, prescribed && prescribed[k]);
+        const sd_status st = riccati_step(m, d, k, prescribed && prescribed[k], 0);
         if (st != SD_OK) return st;
     }
     return SD_OK;
@@ -84,10 +92,9 @@ sd_status sd_forward_dynamics_ex(const sd_model *m, sd_data *d, const double *q,
     const int want_forces = options && options->interbody_forces;
     sd_update_placements(m, d, q, want_forces); /* world placements only to show forces in world axes */
     sd_update_velocities(m, d, q, u, f_ext);
-    memcpy(d->P, m->M6, 36 * (size_t)m->n * sizeof(double));
     memset(d->z, 0, 6 * (size_t)m->n * sizeof(double));
     for (int k = m->n - 1; k >= 0; --k) { /* tips-to-base gather: 004 Eq 33 and Eq 58a-d */
-        const sd_status st = riccati_step(m, d, k, pres[k]);
+        const sd_status st = riccati_step(m, d, k, pres[k], want_forces);
         if (st != SD_OK) return st;
         const int nk = m->nv_k[k], vk = m->v_index[k];
         const double *S = d->S + 6 * vk, *P = d->P + 36 * k;

@@ -34,6 +34,7 @@ struct sd_model {
     int n, nq, nv;
     int *parent;          /* parent-first, depth-first preorder: parent[k] < k, subtrees contiguous */
     int *subtree_end;     /* bodies of k's subtree are k .. subtree_end[k]-1 */
+    int *last_child;      /* the child with the largest index (first reached by a gather), -1: leaf */
     int *q_index, *v_index, *nq_k, *nv_k;
     int *v_body;          /* body owning each speed */
     sd_hinge_type *hinge;

@@ -26,6 +26,7 @@ void sd_model_free(sd_model *m)
     free(m->name);
     free(m->parent);
     free(m->subtree_end);
+    free(m->last_child);
     free(m->q_index);
     free(m->v_index);
     free(m->nq_k);

@@ -399,6 +399,7 @@ static int model_alloc(sd_model *m, int n)
     const size_t N = (size_t)(n > 0 ? n : 1);
     m->parent = malloc(N * sizeof(int));
     m->subtree_end = malloc(N * sizeof(int));
+    m->last_child = malloc(N * sizeof(int));
     m->q_index = malloc(N * sizeof(int));
     m->v_index = malloc((N + 1) * sizeof(int));
     m->nq_k = malloc(N * sizeof(int));
@@ -412,7 +413,7 @@ static int model_alloc(sd_model *m, int n)
     m->M6 = malloc(N * 36 * sizeof(double));
     m->rigid = malloc(N * 13 * sizeof(double));
     m->desc = calloc(N, sizeof(sd_body_desc));
-    return m->parent && m->subtree_end && m->q_index && m->v_index && m->nq_k && m->nv_k && m->hinge &&
+    return m->parent && m->subtree_end && m->last_child && m->q_index && m->v_index && m->nq_k && m->nv_k && m->hinge &&
            m->placement && m->hinge_axes && m->mass && m->com && m->inertia_com && m->M6 && m->rigid && m->desc;
 }
 
@@ -471,6 +472,9 @@ static sd_status fill_speeds_and_subtrees(sd_model *m, sd_error *err)
             m->damping[m->v_index[k] + i] = m->desc[k].damping;
         }
     /* in preorder, k's subtree ends where the next body whose parent precedes k starts */
+    for (int k = 0; k < m->n; ++k) m->last_child[k] = -1;
+    for (int k = 0; k < m->n; ++k)
+        if (m->parent[k] >= 0) m->last_child[m->parent[k]] = k; /* increasing k: the last one stays */
     for (int k = 0; k < m->n; ++k) m->subtree_end[k] = k + 1;
     for (int k = m->n - 1; k >= 0; --k)
         if (m->parent[k] >= 0 && m->subtree_end[k] > m->subtree_end[m->parent[k]])
