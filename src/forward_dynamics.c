@@ -31,7 +31,10 @@ static sd_status riccati_step(const sd_model *m, sd_data *d, int k, int prescrib
         const double *S = d->S + 6 * vk;
         double *U = d->U + 6 * vk, *G = d->G + 6 * vk, *L = d->Dchol + 36 * k;
         double pscale = 0.0;
-        for (int i = 0; i < 6; ++i) pscale = fmax(pscale, fabs(P[7 * i]));
+        for (int i = 0; i < 6; ++i) { /* the diagonal's scale, for the singularity test */
+            const double a = fabs(P[7 * i]);
+            pscale = a > pscale ? a : pscale; /* not fmax(): that is a library call in the hot loop */
+        }
         for (int i = 0; i < nk; ++i) sd_sym6_mul(P, S + 6 * i, U + 6 * i); /* U = P H* */
         if (nk == 1) { /* one speed, the common case: D is a number */
             const double D = sd_s6_dot(S, U);
@@ -39,8 +42,8 @@ static sd_status riccati_step(const sd_model *m, sd_data *d, int k, int prescrib
             L[0] = sqrt(D);
             const double Dinv = 1.0 / D;
             for (int r = 0; r < 6; ++r) G[r] = U[r] * Dinv;
-            for (int r = 0; r < 6; ++r) /* P+ = P - G U^T: the upper half, mirrored */
-                for (int c = r; c < 6; ++c) Pplus[6 * r + c] = Pplus[6 * c + r] = P[6 * r + c] - G[r] * U[c];
+            for (int r = 0; r < 6; ++r) /* P+ = P - G U^T, whole rows (they vectorise) */
+                for (int c = 0; c < 6; ++c) Pplus[6 * r + c] = P[6 * r + c] - G[r] * U[c];
         } else {
             for (int i = 0; i < nk; ++i)
                 for (int j = 0; j < nk; ++j) L[i * nk + j] = sd_s6_dot(S + 6 * i, U + 6 * j); /* D = H U */

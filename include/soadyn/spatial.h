@@ -362,12 +362,14 @@ static inline void sd_rigid_inertia_mul(const double ri[13], const double V[6], 
     }
 }
 
-/* out = I v for a symmetric 6x6 I (out must not alias v). */
+/* out = I v for a symmetric 6x6 I (out must not alias v), summed as v_j times row j (= column j),
+ * which compilers turn into 6-wide vector operations. */
 static inline void sd_sym6_mul(const double I[36], const double v[6], double out[6])
 {
-    for (int i = 0; i < 6; ++i)
-        out[i] = I[6 * i] * v[0] + I[6 * i + 1] * v[1] + I[6 * i + 2] * v[2] + I[6 * i + 3] * v[3] +
-                 I[6 * i + 4] * v[4] + I[6 * i + 5] * v[5];
+    double acc[6] = {0, 0, 0, 0, 0, 0};
+    for (int j = 0; j < 6; ++j)
+        for (int i = 0; i < 6; ++i) acc[i] += v[j] * I[6 * j + i];
+    for (int i = 0; i < 6; ++i) out[i] = acc[i];
 }
 
 /* out = p x (each column of M), i.e. [p x] M (3x3 row-major; out must not alias M) */
