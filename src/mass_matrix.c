@@ -22,30 +22,28 @@ sd_status sd_mass_matrix(const sd_model *m, sd_data *d, const double *q, double 
      * gather is additions; R(k) starts as M(k) moved to the world. */
     for (int k = 0; k < m->n; ++k)
         sd_rigid_inertia_to_parent(&d->Xworld[k], m->mass[k], m->com + 3 * k, m->inertia_com + 9 * k, d->Rc + 13 * k);
+    /* Entries of unrelated bodies are zero (004 Sec 7): clear the lower triangle, row by row,
+     * and let the gather write the related ones. */
+    for (int r = 0; r < nv; ++r) memset(M + (size_t)r * nv, 0, (size_t)(r + 1) * sizeof(double));
     for (int k = m->n - 1; k >= 0; --k) {
         const int nk = m->nv_k[k], vk = m->v_index[k];
         const double *Rk = d->Rc + 13 * k;
         double X[36]; /* X = R(k) H*(k), 6 x nk column-major */
         for (int i = 0; i < nk; ++i) sd_rigid_inertia_mul(Rk, d->S_world + 6 * (vk + i), X + 6 * i);
-        for (int l = k; l >= 0; l = m->parent[l]) /* M(l, k) = M*(k, l) = H(l) phi(l, k) X, l = k first */
+        /* M(k, l) = H(l) phi(l, k) X for l = k and its ancestors: k's rows, the lower triangle
+         * (ancestors have smaller indices), written along rows so that a large M stays in cache */
+        for (int l = k; l >= 0; l = m->parent[l])
             for (int a = m->v_index[l]; a < m->v_index[l] + m->nv_k[l]; ++a)
-                for (int i = 0; i < nk; ++i) {
-                    const double v = sd_s6_dot(d->S_world + 6 * a, X + 6 * i);
-                    M[a * nv + vk + i] = v;
-                    M[(vk + i) * nv + a] = v;
-                }
+                for (int i = 0; i < nk; ++i) M[(vk + i) * nv + a] = sd_s6_dot(d->S_world + 6 * a, X + 6 * i);
         if (m->parent[k] >= 0) { /* R(parent) += R(k) */
             double *Rp = d->Rc + 13 * m->parent[k];
             for (int i = 0; i < 13; ++i) Rp[i] += Rk[i];
         }
     }
-    /* Zero the entries of unrelated bodies. In preorder, the bodies after k's subtree are neither
-     * its descendants nor its ancestors (those come before k), so their columns in k's rows, and
-     * the mirrored rows, are exactly the unrelated pairs. */
-    for (int k = 0; k < m->n; ++k) {
-        const int end = m->v_index[m->subtree_end[k]];
-        for (int row = m->v_index[k]; row < m->v_index[k] + m->nv_k[k]; ++row)
-            for (int c = end; c < nv; ++c) M[row * nv + c] = M[c * nv + row] = 0.0;
-    }
+    /* The upper triangle mirrors the lower, copied in tiles so that both stay in cache. */
+    for (int ib = 0; ib < nv; ib += 32)
+        for (int jb = 0; jb <= ib; jb += 32)
+            for (int i = ib; i < ib + 32 && i < nv; ++i)
+                for (int j = jb; j < jb + 32 && j < i; ++j) M[j * nv + i] = M[i * nv + j];
     return SD_OK;
 }
