@@ -79,6 +79,9 @@ struct sd_data {
     char error[256];
 };
 
+/* Free the strings a builder copied into a body description (model_builder.c). */
+void sd_body_desc_free_strings(sd_body_desc *d);
+
 /* Record a failure on the workspace and return its status. */
 sd_status sd_data_fail(sd_data *data, sd_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

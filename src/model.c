@@ -10,13 +10,7 @@ void sd_model_free(sd_model *m)
 {
     if (!m) return;
     if (m->desc)
-        for (int k = 0; k < m->n; ++k) {
-            free((char *)m->desc[k].name);
-            free((char *)m->desc[k].parent);
-            free((char *)m->desc[k].joint_name);
-            free((char *)m->desc[k].mimic_joint);
-            free((char *)m->desc[k].source_file);
-        }
+        for (int k = 0; k < m->n; ++k) sd_body_desc_free_strings(&m->desc[k]);
     for (int i = 0; i < m->nframes; ++i) free(m->frame_name[i]);
     for (size_t i = 0; i < m->nwarnings; ++i) free(m->warnings[i]);
     free(m->warnings);

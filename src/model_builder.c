@@ -64,7 +64,7 @@ sd_builder *sd_builder_new(void)
     return b;
 }
 
-static void free_desc_strings(sd_body_desc *d)
+void sd_body_desc_free_strings(sd_body_desc *d)
 {
     free((char *)d->name);
     free((char *)d->parent);
@@ -76,7 +76,7 @@ static void free_desc_strings(sd_body_desc *d)
 void sd_builder_free(sd_builder *b)
 {
     if (!b) return;
-    for (int i = 0; i < b->nbodies; ++i) free_desc_strings(&b->bodies[i]);
+    for (int i = 0; i < b->nbodies; ++i) sd_body_desc_free_strings(&b->bodies[i]);
     for (int i = 0; i < b->nframes; ++i) {
         free(b->frame_name[i]);
         free(b->frame_body[i]);
@@ -181,7 +181,7 @@ sd_status sd_builder_add_body(sd_builder *b, const sd_body_desc *desc, sd_error 
     d->source_file = dup_string(desc->source_file);
     if (!d->name || !d->joint_name || (desc->parent && desc->parent[0] && !d->parent) ||
         (desc->mimic_joint && !d->mimic_joint) || (desc->source_file && !d->source_file)) {
-        free_desc_strings(d);
+        sd_body_desc_free_strings(d);
         return sd_error_set(err, SD_E_MEMORY, "out of memory");
     }
     b->nbodies++;
