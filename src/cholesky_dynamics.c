@@ -12,8 +12,9 @@
 sd_status sd_forward_dynamics_cholesky(const sd_model *m, sd_data *d, const double *q, const double *u,
                                        const double *tau, const double *f_ext, double *qdd)
 {
-    if (!m || !d || !q || !tau || !qdd)
-        return sd_data_fail(d, SD_E_ARGUMENT, "sd_forward_dynamics_cholesky: NULL argument");
+    if (!tau || !qdd) return sd_data_fail(d, SD_E_ARGUMENT, "sd_forward_dynamics_cholesky: NULL tau or qdd");
+    sd_status st0 = sd_check_call(m, d, "sd_forward_dynamics_cholesky", q, u, NULL, tau, f_ext);
+    if (st0 != SD_OK) return st0;
     const int nv = m->nv;
     if (nv > SD_DENSE_MAX_NV)
         return sd_data_fail(d, SD_E_NOT_SUPPORTED,

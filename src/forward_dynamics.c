@@ -87,11 +87,12 @@ sd_status sd_riccati_gather(const sd_model *m, sd_data *d, const unsigned char *
 sd_status sd_forward_dynamics_ex(const sd_model *m, sd_data *d, const double *q, const double *u, double *tau,
                                  const double *f_ext, double *qdd, const sd_fd_options *options)
 {
-    if (!m || !d || !q || !tau || !qdd)
-        return sd_data_fail(d, SD_E_ARGUMENT, "sd_forward_dynamics: NULL model, data, q, tau or qdd");
-    if (d->model != m)
-        return sd_data_fail(d, SD_E_ARGUMENT, "sd_forward_dynamics: the workspace belongs to another model");
-    const unsigned char *pres = options && options->prescribed ? options->prescribed : d->prescribed_none;
+    if (!tau || !qdd) return sd_data_fail(d, SD_E_ARGUMENT, "sd_forward_dynamics: NULL tau or qdd");
+    /* with prescribed hinges, tau and qdd are part input and part output: only q, u, f_ext checked */
+    const int mixed = options && options->prescribed;
+    const sd_status st0 = sd_check_call(m, d, "sd_forward_dynamics", q, u, NULL, mixed ? NULL : tau, f_ext);
+    if (st0 != SD_OK) return st0;
+    const unsigned char *pres = mixed ? options->prescribed : d->prescribed_none;
     const int want_forces = options && options->interbody_forces;
     sd_update_placements(m, d, q, want_forces); /* world placements only to show forces in world axes */
     sd_update_velocities(m, d, q, u, f_ext);

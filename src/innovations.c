@@ -14,7 +14,8 @@
 
 sd_status sd_articulated_inertias(const sd_model *m, sd_data *d, const double *q)
 {
-    if (!m || !d || !q) return sd_data_fail(d, SD_E_ARGUMENT, "sd_articulated_inertias: NULL argument");
+    const sd_status st = sd_check_call(m, d, "sd_articulated_inertias", q, NULL, NULL, NULL, NULL);
+    if (st != SD_OK) return st;
     sd_update_placements(m, d, q, 1);
     return sd_riccati_gather(m, d, NULL);
 }

@@ -79,6 +79,11 @@ struct sd_data {
     char error[256];
 };
 
+/* The API-boundary checks of a dynamics call (arguments.c): q and the workspace required, and every
+ * array given (others may be NULL) finite; the failure names the argument and index. */
+sd_status sd_check_call(const sd_model *m, sd_data *d, const char *fn, const double *q, const double *u,
+                        const double *qdd, const double *tau, const double *f_ext);
+
 /* Free the strings a builder copied into a body description (model_builder.c). */
 void sd_body_desc_free_strings(sd_body_desc *d);
 

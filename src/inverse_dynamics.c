@@ -7,18 +7,10 @@
 
 #include "internal.h"
 
-/* Arguments checked at the API boundary of every dynamics call. */
-static sd_status check(const sd_model *m, sd_data *d, const double *q, const char *fn)
-{
-    if (!m || !d || !q) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL model, data or q", fn);
-    if (d->model != m) return sd_data_fail(d, SD_E_ARGUMENT, "%s: the workspace belongs to another model", fn);
-    return SD_OK;
-}
-
 sd_status sd_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u, const double *qdd,
                               const double *f_ext, double *tau)
 {
-    sd_status st = check(m, d, q, "sd_inverse_dynamics");
+    const sd_status st = sd_check_call(m, d, "sd_inverse_dynamics", q, u, qdd, NULL, f_ext);
     if (st != SD_OK) return st;
     if (!tau) return sd_data_fail(d, SD_E_ARGUMENT, "sd_inverse_dynamics: NULL tau");
     sd_update_placements(m, d, q, 0);

@@ -85,7 +85,8 @@ void sd_update_velocities(const sd_model *m, sd_data *d, const double *q, const 
 
 sd_status sd_kinematics(const sd_model *m, sd_data *d, const double *q, const double *u, const double *qdd)
 {
-    if (!m || !d || !q) return sd_data_fail(d, SD_E_ARGUMENT, "sd_kinematics: NULL model, data or q");
+    const sd_status st = sd_check_call(m, d, "sd_kinematics", q, u, qdd, NULL, NULL);
+    if (st != SD_OK) return st;
     sd_update_placements(m, d, q, 1);
     sd_update_velocities(m, d, q, u, NULL);
     for (int k = 0; k < m->n; ++k) {

@@ -11,7 +11,9 @@
 
 sd_status sd_mass_matrix(const sd_model *m, sd_data *d, const double *q, double *M)
 {
-    if (!m || !d || !q || !M) return sd_data_fail(d, SD_E_ARGUMENT, "sd_mass_matrix: NULL argument");
+    const sd_status st = sd_check_call(m, d, "sd_mass_matrix", q, NULL, NULL, NULL, NULL);
+    if (st != SD_OK) return st;
+    if (!M) return sd_data_fail(d, SD_E_ARGUMENT, "sd_mass_matrix: NULL M");
     const int nv = m->nv;
     sd_update_placements(m, d, q, 1);
     /* H*(l) in world axes about the world origin, where every phi(l, j) is the identity: the inner

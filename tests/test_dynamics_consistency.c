@@ -118,6 +118,33 @@ static void check_model(sd_model *m, uint64_t *rng, int dense_check)
     sd_data_free(d);
 }
 
+/* A NaN or infinity given to a dynamics call is an error naming the argument, never a NaN out. */
+static void check_non_finite_inputs(uint64_t *rng)
+{
+    sd_model *m = random_tree(rng, 6, RT_FREE_ROOT);
+    const int nq = sd_model_nq(m), nv = sd_model_nv(m);
+    sd_data *d = sd_data_new(m);
+    double *q = malloc((size_t)nq * 8), *u = malloc((size_t)nv * 8), *tau = malloc((size_t)nv * 8),
+           *qdd = malloc((size_t)nv * 8), *M = malloc((size_t)nv * nv * 8);
+    random_state(m, rng, q, u, tau);
+    q[2] = NAN;
+    CHECK(sd_forward_dynamics(m, d, q, u, tau, NULL, qdd) == SD_E_ARGUMENT);
+    CHECK(strstr(sd_data_error(d), "q[2]") != NULL);
+    CHECK(sd_mass_matrix(m, d, q, M) == SD_E_ARGUMENT);
+    CHECK(sd_inverse_dynamics(m, d, q, u, tau, NULL, qdd) == SD_E_ARGUMENT);
+    random_state(m, rng, q, u, tau);
+    u[nv - 1] = INFINITY;
+    CHECK(sd_inverse_dynamics(m, d, q, u, tau, NULL, qdd) == SD_E_ARGUMENT);
+    CHECK(strstr(sd_data_error(d), "u[") != NULL);
+    u[nv - 1] = 0.0;
+    tau[0] = NAN;
+    CHECK(sd_forward_dynamics_cholesky(m, d, q, u, tau, NULL, qdd) == SD_E_ARGUMENT);
+    CHECK(strstr(sd_data_error(d), "tau[0]") != NULL);
+    free(q); free(u); free(tau); free(qdd); free(M);
+    sd_data_free(d);
+    sd_model_free(m);
+}
+
 int main(void)
 {
     uint64_t rng = 12345;
@@ -131,5 +158,6 @@ int main(void)
             if (test_failed_count != before) fprintf(stderr, "  (model of %d bodies, flags %d)\n", sizes[s], flags);
             sd_model_free(m);
         }
+    check_non_finite_inputs(&rng);
     return test_summary("test_dynamics_consistency");
 }
