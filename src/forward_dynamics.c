@@ -24,7 +24,7 @@ static sd_status riccati_step(const sd_model *m, sd_data *d, int k, int prescrib
 {
     const int nk = m->nv_k[k], vk = m->v_index[k];
     double *P = d->P + 36 * k, Pplus_local[36], *Pplus = keep_pplus ? d->Pplus + 36 * k : Pplus_local;
-    if (m->last_child[k] < 0) memcpy(P, m->M6 + 36 * k, 36 * sizeof(double));
+    if (m->last_child[k] < 0) sd_rigid_inertia_to_sym6(m->rigid + 13 * k, P);
     if (prescribed || nk == 0) {
         memcpy(Pplus, P, 36 * sizeof(double));
     } else {
@@ -64,7 +64,7 @@ static sd_status riccati_step(const sd_model *m, sd_data *d, int k, int prescrib
     }
     const int p = m->parent[k];
     if (p >= 0) {
-        if (m->last_child[p] == k) memcpy(d->P + 36 * p, m->M6 + 36 * p, 36 * sizeof(double));
+        if (m->last_child[p] == k) sd_rigid_inertia_to_sym6(m->rigid + 13 * p, d->P + 36 * p);
         sd_sym6_add_to_parent(&d->Xup[k], Pplus, d->P + 36 * p);
     }
     return SD_OK;
@@ -94,8 +94,7 @@ sd_status sd_forward_dynamics_ex(const sd_model *m, sd_data *d, const double *q,
     if (st0 != SD_OK) return st0;
     const unsigned char *pres = mixed ? options->prescribed : d->prescribed_none;
     const int want_forces = options && options->interbody_forces;
-    sd_update_placements(m, d, q, want_forces); /* world placements only to show forces in world axes */
-    sd_update_velocities(m, d, q, u, f_ext);
+    sd_update_motion(m, d, q, u, f_ext, want_forces); /* world placements only to show forces in world axes */
     memset(d->z, 0, 6 * (size_t)m->n * sizeof(double));
     for (int k = m->n - 1; k >= 0; --k) { /* tips-to-base gather: 004 Eq 33 and Eq 58a-d */
         const sd_status st = riccati_step(m, d, k, pres[k], want_forces);

@@ -41,8 +41,7 @@ struct sd_model {
     sd_transform *placement;
     double *hinge_axes;   /* 9 per body: axis, axis2 (universal) or t1, t2 (planar) */
     double *mass, *com, *inertia_com; /* 1, 3, 9 per body */
-    double *M6;           /* 36 per body: spatial inertia M(k) about the body origin */
-    double *rigid;        /* 13 per body: the same as (m, h, Io), for sd_rigid_inertia_mul */
+    double *rigid;        /* 13 per body: spatial inertia M(k) about the body origin as (m, h = m c, Io) */
     double *damping;      /* per speed */
     double gravity[3];
     double total_mass;
@@ -118,9 +117,10 @@ double sd_hinge_quaternion_error(sd_hinge_type type, const double *qk);
 void sd_update_placements(const sd_model *m, sd_data *d, const double *q, int with_world);
 /* The rotation of body k's axes in world axes, from Xworld or, when that is stale, from Xup. */
 void sd_world_rotation(const sd_model *m, const sd_data *d, int k, double R[9]);
-/* V(k) and a(k) and b(k) (with f_ext) at speeds u; u may be NULL (all zero). */
-void sd_update_velocities(const sd_model *m, sd_data *d, const double *q, const double *u,
-                          const double *f_ext);
+/* Placements (as above) and V(k), a(k), b(k) (with f_ext) at speeds u in one scatter; u may be
+ * NULL (all zero). */
+void sd_update_motion(const sd_model *m, sd_data *d, const double *q, const double *u, const double *f_ext,
+                      int with_world);
 /* The articulated-body gather of 004 Eq 33 (P, D, G, P+) at the current placements, with the
  * prescribed hinges of 000 Sec 3 (P+ = P, no D inverse); NULL: none prescribed. */
 sd_status sd_riccati_gather(const sd_model *m, sd_data *d, const unsigned char *prescribed);

@@ -13,8 +13,7 @@ sd_status sd_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, co
     const sd_status st = sd_check_call(m, d, "sd_inverse_dynamics", q, u, qdd, NULL, f_ext);
     if (st != SD_OK) return st;
     if (!tau) return sd_data_fail(d, SD_E_ARGUMENT, "sd_inverse_dynamics: NULL tau");
-    sd_update_placements(m, d, q, 0);
-    sd_update_velocities(m, d, q, u, f_ext);
+    sd_update_motion(m, d, q, u, f_ext, 0);
     double a0[6];
     sd_base_acceleration(m, a0);
     for (int k = 0; k < m->n; ++k) { /* scatter */

@@ -19,16 +19,20 @@ void sd_base_acceleration(const sd_model *m, double a0[6])
     a0[5] = -m->gravity[2];
 }
 
+/* Xup(k) = joint placement * X_J(q), H*(k), and Xworld(k) when asked. */
+static void body_placement(const sd_model *m, sd_data *d, int k, const double *q, int with_world)
+{
+    sd_transform XJ;
+    sd_hinge_transform(m, k, q + m->q_index[k], &XJ, d->S + 6 * m->v_index[k]);
+    sd_transform_compose(&m->placement[k], &XJ, &d->Xup[k]);
+    if (!with_world) return;
+    if (m->parent[k] < 0) d->Xworld[k] = d->Xup[k];
+    else sd_transform_compose(&d->Xworld[m->parent[k]], &d->Xup[k], &d->Xworld[k]);
+}
+
 void sd_update_placements(const sd_model *m, sd_data *d, const double *q, int with_world)
 {
-    for (int k = 0; k < m->n; ++k) {
-        sd_transform XJ;
-        sd_hinge_transform(m, k, q + m->q_index[k], &XJ, d->S + 6 * m->v_index[k]);
-        sd_transform_compose(&m->placement[k], &XJ, &d->Xup[k]);
-        if (!with_world) continue;
-        if (m->parent[k] < 0) d->Xworld[k] = d->Xup[k];
-        else sd_transform_compose(&d->Xworld[m->parent[k]], &d->Xup[k], &d->Xworld[k]);
-    }
+    for (int k = 0; k < m->n; ++k) body_placement(m, d, k, q, with_world);
     d->world_valid = with_world;
 }
 
@@ -55,40 +59,50 @@ static void hinge_velocity(const sd_model *m, const sd_data *d, int k, const dou
         for (int r = 0; r < 6; ++r) vJ[r] += S[6 * i + r] * uk[i];
 }
 
-void sd_update_velocities(const sd_model *m, sd_data *d, const double *q, const double *u, const double *f_ext)
+/* V(k), a(k), b(k) of body k, whose parent's V is known. */
+static void body_velocities(const sd_model *m, sd_data *d, int k, const double *q, const double *u,
+                            const double *f_ext)
 {
-    for (int k = 0; k < m->n; ++k) {
-        double *V = d->V + 6 * k, *a = d->a + 6 * k, *b = d->b + 6 * k;
-        if (!u) {
-            memset(V, 0, 6 * sizeof(double));
-            memset(a, 0, 6 * sizeof(double));
-            memset(b, 0, 6 * sizeof(double));
-        } else {
-            double vJ[6], MV[6];
-            hinge_velocity(m, d, k, u, vJ);
-            if (m->parent[k] < 0) memcpy(V, vJ, sizeof vJ); /* the inertial frame does not move */
-            else {
-                sd_motion_to_child(&d->Xup[k], d->V + 6 * m->parent[k], V);
-                for (int r = 0; r < 6; ++r) V[r] += vJ[r];
-            }
-            sd_hinge_velocity_term(m, k, q + m->q_index[k], u + m->v_index[k], a);
-            double c[6];
-            sd_motion_cross(V, vJ, c);
-            for (int r = 0; r < 6; ++r) a[r] += c[r];
-            sd_rigid_inertia_mul(m->rigid + 13 * k, V, MV);
-            sd_force_cross(V, MV, b);
+    double *V = d->V + 6 * k, *a = d->a + 6 * k, *b = d->b + 6 * k;
+    if (!u) {
+        memset(V, 0, 6 * sizeof(double));
+        memset(a, 0, 6 * sizeof(double));
+        memset(b, 0, 6 * sizeof(double));
+    } else {
+        double vJ[6], MV[6];
+        hinge_velocity(m, d, k, u, vJ);
+        if (m->parent[k] < 0) memcpy(V, vJ, sizeof vJ); /* the inertial frame does not move */
+        else {
+            sd_motion_to_child(&d->Xup[k], d->V + 6 * m->parent[k], V);
+            for (int r = 0; r < 6; ++r) V[r] += vJ[r];
         }
-        if (f_ext)
-            for (int r = 0; r < 6; ++r) b[r] -= f_ext[6 * k + r];
+        sd_hinge_velocity_term(m, k, q + m->q_index[k], u + m->v_index[k], a);
+        double c[6];
+        sd_motion_cross(V, vJ, c);
+        for (int r = 0; r < 6; ++r) a[r] += c[r];
+        sd_rigid_inertia_mul(m->rigid + 13 * k, V, MV);
+        sd_force_cross(V, MV, b);
     }
+    if (f_ext)
+        for (int r = 0; r < 6; ++r) b[r] -= f_ext[6 * k + r];
+}
+
+void sd_update_motion(const sd_model *m, sd_data *d, const double *q, const double *u, const double *f_ext,
+                      int with_world)
+{
+    /* one pass: on trees past the caches' size, memory traffic is the cost */
+    for (int k = 0; k < m->n; ++k) {
+        body_placement(m, d, k, q, with_world);
+        body_velocities(m, d, k, q, u, f_ext);
+    }
+    d->world_valid = with_world;
 }
 
 sd_status sd_kinematics(const sd_model *m, sd_data *d, const double *q, const double *u, const double *qdd)
 {
     const sd_status st = sd_check_call(m, d, "sd_kinematics", q, u, qdd, NULL, NULL);
     if (st != SD_OK) return st;
-    sd_update_placements(m, d, q, 1);
-    sd_update_velocities(m, d, q, u, NULL);
+    sd_update_motion(m, d, q, u, NULL, 1);
     for (int k = 0; k < m->n; ++k) {
         double *alpha = d->alpha + 6 * k;
         if (m->parent[k] < 0) memset(alpha, 0, 6 * sizeof(double));
@@ -163,7 +177,7 @@ void sd_spatial_momentum(const sd_model *m, const sd_data *d, double h[6])
     memset(h, 0, 6 * sizeof(double));
     for (int k = 0; k < m->n; ++k) {
         double hk[6], hw[6];
-        sd_sym6_mul(m->M6 + 36 * k, d->V + 6 * k, hk);
+        sd_rigid_inertia_mul(m->rigid + 13 * k, d->V + 6 * k, hk);
         sd_force_to_parent(&d->Xworld[k], hk, hw);
         for (int r = 0; r < 6; ++r) h[r] += hw[r];
     }
@@ -174,7 +188,7 @@ double sd_kinetic_energy(const sd_model *m, const sd_data *d)
     double T = 0.0;
     for (int k = 0; k < m->n; ++k) {
         double MV[6];
-        sd_sym6_mul(m->M6 + 36 * k, d->V + 6 * k, MV);
+        sd_rigid_inertia_mul(m->rigid + 13 * k, d->V + 6 * k, MV);
         T += 0.5 * sd_s6_dot(d->V + 6 * k, MV);
     }
     return T;

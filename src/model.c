@@ -32,7 +32,6 @@ void sd_model_free(sd_model *m)
     free(m->mass);
     free(m->com);
     free(m->inertia_com);
-    free(m->M6);
     free(m->rigid);
     free(m->damping);
     free(m->desc);

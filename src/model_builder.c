@@ -410,11 +410,10 @@ static int model_alloc(sd_model *m, int n)
     m->mass = malloc(N * sizeof(double));
     m->com = malloc(N * 3 * sizeof(double));
     m->inertia_com = malloc(N * 9 * sizeof(double));
-    m->M6 = malloc(N * 36 * sizeof(double));
     m->rigid = malloc(N * 13 * sizeof(double));
     m->desc = calloc(N, sizeof(sd_body_desc));
     return m->parent && m->subtree_end && m->last_child && m->q_index && m->v_index && m->nq_k && m->nv_k && m->hinge &&
-           m->placement && m->hinge_axes && m->mass && m->com && m->inertia_com && m->M6 && m->rigid && m->desc;
+           m->placement && m->hinge_axes && m->mass && m->com && m->inertia_com && m->rigid && m->desc;
 }
 
 /* Move the bodies into the model in preorder, with their derived quantities. */
@@ -443,7 +442,6 @@ static sd_status fill_bodies(sd_builder *b, sd_model *m, const int *order, const
         m->mass[k] = d->mass;
         memcpy(m->com + 3 * k, d->com, 3 * sizeof(double));
         memcpy(m->inertia_com + 9 * k, d->inertia, 9 * sizeof(double));
-        sd_inertia_from_com(d->mass, d->com, d->inertia, m->M6 + 36 * k);
         sd_rigid_inertia_from_com(d->mass, d->com, d->inertia, m->rigid + 13 * k);
         m->total_mass += d->mass;
         if ((st = check_inertia(b, d, err)) == SD_OK) st = hinge_axes(d, m->hinge_axes + 9 * k, err);

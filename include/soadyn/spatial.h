@@ -347,6 +347,21 @@ static inline void sd_rigid_inertia_to_parent(const sd_transform *X, double m, c
     }
 }
 
+/* The full 6x6 spatial inertia [Io, [h x]; [h x]^T, m 1] of a rigid inertia in the 13-number form. */
+static inline void sd_rigid_inertia_to_sym6(const double ri[13], double out[36])
+{
+    const double m = ri[0], *h = ri + 1, *Io = ri + 4;
+    double H[9];
+    sd_m3_skew(h, H);
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            out[6 * i + j] = Io[3 * i + j];
+            out[6 * i + 3 + j] = H[3 * i + j];
+            out[6 * (3 + j) + i] = H[3 * i + j];
+            out[6 * (3 + i) + 3 + j] = i == j ? m : 0.0;
+        }
+}
+
 /* out = M V for a rigid inertia in the 13-number form: [Io omega + h x v; m v - h x omega], which
  * is the 6x6 product with about two thirds of the multiplications (out must not alias V). */
 static inline void sd_rigid_inertia_mul(const double ri[13], const double V[6], double out[6])
