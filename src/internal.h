@@ -37,6 +37,8 @@ struct sd_model {
     int *last_child;      /* the child with the largest index (first reached by a gather), -1: leaf */
     int *q_index, *v_index, *nq_k, *nv_k;
     int *v_body;          /* body owning each speed */
+    int *v_parent;        /* the speed before each on the path to the base (in its own hinge, or the
+                             last speed of the nearest moving ancestor), -1 at the base */
     sd_hinge_type *hinge;
     sd_transform *placement;
     double *hinge_axes;   /* 9 per body: axis, axis2 (universal) or t1, t2 (planar) */

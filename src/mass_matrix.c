@@ -34,9 +34,8 @@ sd_status sd_mass_matrix(const sd_model *m, sd_data *d, const double *q, double 
         for (int i = 0; i < nk; ++i) sd_rigid_inertia_mul(Rk, d->S_world + 6 * (vk + i), X + 6 * i);
         /* M(k, l) = H(l) phi(l, k) X for l = k and its ancestors: k's rows, the lower triangle
          * (ancestors have smaller indices), written along rows so that a large M stays in cache */
-        for (int l = k; l >= 0; l = m->parent[l])
-            for (int a = m->v_index[l]; a < m->v_index[l] + m->nv_k[l]; ++a)
-                for (int i = 0; i < nk; ++i) M[(vk + i) * nv + a] = sd_s6_dot(d->S_world + 6 * a, X + 6 * i);
+        for (int a = vk + nk - 1; a >= 0 && nk > 0; a = m->v_parent[a]) /* k's speeds, then its ancestors' */
+            for (int i = 0; i < nk; ++i) M[(vk + i) * nv + a] = sd_s6_dot(d->S_world + 6 * a, X + 6 * i);
         if (m->parent[k] >= 0) { /* R(parent) += R(k) */
             double *Rp = d->Rc + 13 * m->parent[k];
             for (int i = 0; i < 13; ++i) Rp[i] += Rk[i];

@@ -26,6 +26,7 @@ void sd_model_free(sd_model *m)
     free(m->nq_k);
     free(m->nv_k);
     free(m->v_body);
+    free(m->v_parent);
     free(m->hinge);
     free(m->placement);
     free(m->hinge_axes);

@@ -462,8 +462,18 @@ static sd_status fill_speeds_and_subtrees(sd_model *m, sd_error *err)
 {
     const size_t NV = (size_t)(m->nv > 0 ? m->nv : 1);
     m->v_body = malloc(NV * sizeof(int));
+    m->v_parent = malloc(NV * sizeof(int));
     m->damping = malloc(NV * sizeof(double));
-    if (!m->v_body || !m->damping) return sd_error_set(err, SD_E_MEMORY, "out of memory");
+    if (!m->v_body || !m->v_parent || !m->damping) return sd_error_set(err, SD_E_MEMORY, "out of memory");
+    /* last[k]: the last speed on the path from the base to k inclusive (parent-first, so O(n)) */
+    int *last = malloc((size_t)(m->n > 0 ? m->n : 1) * sizeof(int));
+    if (!last) return sd_error_set(err, SD_E_MEMORY, "out of memory");
+    for (int k = 0; k < m->n; ++k) {
+        const int up = m->parent[k] < 0 ? -1 : last[m->parent[k]];
+        for (int i = 0; i < m->nv_k[k]; ++i) m->v_parent[m->v_index[k] + i] = i ? m->v_index[k] + i - 1 : up;
+        last[k] = m->nv_k[k] ? m->v_index[k] + m->nv_k[k] - 1 : up;
+    }
+    free(last);
     for (int k = 0; k < m->n; ++k)
         for (int i = 0; i < m->nv_k[k]; ++i) {
             m->v_body[m->v_index[k] + i] = k;
