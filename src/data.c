@@ -42,6 +42,7 @@ static size_t layout(sd_data *d, const sd_model *m, char *base, int nbranch)
     d->U = carve(c, 6 * nv, sizeof(double));
     d->G = carve(c, 6 * nv, sizeof(double));
     d->Dchol = carve(c, 36 * n, sizeof(double));
+    d->Dinv = carve(c, 36 * n, sizeof(double));
     d->z = carve(c, 6 * n, sizeof(double));
     d->zplus = carve(c, 6 * n, sizeof(double));
     d->alpha_plus = carve(c, 6 * n, sizeof(double));

@@ -29,7 +29,7 @@ static sd_status riccati_step(const sd_model *m, sd_data *d, int k, int prescrib
         memcpy(Pplus, P, 36 * sizeof(double));
     } else {
         const double *S = d->S + 6 * vk;
-        double *U = d->U + 6 * vk, *G = d->G + 6 * vk, *L = d->Dchol + 36 * k;
+        double *U = d->U + 6 * vk, *G = d->G + 6 * vk, *L = d->Dchol + 36 * k, *Dinv = d->Dinv + 36 * k;
         double pscale = 0.0;
         for (int i = 0; i < 6; ++i) { /* the diagonal's scale, for the singularity test */
             const double a = fabs(P[7 * i]);
@@ -40,20 +40,22 @@ static sd_status riccati_step(const sd_model *m, sd_data *d, int k, int prescrib
             const double D = sd_s6_dot(S, U);
             if (!(D > 1e-13 * pscale)) goto singular;
             L[0] = sqrt(D);
-            const double Dinv = 1.0 / D;
-            for (int r = 0; r < 6; ++r) G[r] = U[r] * Dinv;
+            Dinv[0] = 1.0 / D;
+            for (int r = 0; r < 6; ++r) G[r] = U[r] * Dinv[0];
             for (int r = 0; r < 6; ++r) /* P+ = P - G U^T, whole rows (they vectorise) */
                 for (int c = 0; c < 6; ++c) Pplus[6 * r + c] = P[6 * r + c] - G[r] * U[c];
         } else {
             for (int i = 0; i < nk; ++i)
                 for (int j = 0; j < nk; ++j) L[i * nk + j] = sd_s6_dot(S + 6 * i, U + 6 * j); /* D = H U */
             if (sd_cholesky_factor(L, nk, 1e-13 * pscale) >= 0) goto singular;
-            for (int r = 0; r < 6; ++r) { /* G = U D^-1: each row of U solved against D (D symmetric) */
-                double row[6];
-                for (int i = 0; i < nk; ++i) row[i] = U[6 * i + r];
-                sd_cholesky_solve(L, nk, row);
-                for (int i = 0; i < nk; ++i) G[6 * i + r] = row[i];
-            }
+            for (int i = 0; i < nk * nk; ++i) Dinv[i] = L[i];
+            sd_cholesky_inverse(Dinv, nk);
+            for (int r = 0; r < 6; ++r) /* G = U D^-1 */
+                for (int i = 0; i < nk; ++i) {
+                    double g = 0.0;
+                    for (int j = 0; j < nk; ++j) g += U[6 * j + r] * Dinv[j * nk + i];
+                    G[6 * i + r] = g;
+                }
             for (int r = 0; r < 6; ++r) /* P+ = P - G U^T, symmetric: the upper half, mirrored */
                 for (int c = r; c < 6; ++c) {
                     double v = P[6 * r + c];
@@ -112,8 +114,8 @@ sd_status sd_forward_dynamics_ex(const sd_model *m, sd_data *d, const double *q,
             for (int r = 0; r < 6; ++r) zplus[r] += PaJ[r];
         } else if (nk > 0) { /* eps = T - H z; nu = D^-1 eps; z+ = z + G eps */
             double *eps = d->eps + vk, *nu = d->nu + vk;
-            for (int i = 0; i < nk; ++i) nu[i] = eps[i] = tau[vk + i] - sd_s6_dot(S + 6 * i, z);
-            sd_cholesky_solve(d->Dchol + 36 * k, nk, nu);
+            for (int i = 0; i < nk; ++i) eps[i] = tau[vk + i] - sd_s6_dot(S + 6 * i, z);
+            sd_dinv_mul(d->Dinv + 36 * k, nk, eps, nu);
             for (int i = 0; i < nk; ++i)
                 for (int r = 0; r < 6; ++r) zplus[r] += d->G[6 * (vk + i) + r] * eps[i];
         }

@@ -123,7 +123,11 @@ sd_status sd_mass_matrix_solve(const sd_model *m, sd_data *d, const double *x, d
     /* M^-1 = [I - H psi K]* D^-1 [I - H psi K]  (004 Eq 51) */
     apply_inv(m, d, x, y);
     for (int k = 0; k < m->n; ++k)
-        if (m->nv_k[k]) sd_cholesky_solve(d->Dchol + 36 * k, m->nv_k[k], y + m->v_index[k]);
+        if (m->nv_k[k]) {
+            double t[6];
+            for (int i = 0; i < m->nv_k[k]; ++i) t[i] = y[m->v_index[k] + i];
+            sd_dinv_mul(d->Dinv + 36 * k, m->nv_k[k], t, y + m->v_index[k]);
+        }
     apply_inv_transpose(m, d, y, y);
     d->alpha_has_gravity = 0;
     d->forces_valid = 0;
@@ -171,8 +175,7 @@ static void minv_gather(const sd_model *m, sd_data *d, double *Minv)
             double eps[6], *zc = Z + 6 * c;
             for (int i = 0; i < nk; ++i) eps[i] = (c == vk + i) - sd_s6_dot(d->S_world + 6 * (vk + i), zc);
             double nu[6];
-            memcpy(nu, eps, (size_t)nk * sizeof(double));
-            sd_cholesky_solve(d->Dchol + 36 * k, nk, nu);
+            sd_dinv_mul(d->Dinv + 36 * k, nk, eps, nu);
             for (int i = 0; i < nk; ++i) {
                 Minv[(vk + i) * nv + c] = nu[i];
                 for (int r = 0; r < 6; ++r) zc[r] += d->G_world[6 * (vk + i) + r] * eps[i];

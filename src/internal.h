@@ -16,6 +16,7 @@
  *   P, Pplus     articulated body inertia P(k) and P+(k) (004 Eq 33)
  *   U            P H*, 6 x nv(k) at 6*v_index[k]; G = U D^-1 the Kalman gain (004 Eq 32)
  *   Dchol[k]     Cholesky factor (lower, row-major nv(k) x nv(k) in 36 slots) of D(k) = H P H*
+ *   Dinv[k]      D(k)^-1, row-major nv(k) x nv(k) in 36 slots (every solve with D is a product)
  *   z, zplus     residual forces z(k), z+(k) (004 Eq 58a-b); eps, nu per speed (Eq 58c-d)
  *   alpha_plus   alpha+(k) = phi* alpha(parent) (004 Eq 58e)
  */
@@ -62,7 +63,7 @@ struct sd_data {
     double *S;
     double *V, *alpha, *a, *b, *f;
     double *Rc, *P, *Pplus;
-    double *U, *G, *Dchol;
+    double *U, *G, *Dchol, *Dinv;
     double *z, *zplus, *alpha_plus;
     double *eps, *nu;
     double *S_world, *G_world; /* H* and G in world axes about the world origin (M^-1 sweep) */
@@ -128,6 +129,16 @@ void sd_update_motion(const sd_model *m, sd_data *d, const double *q, const doub
 sd_status sd_riccati_gather(const sd_model *m, sd_data *d, const unsigned char *prescribed);
 /* The acceleration the base is given so that gravity is included: [0; -g] in world axes. */
 void sd_base_acceleration(const sd_model *m, double a0[6]);
+
+/* y = D(k)^-1 x for one hinge's nk speeds (y must not alias x). */
+static inline void sd_dinv_mul(const double *Dinv, int nk, const double *x, double *y)
+{
+    for (int i = 0; i < nk; ++i) {
+        double s = 0.0;
+        for (int j = 0; j < nk; ++j) s += Dinv[i * nk + j] * x[j];
+        y[i] = s;
+    }
+}
 
 /* ---- small dense linear algebra (dense.c) ---- */
 

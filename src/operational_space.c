@@ -72,15 +72,12 @@ static void lyapunov_scatter(const sd_model *m, sd_data *d)
             mat6_mul(d->Y + 36 * m->parent[k], psi, T);
             mat6_tmul(psi, T, Y);
         }
-        for (int i = 0; i < nk; ++i) { /* + H* D^-1 H, column by column of D^-1 */
-            double e[6] = {0, 0, 0, 0, 0, 0};
-            e[i] = 1.0;
-            sd_cholesky_solve(d->Dchol + 36 * k, nk, e);
+        const double *Dinv = d->Dinv + 36 * k;
+        for (int i = 0; i < nk; ++i) /* + H* D^-1 H */
             for (int j = 0; j < nk; ++j)
                 for (int r = 0; r < 6; ++r)
                     for (int c = 0; c < 6; ++c)
-                        Y[6 * r + c] += d->S[6 * (vk + j) + r] * e[j] * d->S[6 * (vk + i) + c];
-        }
+                        Y[6 * r + c] += d->S[6 * (vk + j) + r] * Dinv[j * nk + i] * d->S[6 * (vk + i) + c];
     }
 }
 
