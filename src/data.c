@@ -36,7 +36,7 @@ static size_t layout(sd_data *d, const sd_model *m, char *base, int nbranch)
     d->a = carve(c, 6 * n, sizeof(double));
     d->b = carve(c, 6 * n, sizeof(double));
     d->f = carve(c, 6 * n, sizeof(double));
-    d->Rc = carve(c, 36 * n, sizeof(double));
+    d->Rc = carve(c, 13 * n, sizeof(double));
     d->P = carve(c, 36 * n, sizeof(double));
     d->Pplus = carve(c, 36 * n, sizeof(double));
     d->U = carve(c, 6 * nv, sizeof(double));
@@ -57,7 +57,6 @@ static size_t layout(sd_data *d, const sd_model *m, char *base, int nbranch)
     d->Y = carve(c, 36 * n, sizeof(double));
     /* the dense reference path (Cholesky forward dynamics) only for models it can serve */
     d->dense = carve(c, nv <= SD_DENSE_MAX_NV ? nv * nv : 1, sizeof(double));
-    d->vec = carve(c, 4 * nv, sizeof(double));
     d->prescribed_none = carve(c, n, 1);
     return c->used;
 }

@@ -107,9 +107,8 @@ sd_status sd_forward_dynamics_ex(const sd_model *m, sd_data *d, const double *q,
         sd_sym6_mul(P, d->a + 6 * k, Pa); /* z(k) = sum phi z+(j) + P(k) a(k) + b(k) */
         for (int r = 0; r < 6; ++r) zplus[r] = z[r] += Pa[r] + d->b[6 * k + r];
         if (pres[k]) { /* z+ = z + P H* qdd */
-            double aJ[6] = {0, 0, 0, 0, 0, 0}, PaJ[6];
-            for (int i = 0; i < nk; ++i)
-                for (int r = 0; r < 6; ++r) aJ[r] += S[6 * i + r] * qdd[vk + i];
+            double aJ[6], PaJ[6];
+            sd_hinge_motion(m, d, k, qdd, aJ);
             sd_sym6_mul(P, aJ, PaJ);
             for (int r = 0; r < 6; ++r) zplus[r] += PaJ[r];
         } else if (nk > 0) { /* eps = T - H z; nu = D^-1 eps; z+ = z + G eps */
@@ -140,9 +139,9 @@ sd_status sd_forward_dynamics_ex(const sd_model *m, sd_data *d, const double *q,
         } else
             for (int i = 0; i < nk; ++i) /* qdd = nu - G* alpha+ */
                 qdd[vk + i] = d->nu[vk + i] - sd_s6_dot(d->G + 6 * (vk + i), ap);
-        for (int r = 0; r < 6; ++r) alpha[r] = ap[r] + d->a[6 * k + r]; /* alpha = alpha+ + H* qdd + a */
-        for (int i = 0; i < nk; ++i)
-            for (int r = 0; r < 6; ++r) alpha[r] += S[6 * i + r] * qdd[vk + i];
+        double aJ[6]; /* alpha = alpha+ + H* qdd + a */
+        sd_hinge_motion(m, d, k, qdd, aJ);
+        for (int r = 0; r < 6; ++r) alpha[r] = (ap[r] + d->a[6 * k + r]) + aJ[r];
         if (want_forces) { /* 000 Eq 17: f(k) = P+(k) alpha+(k) + z+(k), one 6x6 product */
             double *f = d->f + 6 * k;
             sd_sym6_mul(d->Pplus + 36 * k, ap, f);

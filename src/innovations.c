@@ -28,14 +28,6 @@ static void gain_times(const sd_model *m, const sd_data *d, int k, const double 
         for (int r = 0; r < 6; ++r) y[r] += d->G[6 * (m->v_index[k] + i) + r] * x[m->v_index[k] + i];
 }
 
-/* y = H*(k) x(k), a spatial motion */
-static void hinge_times(const sd_model *m, const sd_data *d, int k, const double *x, double y[6])
-{
-    memset(y, 0, 6 * sizeof(double));
-    for (int i = 0; i < m->nv_k[k]; ++i)
-        for (int r = 0; r < 6; ++r) y[r] += d->S[6 * (m->v_index[k] + i) + r] * x[m->v_index[k] + i];
-}
-
 /* [I + H phi K] x: w(k) = sum_children phi(k, j) (w(j) + G(j) x(j)); y(k) = x(k) + H(k) w(k). */
 static void apply_ne(const sd_model *m, sd_data *d, const double *x, double *y)
 {
@@ -62,7 +54,7 @@ static void apply_ne_transpose(const sd_model *m, sd_data *d, const double *x, d
         double *s = d->alpha_plus + 6 * k, *t = d->alpha + 6 * k;
         if (m->parent[k] < 0) memset(s, 0, 6 * sizeof(double));
         else sd_motion_to_child(&d->Xup[k], d->alpha + 6 * m->parent[k], s);
-        hinge_times(m, d, k, x, t); /* t(k) = s(k) + H*(k) x(k), read by the children */
+        sd_hinge_motion(m, d, k, x, t); /* t(k) = s(k) + H*(k) x(k), read by the children */
         for (int r = 0; r < 6; ++r) t[r] += s[r];
         for (int i = 0; i < m->nv_k[k]; ++i) y[vk + i] = x[vk + i] + sd_s6_dot(d->G + 6 * (vk + i), s);
     }
@@ -97,7 +89,7 @@ static void apply_inv_transpose(const sd_model *m, sd_data *d, const double *x, 
         if (m->parent[k] < 0) memset(ap, 0, 6 * sizeof(double));
         else sd_motion_to_child(&d->Xup[k], d->alpha + 6 * m->parent[k], ap);
         for (int i = 0; i < m->nv_k[k]; ++i) y[vk + i] = x[vk + i] - sd_s6_dot(d->G + 6 * (vk + i), ap);
-        hinge_times(m, d, k, y, hy);
+        sd_hinge_motion(m, d, k, y, hy);
         for (int r = 0; r < 6; ++r) alpha[r] = ap[r] + hy[r];
     }
 }

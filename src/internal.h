@@ -73,7 +73,6 @@ struct sd_data {
     double *psi;               /* 36 per body: psi(parent, k) = phi(parent, k) tau_bar(k), 6x6 */
     double *Y;                 /* 36 per body: Omega(k, k) (004 Lemma 5) */
     double *dense;             /* nv x nv scratch (Cholesky forward dynamics) */
-    double *vec;               /* 4 nv scratch */
     unsigned char *prescribed_none; /* all-zero flags, for the plain forward dynamics */
     int world_valid;           /* Xworld matches the last placements */
     int alpha_has_gravity;
@@ -118,6 +117,8 @@ double sd_hinge_quaternion_error(sd_hinge_type type, const double *qk);
 /* Placements Xup and H* of every body at q (the first step of every algorithm), and the world
  * placements Xworld when with_world is nonzero (the body-frame recursions do not need them). */
 void sd_update_placements(const sd_model *m, sd_data *d, const double *q, int with_world);
+/* out = H*(k) x(k): the spatial motion of body k's hinge for the speeds (or accelerations) x. */
+void sd_hinge_motion(const sd_model *m, const sd_data *d, int k, const double *x, double out[6]);
 /* The rotation of body k's axes in world axes, from Xworld or, when that is stale, from Xup. */
 void sd_world_rotation(const sd_model *m, const sd_data *d, int k, double R[9]);
 /* Placements (as above) and V(k), a(k), b(k) (with f_ext) at speeds u in one scatter; u may be

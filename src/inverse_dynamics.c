@@ -18,13 +18,14 @@ sd_status sd_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, co
     sd_base_acceleration(m, a0);
     for (int k = 0; k < m->n; ++k) { /* scatter */
         double *alpha = d->alpha + 6 * k, *f = d->f + 6 * k;
-        const double *S = d->S + 6 * m->v_index[k];
         /* alpha(k) = phi*(parent, k) alpha(parent) + H*(k) qdd(k) + a(k) */
         sd_motion_to_child(&d->Xup[k], m->parent[k] < 0 ? a0 : d->alpha + 6 * m->parent[k], alpha);
         for (int r = 0; r < 6; ++r) alpha[r] += d->a[6 * k + r];
-        if (qdd)
-            for (int i = 0; i < m->nv_k[k]; ++i)
-                for (int r = 0; r < 6; ++r) alpha[r] += S[6 * i + r] * qdd[m->v_index[k] + i];
+        if (qdd) {
+            double aJ[6];
+            sd_hinge_motion(m, d, k, qdd, aJ);
+            for (int r = 0; r < 6; ++r) alpha[r] += aJ[r];
+        }
         /* the body's own part of f(k) = M(k) alpha(k) + b(k); children are added in the gather */
         sd_rigid_inertia_mul(m->rigid + 13 * k, alpha, f);
         for (int r = 0; r < 6; ++r) f[r] += d->b[6 * k + r];

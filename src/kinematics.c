@@ -50,13 +50,12 @@ void sd_world_rotation(const sd_model *m, const sd_data *d, int k, double R[9])
     }
 }
 
-/* vJ = H*(k) u(k) */
-static void hinge_velocity(const sd_model *m, const sd_data *d, int k, const double *u, double vJ[6])
+void sd_hinge_motion(const sd_model *m, const sd_data *d, int k, const double *x, double out[6])
 {
-    const double *S = d->S + 6 * m->v_index[k], *uk = u + m->v_index[k];
-    memset(vJ, 0, 6 * sizeof(double));
+    const double *S = d->S + 6 * m->v_index[k], *xk = x + m->v_index[k];
+    memset(out, 0, 6 * sizeof(double));
     for (int i = 0; i < m->nv_k[k]; ++i)
-        for (int r = 0; r < 6; ++r) vJ[r] += S[6 * i + r] * uk[i];
+        for (int r = 0; r < 6; ++r) out[r] += S[6 * i + r] * xk[i];
 }
 
 /* V(k), a(k), b(k) of body k, whose parent's V is known. */
@@ -70,7 +69,7 @@ static void body_velocities(const sd_model *m, sd_data *d, int k, const double *
         memset(b, 0, 6 * sizeof(double));
     } else {
         double vJ[6], MV[6];
-        hinge_velocity(m, d, k, u, vJ);
+        sd_hinge_motion(m, d, k, u, vJ);
         if (m->parent[k] < 0) memcpy(V, vJ, sizeof vJ); /* the inertial frame does not move */
         else {
             sd_motion_to_child(&d->Xup[k], d->V + 6 * m->parent[k], V);
@@ -110,7 +109,7 @@ sd_status sd_kinematics(const sd_model *m, sd_data *d, const double *q, const do
         for (int r = 0; r < 6; ++r) alpha[r] += d->a[6 * k + r];
         if (qdd) {
             double aJ[6];
-            hinge_velocity(m, d, k, qdd, aJ);
+            sd_hinge_motion(m, d, k, qdd, aJ);
             for (int r = 0; r < 6; ++r) alpha[r] += aJ[r];
         }
     }
