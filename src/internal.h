@@ -12,7 +12,7 @@
  *   a[k]         Coriolis acceleration V x H* u + d(H*)/dt u (000 Eq 2)
  *   b[k]         gyroscopic force V x* M V minus the external force (000 Eq 2)
  *   f[k]         inter-body force of the parent on body k through the hinge (004 Alg 3.1)
- *   Rc[k]        composite body inertia R(k) (004 Eq 20)
+ *   Rc[k]        composite body inertia R(k) (004 Eq 20), 13 numbers in world axes (mass_matrix.c)
  *   P, Pplus     articulated body inertia P(k) and P+(k) (004 Eq 33)
  *   U            P H*, 6 x nv(k) at 6*v_index[k]; G = U D^-1 the Kalman gain (004 Eq 32)
  *   Dchol[k]     Cholesky factor (lower, row-major nv(k) x nv(k) in 36 slots) of D(k) = H P H*
