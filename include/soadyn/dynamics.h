@@ -19,78 +19,77 @@
 #ifndef SOADYN_DYNAMICS_H
 #define SOADYN_DYNAMICS_H
 
+#include "export.h"
 #include "model.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#pragma GCC visibility push(default)
-
 typedef struct sd_data sd_data;
 
 /* A workspace for one model, allocated once; NULL when out of memory. The model must outlive it. */
-sd_data *sd_data_new(const sd_model *model);
-void sd_data_free(sd_data *data);
+SD_API sd_data *sd_data_new(const sd_model *model);
+SD_API void sd_data_free(sd_data *data);
 /* The message of the last failed call on this workspace ("" if none). */
-const char *sd_data_error(const sd_data *data);
+SD_API const char *sd_data_error(const sd_data *data);
 
 /* ---------------------------------------------------------------- kinematics */
 
 /* Placements, and when u (and qdd) is given, spatial velocities (and accelerations) of every body.
  * u and qdd may be NULL (taken as zero). Accelerations exclude gravity. */
-sd_status sd_kinematics(const sd_model *model, sd_data *data, const double *q, const double *u,
-                        const double *qdd);
+SD_API sd_status sd_kinematics(const sd_model *model, sd_data *data, const double *q, const double *u,
+                               const double *qdd);
 /* World placement of a body, after sd_kinematics() (also kept by sd_mass_matrix(),
  * sd_articulated_inertias() and forward dynamics with inter-body forces; the plain body-frame
  * recursions of inverse and forward dynamics do not compute it). */
-const sd_transform *sd_body_placement(const sd_data *data, int body);
+SD_API const sd_transform *sd_body_placement(const sd_data *data, int body);
 /* Spatial velocity [omega; v] of a body, in its body frame at its origin (after sd_kinematics). */
-const double *sd_body_velocity(const sd_data *data, int body);
+SD_API const double *sd_body_velocity(const sd_data *data, int body);
 /* Spatial acceleration of a body in its body frame at its origin, gravity excluded (after
  * sd_kinematics with qdd, sd_inverse_dynamics or sd_forward_dynamics). */
-void sd_body_acceleration(const sd_model *model, const sd_data *data, int body, double acc[6]);
+SD_API void sd_body_acceleration(const sd_model *model, const sd_data *data, int body, double acc[6]);
 /* World placement of a model frame (after sd_kinematics). */
-void sd_frame_placement(const sd_model *model, const sd_data *data, int frame, sd_transform *out);
+SD_API void sd_frame_placement(const sd_model *model, const sd_data *data, int frame, sd_transform *out);
 /* The 6 x nv Jacobian (row-major) mapping u to the spatial velocity [omega; v] of the point `point`
  * (body coordinates) fixed on `body`, both in world axes: omega, and the velocity of that point.
  * Uses the placements of the last sd_kinematics(). */
-sd_status sd_jacobian(const sd_model *model, sd_data *data, int body, const double point[3], double *J);
+SD_API sd_status sd_jacobian(const sd_model *model, sd_data *data, int body, const double point[3], double *J);
 /* Centre of mass of the whole system in world coordinates (after sd_kinematics). */
-void sd_center_of_mass(const sd_model *model, const sd_data *data, double com[3]);
+SD_API void sd_center_of_mass(const sd_model *model, const sd_data *data, double com[3]);
 /* Total spatial momentum [angular about the world origin; linear], world axes (after
  * sd_kinematics with u). */
-void sd_spatial_momentum(const sd_model *model, const sd_data *data, double h[6]);
+SD_API void sd_spatial_momentum(const sd_model *model, const sd_data *data, double h[6]);
 /* Kinetic energy 1/2 u^T M u and potential energy -sum m g.c (after sd_kinematics with u). */
-double sd_kinetic_energy(const sd_model *model, const sd_data *data);
-double sd_potential_energy(const sd_model *model, const sd_data *data);
+SD_API double sd_kinetic_energy(const sd_model *model, const sd_data *data);
+SD_API double sd_potential_energy(const sd_model *model, const sd_data *data);
 
 /* Add to f_ext (6 per body) a force `force` (world axes) applied at the point `point` (body
  * coordinates) of `body`, using the placements of the last sd_kinematics(). This is 003's
  * Y^T F-bar for one point. */
-sd_status sd_external_force_at_point(const sd_model *model, const sd_data *data, int body,
-                                     const double point[3], const double force[3], double *f_ext);
+SD_API sd_status sd_external_force_at_point(const sd_model *model, const sd_data *data, int body,
+                                            const double point[3], const double force[3], double *f_ext);
 
 /* ---------------------------------------------------------------- dynamics */
 
 /* tau = M(q) qdd + C(q, u) - J^T f_ext: Newton-Euler inverse dynamics (004 Alg 3.1), O(N).
  * The inter-body forces f(k) it computes stay readable with sd_interbody_force(). */
-sd_status sd_inverse_dynamics(const sd_model *model, sd_data *data, const double *q, const double *u,
-                              const double *qdd, const double *f_ext, double *tau);
+SD_API sd_status sd_inverse_dynamics(const sd_model *model, sd_data *data, const double *q, const double *u,
+                                     const double *qdd, const double *f_ext, double *tau);
 /* c = C(q, u) - J^T f_ext, gravity and velocity terms (inverse dynamics at qdd = 0). */
-sd_status sd_bias_forces(const sd_model *model, sd_data *data, const double *q, const double *u,
-                         const double *f_ext, double *c);
+SD_API sd_status sd_bias_forces(const sd_model *model, sd_data *data, const double *q, const double *u,
+                                const double *f_ext, double *c);
 /* M(q), nv x nv row-major, by composite body inertias (004 Alg 4.2); entries of unrelated bodies
  * are zero and not computed. */
-sd_status sd_mass_matrix(const sd_model *model, sd_data *data, const double *q, double *M);
+SD_API sd_status sd_mass_matrix(const sd_model *model, sd_data *data, const double *q, double *M);
 /* qdd = M^-1 (tau - C + J^T f_ext) by the O(N) articulated-body algorithm (004 Alg 6.1). */
-sd_status sd_forward_dynamics(const sd_model *model, sd_data *data, const double *q, const double *u,
-                              const double *tau, const double *f_ext, double *qdd);
+SD_API sd_status sd_forward_dynamics(const sd_model *model, sd_data *data, const double *q, const double *u,
+                                     const double *tau, const double *f_ext, double *qdd);
 /* The same qdd by forming M and C and solving with a dense Cholesky factorisation, O(N^3) (the
  * composite body method of 001 Sec 3); the reference the O(N) algorithm is checked against. */
-sd_status sd_forward_dynamics_cholesky(const sd_model *model, sd_data *data, const double *q,
-                                       const double *u, const double *tau, const double *f_ext,
-                                       double *qdd);
+SD_API sd_status sd_forward_dynamics_cholesky(const sd_model *model, sd_data *data, const double *q,
+                                              const double *u, const double *tau, const double *f_ext,
+                                              double *qdd);
 
 /* Options of sd_forward_dynamics_ex(). Zero-initialise, then set what you need. */
 typedef struct sd_fd_options {
@@ -105,9 +104,9 @@ typedef struct sd_fd_options {
 
 /* Forward dynamics with options. tau is read for free hinges and written for prescribed ones, so
  * it is not const; qdd is read for prescribed hinges and written for free ones. */
-sd_status sd_forward_dynamics_ex(const sd_model *model, sd_data *data, const double *q, const double *u,
-                                 double *tau, const double *f_ext, double *qdd,
-                                 const sd_fd_options *options);
+SD_API sd_status sd_forward_dynamics_ex(const sd_model *model, sd_data *data, const double *q, const double *u,
+                                        double *tau, const double *f_ext, double *qdd,
+                                        const sd_fd_options *options);
 
 /* Frames in which inter-body forces can be read. */
 typedef enum sd_force_frame {
@@ -118,21 +117,21 @@ typedef enum sd_force_frame {
 
 /* The spatial force f(k) = [moment; force] that the parent exerts on `body` through its hinge,
  * from the last sd_inverse_dynamics() or sd_forward_dynamics_ex() with interbody_forces. */
-sd_status sd_interbody_force(const sd_model *model, const sd_data *data, int body, sd_force_frame frame,
-                             double f[6]);
+SD_API sd_status sd_interbody_force(const sd_model *model, const sd_data *data, int body, sd_force_frame frame,
+                                    double f[6]);
 /* The parts of f(k) along the hinge's free directions (H(k) f(k), which equals the hinge force
  * tau(k); nv entries) and along its constrained directions (the 6 - nv reactions a bearing sees,
  * components on an orthonormal complement of H(k) in the body frame; 003 Prop 5). `constrained_dirs`
  * (may be NULL) receives the 6 x (6 - nv) complement, column-major, as unit motion directions. */
-sd_status sd_constraint_force_components(const sd_model *model, const sd_data *data, int body,
-                                         double *free_part, double *constrained_part,
-                                         double *constrained_dirs);
+SD_API sd_status sd_constraint_force_components(const sd_model *model, const sd_data *data, int body,
+                                                double *free_part, double *constrained_part,
+                                                double *constrained_dirs);
 
 /* ---------------------------------------------------------------- innovations factors (004 Sec 6) */
 
 /* Compute the articulated-body quantities P, D, G of configuration q (004 Eq 33) and keep them in
  * the data, for the calls below that say they use them. */
-sd_status sd_articulated_inertias(const sd_model *model, sd_data *data, const double *q);
+SD_API sd_status sd_articulated_inertias(const sd_model *model, sd_data *data, const double *q);
 /* y = [I + H phi K] x, y = [I + H phi K]* x, y = [I - H psi K] x, y = [I - H psi K]* x
  * (004 Lemma 11), O(N) each, with the factors of the last sd_articulated_inertias(). y may alias x. */
 typedef enum sd_factor_op {
@@ -141,17 +140,17 @@ typedef enum sd_factor_op {
     SD_FACTOR_INV,           /* [I - H psi K]     */
     SD_FACTOR_INV_TRANSPOSE  /* [I - H psi K]*    */
 } sd_factor_op;
-sd_status sd_innovations_apply(const sd_model *model, sd_data *data, sd_factor_op op, const double *x,
-                               double *y);
+SD_API sd_status sd_innovations_apply(const sd_model *model, sd_data *data, sd_factor_op op, const double *x,
+                                      double *y);
 /* y = M^-1 x in O(N) without forming M (004 Eq 51), with the factors of the last
  * sd_articulated_inertias(). y may alias x. */
-sd_status sd_mass_matrix_solve(const sd_model *model, sd_data *data, const double *x, double *y);
+SD_API sd_status sd_mass_matrix_solve(const sd_model *model, sd_data *data, const double *x, double *y);
 /* The dense M^-1(q) (nv x nv, row-major) in O(N^2) straight from the recursion (004 Eq 51). */
-sd_status sd_mass_matrix_inverse(const sd_model *model, sd_data *data, const double *q, double *Minv);
+SD_API sd_status sd_mass_matrix_inverse(const sd_model *model, sd_data *data, const double *q, double *Minv);
 /* log det M(q) = sum log det D(k) (004 Cor 6.1, Eq 53), and det M itself (which over- or
  * underflows for large trees: use the log). Either pointer may be NULL. */
-sd_status sd_mass_matrix_determinant(const sd_model *model, sd_data *data, const double *q,
-                                     double *det, double *log_det);
+SD_API sd_status sd_mass_matrix_determinant(const sd_model *model, sd_data *data, const double *q,
+                                            double *det, double *log_det);
 
 /* ---------------------------------------------------------------- operational space (004 Sec 6.2) */
 
@@ -164,15 +163,13 @@ typedef struct sd_task_frame {
 /* The operational-space compliance J M^-1 J* = B* Omega B (004 Eq 59-60) of `nframes` task frames,
  * a 6 nframes x 6 nframes row-major matrix, each frame's velocity [omega; v] taken in its own
  * axes at its origin, computed by the backward-Lyapunov recursions of 004 Lemma 5 / Alg 4.3. */
-sd_status sd_operational_space_compliance(const sd_model *model, sd_data *data, const double *q,
-                                          int nframes, const sd_task_frame *frames, double *Lambda_inv);
+SD_API sd_status sd_operational_space_compliance(const sd_model *model, sd_data *data, const double *q,
+                                                 int nframes, const sd_task_frame *frames, double *Lambda_inv);
 /* The operational-space inertia Lambda = (J M^-1 J*)^-1 of the same frames; SD_E_SINGULAR when the
  * frames are kinematically dependent (the compliance is singular). Lambda has 36 nframes^2 entries;
  * the inversion happens in place, with no other storage. */
-sd_status sd_operational_space_inertia(const sd_model *model, sd_data *data, const double *q,
-                                       int nframes, const sd_task_frame *frames, double *Lambda);
-
-#pragma GCC visibility pop
+SD_API sd_status sd_operational_space_inertia(const sd_model *model, sd_data *data, const double *q,
+                                              int nframes, const sd_task_frame *frames, double *Lambda);
 
 #ifdef __cplusplus
 }

@@ -14,13 +14,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "export.h"
 #include "spatial.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#pragma GCC visibility push(default)
 
 /* Status of every call that can fail. */
 typedef enum sd_status {
@@ -42,7 +41,7 @@ typedef struct sd_error {
 } sd_error;
 
 /* Short name of a status ("ok", "invalid argument", ...). */
-const char *sd_status_name(sd_status status);
+SD_API const char *sd_status_name(sd_status status);
 
 /* Hinge (joint) types. q are coordinates, u speeds; nq/nv per type:
  *   FIXED      0/0  welds the body to its parent
@@ -69,10 +68,10 @@ typedef enum sd_hinge_type {
 } sd_hinge_type;
 
 /* Name of a hinge type ("revolute", ...); "unknown" for a value out of range. */
-const char *sd_hinge_type_name(sd_hinge_type type);
+SD_API const char *sd_hinge_type_name(sd_hinge_type type);
 /* Number of coordinates (nq) and speeds (nv) of a hinge type; -1 for a value out of range. */
-int sd_hinge_type_nq(sd_hinge_type type);
-int sd_hinge_type_nv(sd_hinge_type type);
+SD_API int sd_hinge_type_nq(sd_hinge_type type);
+SD_API int sd_hinge_type_nv(sd_hinge_type type);
 
 /* ---------------------------------------------------------------- builder */
 
@@ -105,109 +104,107 @@ typedef struct sd_body_desc {
 
 /* Fill a description with defaults: no name, root parent, fixed hinge, identity placement,
  * axis = z, axis2 = y, zero mass and inertia, no limits, no mimic. */
-void sd_body_desc_init(sd_body_desc *desc);
+SD_API void sd_body_desc_init(sd_body_desc *desc);
 
 typedef struct sd_builder sd_builder;
 typedef struct sd_model sd_model;
 
 /* A new empty builder (gravity 0, 0, -9.81); NULL when out of memory. */
-sd_builder *sd_builder_new(void);
-void sd_builder_free(sd_builder *builder);
+SD_API sd_builder *sd_builder_new(void);
+SD_API void sd_builder_free(sd_builder *builder);
 
 /* Set the model's name (copied). */
-sd_status sd_builder_set_name(sd_builder *builder, const char *name);
+SD_API sd_status sd_builder_set_name(sd_builder *builder, const char *name);
 /* Set gravity, the acceleration of free fall in the inertial frame (m/s^2). */
-sd_status sd_builder_set_gravity(sd_builder *builder, const double gravity[3]);
+SD_API sd_status sd_builder_set_gravity(sd_builder *builder, const double gravity[3]);
 /* Add a body. Bodies may be added in any order; sd_builder_build() sorts them parent-first.
  * Checks done here: name present, hinge type known, numbers finite. */
-sd_status sd_builder_add_body(sd_builder *builder, const sd_body_desc *desc, sd_error *err);
+SD_API sd_status sd_builder_add_body(sd_builder *builder, const sd_body_desc *desc, sd_error *err);
 /* Add a named frame rigidly attached to a body (e.g. a link merged by a fixed joint, a tool tip). */
-sd_status sd_builder_add_frame(sd_builder *builder, const char *name, const char *body,
-                               const sd_transform *placement, sd_error *err);
+SD_API sd_status sd_builder_add_frame(sd_builder *builder, const char *name, const char *body,
+                                      const sd_transform *placement, sd_error *err);
 /* Add a warning to be kept on the model (loaders use it for data they accept but doubt). */
-sd_status sd_builder_add_warning(sd_builder *builder, const char *message);
+SD_API sd_status sd_builder_add_warning(sd_builder *builder, const char *message);
 /* Validate and build. On success *model is a new model the caller frees with sd_model_free();
  * the builder may be freed or reused. Errors name the body: duplicate or unknown names, cycles,
  * negative mass, non-symmetric or indefinite inertia, a hinge axis of zero length. An inertia that
  * breaks the triangle inequality is accepted with a warning. */
-sd_status sd_builder_build(sd_builder *builder, sd_model **model, sd_error *err);
+SD_API sd_status sd_builder_build(sd_builder *builder, sd_model **model, sd_error *err);
 
 /* ---------------------------------------------------------------- model queries */
 
-void sd_model_free(sd_model *model);
+SD_API void sd_model_free(sd_model *model);
 
-const char *sd_model_name(const sd_model *model);
-int sd_model_nbodies(const sd_model *model); /* bodies, numbered parent-first 0..n-1 */
-int sd_model_nq(const sd_model *model);
-int sd_model_nv(const sd_model *model);
-void sd_model_gravity(const sd_model *model, double gravity[3]);
-double sd_model_total_mass(const sd_model *model);
+SD_API const char *sd_model_name(const sd_model *model);
+SD_API int sd_model_nbodies(const sd_model *model); /* bodies, numbered parent-first 0..n-1 */
+SD_API int sd_model_nq(const sd_model *model);
+SD_API int sd_model_nv(const sd_model *model);
+SD_API void sd_model_gravity(const sd_model *model, double gravity[3]);
+SD_API double sd_model_total_mass(const sd_model *model);
 
-int sd_model_body_index(const sd_model *model, const char *body_name);   /* -1 if none */
-int sd_model_joint_index(const sd_model *model, const char *joint_name); /* body index, -1 if none */
-const char *sd_model_body_name(const sd_model *model, int body);
-const char *sd_model_joint_name(const sd_model *model, int body);
-int sd_model_parent(const sd_model *model, int body); /* -1: the inertial frame */
-sd_hinge_type sd_model_hinge(const sd_model *model, int body);
-int sd_model_q_index(const sd_model *model, int body); /* first coordinate of the body's hinge */
-int sd_model_v_index(const sd_model *model, int body); /* first speed of the body's hinge */
-int sd_model_hinge_nq(const sd_model *model, int body);
-int sd_model_hinge_nv(const sd_model *model, int body);
-const sd_transform *sd_model_placement(const sd_model *model, int body);
-const double *sd_model_axis(const sd_model *model, int body);
-double sd_model_body_mass(const sd_model *model, int body);
-const double *sd_model_body_com(const sd_model *model, int body);
-const double *sd_model_body_inertia(const sd_model *model, int body); /* about the COM, 3x3 */
+SD_API int sd_model_body_index(const sd_model *model, const char *body_name);   /* -1 if none */
+SD_API int sd_model_joint_index(const sd_model *model, const char *joint_name); /* body index, -1 if none */
+SD_API const char *sd_model_body_name(const sd_model *model, int body);
+SD_API const char *sd_model_joint_name(const sd_model *model, int body);
+SD_API int sd_model_parent(const sd_model *model, int body); /* -1: the inertial frame */
+SD_API sd_hinge_type sd_model_hinge(const sd_model *model, int body);
+SD_API int sd_model_q_index(const sd_model *model, int body); /* first coordinate of the body's hinge */
+SD_API int sd_model_v_index(const sd_model *model, int body); /* first speed of the body's hinge */
+SD_API int sd_model_hinge_nq(const sd_model *model, int body);
+SD_API int sd_model_hinge_nv(const sd_model *model, int body);
+SD_API const sd_transform *sd_model_placement(const sd_model *model, int body);
+SD_API const double *sd_model_axis(const sd_model *model, int body);
+SD_API double sd_model_body_mass(const sd_model *model, int body);
+SD_API const double *sd_model_body_com(const sd_model *model, int body);
+SD_API const double *sd_model_body_inertia(const sd_model *model, int body); /* about the COM, 3x3 */
 /* The description the body was built from (limits, damping, mimic, source); strings owned by
  * the model. */
-const sd_body_desc *sd_model_body_desc(const sd_model *model, int body);
+SD_API const sd_body_desc *sd_model_body_desc(const sd_model *model, int body);
 /* The body whose hinge owns speed index v (0 <= v < nv); -1 if out of range. */
-int sd_model_v_body(const sd_model *model, int v);
+SD_API int sd_model_v_body(const sd_model *model, int v);
 
-int sd_model_nframes(const sd_model *model);
-int sd_model_frame_index(const sd_model *model, const char *frame_name); /* -1 if none */
-const char *sd_model_frame_name(const sd_model *model, int frame);
-int sd_model_frame_body(const sd_model *model, int frame);
-const sd_transform *sd_model_frame_placement(const sd_model *model, int frame);
+SD_API int sd_model_nframes(const sd_model *model);
+SD_API int sd_model_frame_index(const sd_model *model, const char *frame_name); /* -1 if none */
+SD_API const char *sd_model_frame_name(const sd_model *model, int frame);
+SD_API int sd_model_frame_body(const sd_model *model, int frame);
+SD_API const sd_transform *sd_model_frame_placement(const sd_model *model, int frame);
 
-size_t sd_model_nwarnings(const sd_model *model);
-const char *sd_model_warning(const sd_model *model, size_t i);
+SD_API size_t sd_model_nwarnings(const sd_model *model);
+SD_API const char *sd_model_warning(const sd_model *model, size_t i);
 
 /* 1 if body a is b or an ancestor of b (mass matrix entries of a and b may be nonzero only
  * when one is an ancestor of the other: 004 Sec 4.2, Sec 7). */
-int sd_model_is_ancestor(const sd_model *model, int a, int b);
+SD_API int sd_model_is_ancestor(const sd_model *model, int a, int b);
 
 /* ---------------------------------------------------------------- configurations */
 
 /* q = the neutral configuration (zero angles and displacements, identity quaternions). */
-void sd_neutral_configuration(const sd_model *model, double *q);
+SD_API void sd_neutral_configuration(const sd_model *model, double *q);
 /* q_out = q (+) u dt: moves q along the constant speed u for dt on the configuration manifold
  * (quaternions by the exponential map, so they stay unit). q_out may alias q. */
-void sd_integrate_configuration(const sd_model *model, const double *q, const double *u, double dt,
-                                double *q_out);
+SD_API void sd_integrate_configuration(const sd_model *model, const double *q, const double *u, double dt,
+                                       double *q_out);
 /* u = q1 (-) q0, the constant speed that takes q0 to q1 in unit time (the inverse of the above). */
-void sd_difference_configuration(const sd_model *model, const double *q0, const double *q1, double *u);
+SD_API void sd_difference_configuration(const sd_model *model, const double *q0, const double *q1, double *u);
 /* The local chart integrators work in: around any base q0, q = q0 (+) delta (delta has nv
  * entries, sd_integrate_configuration with dt = 1). When the body speeds are u at that q, the chart
  * coordinates move at delta_dot = J^-1(delta) u: u itself for plain coordinates, the inverse right
  * Jacobian of SO(3) applied to the angular velocity for quaternions, exp(phi) v for a free
  * hinge's position. A Runge-Kutta method applied to delta keeps its order on the manifold. */
-void sd_configuration_chart_rate(const sd_model *model, const double *delta, const double *u, double *delta_dot);
+SD_API void sd_configuration_chart_rate(const sd_model *model, const double *delta, const double *u, double *delta_dot);
 /* The largest rotation angle (rad) held in chart coordinates delta; the chart is regular below 2 pi,
  * so integrators re-base well before. */
-double sd_configuration_chart_angle(const sd_model *model, const double *delta);
+SD_API double sd_configuration_chart_angle(const sd_model *model, const double *delta);
 /* The largest | |quat| - 1 | of the quaternions in q (0 if none). */
-double sd_configuration_quaternion_error(const sd_model *model, const double *q);
+SD_API double sd_configuration_quaternion_error(const sd_model *model, const double *q);
 /* Rescale every quaternion in q to unit length; returns the largest |1 - |quat|| it found. */
-double sd_normalize_configuration(const sd_model *model, double *q);
+SD_API double sd_normalize_configuration(const sd_model *model, double *q);
 /* A random configuration: angles uniform in the joint limits where given (lower < upper), else in [-pi, pi];
  * displacements in limits or [-1, 1]; uniformly random quaternions. *rng is a nonzero seed
  * that the call advances (xorshift64*), so runs are reproducible. */
-void sd_random_configuration(const sd_model *model, uint64_t *rng, double *q);
+SD_API void sd_random_configuration(const sd_model *model, uint64_t *rng, double *q);
 /* A uniform random number in [0, 1) from the same generator. */
-double sd_random_uniform(uint64_t *rng);
-
-#pragma GCC visibility pop
+SD_API double sd_random_uniform(uint64_t *rng);
 
 #ifdef __cplusplus
 }

@@ -32,13 +32,12 @@
 #include <stddef.h>
 
 #include "dynamics.h"
+#include "export.h"
 #include "model.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#pragma GCC visibility push(default)
 
 /* ---------------------------------------------------------------- integration */
 
@@ -49,9 +48,9 @@ typedef enum sd_integrator {
 } sd_integrator;
 
 /* Name of an integrator as the command line spells it ("rk4", "cvode-bdf", "cvode-adams"). */
-const char *sd_integrator_name(sd_integrator integrator);
+SD_API const char *sd_integrator_name(sd_integrator integrator);
 /* The integrator named `name`; SD_E_ARGUMENT if there is none. */
-sd_status sd_integrator_from_name(const char *name, sd_integrator *integrator);
+SD_API sd_status sd_integrator_from_name(const char *name, sd_integrator *integrator);
 
 /* A control law: add the joint forces it wants into tau (nv entries, already holding the constant
  * and damping forces) at time t and state (q, u). Called at every right-hand-side evaluation. */
@@ -92,7 +91,7 @@ typedef struct sd_sim_options {
     const volatile sig_atomic_t *stop;
 } sd_sim_options;
 
-void sd_sim_options_init(sd_sim_options *options);
+SD_API void sd_sim_options_init(sd_sim_options *options);
 
 typedef enum sd_stop_reason {
     SD_STOP_NONE = 0,   /* ran to t0 + duration */
@@ -115,26 +114,26 @@ typedef struct sd_sim_stats {
  * stats->t_end (also after an early stop). stats may be NULL. Errors: SD_E_ARGUMENT (bad options),
  * SD_E_SINGULAR (forward dynamics failed), SD_E_SOLVER (CVODE failed: message says why),
  * SD_E_MEMORY. */
-sd_status sd_simulate(const sd_model *model, const sd_sim_options *options, double *q, double *u,
-                      sd_sim_stats *stats, sd_error *err);
+SD_API sd_status sd_simulate(const sd_model *model, const sd_sim_options *options, double *q, double *u,
+                             sd_sim_stats *stats, sd_error *err);
 
 /* Kinetic and potential energy at (q, u): sd_kinematics() then sd_kinetic_energy() and
  * sd_potential_energy(). Either output may be NULL. */
-sd_status sd_sim_energy(const sd_model *model, sd_data *data, const double *q, const double *u,
-                        double *kinetic, double *potential);
+SD_API sd_status sd_sim_energy(const sd_model *model, sd_data *data, const double *q, const double *u,
+                               double *kinetic, double *potential);
 
 /* Largest | |quat| - 1 | over the quaternions in q (0 if the model has none). */
-double sd_quaternion_norm_error(const sd_model *model, const double *q);
+SD_API double sd_quaternion_norm_error(const sd_model *model, const double *q);
 
 /* ---------------------------------------------------------------- names of state entries */
 
 /* Label of coordinate i (0 <= i < nq) into buf, like snprintf: the joint name for a 1-dof hinge,
  * else the joint name and a component: "ball.qw" .. "ball.qz", "base.x" .. "base.z" then
  * "base.qw" .. "base.qz", "uj.1" "uj.2" (universal), "plane.s1" "plane.s2" "plane.theta". */
-int sd_coordinate_label(const sd_model *model, int i, char *buf, size_t size);
+SD_API int sd_coordinate_label(const sd_model *model, int i, char *buf, size_t size);
 /* Label of speed i (0 <= i < nv): the joint name for a 1-dof hinge, else "ball.wx" .. "ball.wz",
  * "base.wx" .. "base.wz" "base.vx" .. "base.vz", "uj.1" "uj.2", "plane.s1" "plane.s2" "plane.theta". */
-int sd_speed_label(const sd_model *model, int i, char *buf, size_t size);
+SD_API int sd_speed_label(const sd_model *model, int i, char *buf, size_t size);
 
 /* ---------------------------------------------------------------- CSV out */
 
@@ -144,13 +143,13 @@ int sd_speed_label(const sd_model *model, int i, char *buf, size_t size);
 typedef struct sd_csv_writer sd_csv_writer;
 
 /* Create (truncate) `path` and write the header line. *writer is freed by sd_csv_close(). */
-sd_status sd_csv_open(const sd_model *model, const char *path, sd_csv_writer **writer, sd_error *err);
+SD_API sd_status sd_csv_open(const sd_model *model, const char *path, sd_csv_writer **writer, sd_error *err);
 /* Append one sample as a line. */
-sd_status sd_csv_write(sd_csv_writer *writer, const sd_sim_sample *sample, sd_error *err);
+SD_API sd_status sd_csv_write(sd_csv_writer *writer, const sd_sim_sample *sample, sd_error *err);
 /* Finish the file and free the writer. If `truncated_note` is not NULL the run did not complete,
  * and a last line "# truncated at t=<last time> (<note>)" says so. Everything is flushed and
  * closed; a write error anywhere (disk full) is reported here. writer may be NULL. */
-sd_status sd_csv_close(sd_csv_writer *writer, const char *truncated_note, sd_error *err);
+SD_API sd_status sd_csv_close(sd_csv_writer *writer, const char *truncated_note, sd_error *err);
 
 /* ---------------------------------------------------------------- trajectories and plots */
 
@@ -158,18 +157,16 @@ sd_status sd_csv_close(sd_csv_writer *writer, const char *truncated_note, sd_err
 typedef struct sd_trajectory sd_trajectory;
 
 /* NULL when out of memory; free with sd_trajectory_free(). The model must outlive it. */
-sd_trajectory *sd_trajectory_new(const sd_model *model);
-void sd_trajectory_free(sd_trajectory *trajectory);
+SD_API sd_trajectory *sd_trajectory_new(const sd_model *model);
+SD_API void sd_trajectory_free(sd_trajectory *trajectory);
 /* Append a sample (the storage grows geometrically). */
-sd_status sd_trajectory_append(sd_trajectory *trajectory, const sd_sim_sample *sample);
-size_t sd_trajectory_length(const sd_trajectory *trajectory);
+SD_API sd_status sd_trajectory_append(sd_trajectory *trajectory, const sd_sim_sample *sample);
+SD_API size_t sd_trajectory_length(const sd_trajectory *trajectory);
 
 /* Plot the trajectory with PLplot into `path`: the device is chosen by the extension, ".png"
  * (pngcairo) or ".svg" (svgcairo). Two panels: every joint coordinate against time (legend with the
  * coordinate labels), and the kinetic, potential and total energy against time. */
-sd_status sd_plot_trajectory(const sd_trajectory *trajectory, const char *path, sd_error *err);
-
-#pragma GCC visibility pop
+SD_API sd_status sd_plot_trajectory(const sd_trajectory *trajectory, const char *path, sd_error *err);
 
 #ifdef __cplusplus
 }

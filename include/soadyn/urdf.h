@@ -18,13 +18,12 @@
 
 #include <stddef.h>
 
+#include "export.h"
 #include "model.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#pragma GCC visibility push(default)
 
 typedef struct sd_urdf_options {
     int floating_base;     /* nonzero: attach the root link to the world with a free hinge */
@@ -33,13 +32,11 @@ typedef struct sd_urdf_options {
 
 /* Load a URDF file. options may be NULL (fixed root, fixed joints merged). On success *model is a
  * new model the caller frees with sd_model_free(). */
-sd_status sd_urdf_load_file(const char *path, const sd_urdf_options *options, sd_model **model,
-                            sd_error *err);
+SD_API sd_status sd_urdf_load_file(const char *path, const sd_urdf_options *options, sd_model **model,
+                                   sd_error *err);
 /* Load a URDF from memory; `source_name` names it in messages (e.g. "<string>"). */
-sd_status sd_urdf_load_string(const char *xml, size_t length, const char *source_name,
-                              const sd_urdf_options *options, sd_model **model, sd_error *err);
-
-#pragma GCC visibility pop
+SD_API sd_status sd_urdf_load_string(const char *xml, size_t length, const char *source_name,
+                                     const sd_urdf_options *options, sd_model **model, sd_error *err);
 
 #ifdef __cplusplus
 }
