@@ -1,0 +1,320 @@
+/*
+ * src/loops/closed_dynamics.c — forward dynamics of a tree with closure constraints by the
+ * Schur complement of 000 Sec 4 (Eq 45-46):
+ *   1. qdd_f = M^-1 (T - C)                    the articulated-body sweep        (000 Eq 46a)
+ *   2. gamma = G qdd_f + Gdot u                row rates at the free accelerations (Eq 46b)
+ *      Lambda_c = G M^-1 G*                    by the backward-Lyapunov recursion of 004 Lemma 5
+ *                                              / Alg 4.3 on the factors of step 1 (Eq 59-60)
+ *      lambda = -Lambda_c^+ gamma              minimum norm; rank reported
+ *   3. qdd_delta = M^-1 G* lambda              one residual gather and acceleration scatter with
+ *                                              the step-1 factors P, D, G (no Riccati step again)
+ *   4. qdd = qdd_f + qdd_delta                                                       (Eq 45)
+ * Why the compliance and not n_c solves with the step-1 factors: each solve is a full O(N) sweep
+ * and there are n_c of them (20 for four revolute loops), while the compliance needs one 6 x r
+ * product per body on the paths from the constraint bodies to their common ancestors and a 6x6
+ * congruence per ancestor of those (Y), and its blocks serve all rows of a constraint at once.
+ *
+ * Inter-body forces of the closed system (000 Sec 4, last paragraphs): the constraint forces enter
+ * step 3 as external forces, so f(k) = [P+ alpha+ + z+]_step1 + [P+ alpha+ + z+]_step3 (000 Eq 17
+ * for each sweep, by linearity), and alpha = alpha_step1 + alpha_step3.
+ *
+ * Glossary: see loops_internal.h and internal.h.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "loops_internal.h"
+
+/* after soadyn's headers: lapacke.h brings <complex.h>, whose macro I would rename spatial.h's
+ * inertia arguments */
+#include <lapacke.h>
+
+/* E_f(j) = psi(j, k_f) Ew_f up each frame's path: psi(parent, j) e = phi(parent, j) (e - G(j) H(j) e)
+ * (004 Eq 35), a 6 x r product per body instead of a 6x6 matrix. */
+static void propagate_frames(const sd_model *m, sd_data *d)
+{
+    const sd_loops_model *L = m->loops;
+    for (int fi = 0; fi < L->nframes; ++fi) {
+        const sd_loop_frame *f = &L->frames[fi];
+        const int r = L->cons[f->constraint].nrows;
+        double *E = d->loops->E + f->e;
+        memcpy(E, d->loops->Ew + f->ew, 6 * (size_t)r * sizeof(double));
+        for (int pos = 0; pos + 1 < f->path_len; ++pos) {
+            const int j = L->path[f->path + pos], nj = m->nv_k[j], vj = m->v_index[j];
+            for (int i = 0; i < r; ++i) {
+                double e[6];
+                memcpy(e, E + 6 * (pos * r + i), sizeof e);
+                for (int s = 0; s < nj; ++s) { /* tau_bar e = e - G (H e) */
+                    const double he = sd_s6_dot(d->S + 6 * (vj + s), e);
+                    for (int c = 0; c < 6; ++c) e[c] -= d->G[6 * (vj + s) + c] * he;
+                }
+                sd_force_to_parent(&d->Xup[j], e, E + 6 * ((pos + 1) * r + i));
+            }
+        }
+    }
+}
+
+/* Y(k) = psi*(parent, k) Y(parent) psi(parent, k) + H*(k) D^-1(k) H(k) (004 Eq 24) over the Y bodies. */
+static void lyapunov_scatter(const sd_model *m, sd_data *d)
+{
+    const sd_loops_model *L = m->loops;
+    for (int yi = 0; yi < L->ny; ++yi) {
+        const int k = L->y_bodies[yi], p = m->parent[k], nk = m->nv_k[k], vk = m->v_index[k];
+        double *Y = d->loops->Y + 36 * yi;
+        memset(Y, 0, 36 * sizeof(double));
+        if (p >= 0) {
+            double psi[36], T[36];
+            const double *Yp = d->loops->Y + 36 * L->y_slot[p];
+            for (int c = 0; c < 6; ++c) { /* column c of psi = phi tau_bar e_c */
+                double e[6] = {0, 0, 0, 0, 0, 0}, out[6];
+                e[c] = 1.0;
+                for (int s = 0; s < nk; ++s) {
+                    const double he = d->S[6 * (vk + s) + c];
+                    for (int r = 0; r < 6; ++r) e[r] -= d->G[6 * (vk + s) + r] * he;
+                }
+                sd_force_to_parent(&d->Xup[k], e, out);
+                for (int r = 0; r < 6; ++r) psi[6 * r + c] = out[r];
+            }
+            for (int i = 0; i < 6; ++i) /* T = Y(parent) psi */
+                for (int j = 0; j < 6; ++j) {
+                    double s = 0.0;
+                    for (int l = 0; l < 6; ++l) s += Yp[6 * i + l] * psi[6 * l + j];
+                    T[6 * i + j] = s;
+                }
+            for (int i = 0; i < 6; ++i) /* Y = psi^T T */
+                for (int j = 0; j < 6; ++j) {
+                    double s = 0.0;
+                    for (int l = 0; l < 6; ++l) s += psi[6 * l + i] * T[6 * l + j];
+                    Y[6 * i + j] = s;
+                }
+        }
+        const double *Dinv = d->Dinv + 36 * k;
+        for (int i = 0; i < nk; ++i)
+            for (int j = 0; j < nk; ++j)
+                for (int r = 0; r < 6; ++r)
+                    for (int c = 0; c < 6; ++c)
+                        Y[6 * r + c] += d->S[6 * (vk + i) + r] * Dinv[i * nk + j] * d->S[6 * (vk + j) + c];
+    }
+}
+
+/* Lambda_c = G M^-1 G* = sum over frame pairs of E_f(c)^T Y(c) E_g(c) (004 Alg 4.3). Returns the
+ * largest diagonal entry of a single frame's own block Ew_f^T Omega(k_f, k_f) Ew_f: the size of the
+ * compliance before the two sides of a constraint cancel, which is what the rank is judged against
+ * (a constraint whose sides move together has a Lambda_c of pure round-off). */
+static double compliance(const sd_model *m, sd_data *d)
+{
+    double ref = 0.0;
+    const sd_loops_model *L = m->loops;
+    const int nc = L->nrows;
+    double *Sc = d->loops->Sc;
+    propagate_frames(m, d);
+    lyapunov_scatter(m, d);
+    memset(Sc, 0, (size_t)nc * (size_t)nc * sizeof(double));
+    for (int pi = 0; pi < L->npairs; ++pi) {
+        const sd_loop_pair *pr = &L->pairs[pi];
+        const sd_loop_frame *f = &L->frames[pr->f], *g = &L->frames[pr->g];
+        const sd_loop_constraint *cf = &L->cons[f->constraint], *cg = &L->cons[g->constraint];
+        const int rf = cf->nrows, rg = cg->nrows;
+        const double *Ef = d->loops->E + f->e + 6 * rf * pr->pos_f, *Eg = d->loops->E + g->e + 6 * rg * pr->pos_g;
+        const double *Y = d->loops->Y + 36 * L->y_slot[pr->c];
+        for (int j = 0; j < rg; ++j) {
+            double YE[6];
+            for (int r = 0; r < 6; ++r) YE[r] = sd_s6_dot(Y + 6 * r, Eg + 6 * j);
+            for (int i = 0; i < rf; ++i) {
+                const double b = sd_s6_dot(Ef + 6 * i, YE);
+                if (pr->f == pr->g && i == j) ref = fmax(ref, b);
+                Sc[(cf->row + i) * nc + cg->row + j] += b;
+                if (pr->f != pr->g) Sc[(cg->row + j) * nc + cf->row + i] += b;
+            }
+        }
+    }
+    return ref;
+}
+
+/* lambda = -Lambda_c^+ gamma: Cholesky when every pivot is clearly positive, otherwise the
+ * eigen-decomposition (LAPACK dsyev), which gives the rank and the minimum-norm solution of a
+ * semi-definite system directly; n_c is small, so its O(n_c^3) does not matter next to the
+ * sweeps, and it stays exact for the redundant rows of real mechanisms. Rows that are left with a
+ * residual (gamma not in the range) are contradictory constraints. */
+static sd_status solve_multipliers(const sd_model *m, sd_data *d, double ref, double gamma_floor)
+{
+    const sd_loops_model *L = m->loops;
+    sd_loops_data *w = d->loops;
+    const int nc = L->nrows;
+    double scale = 0.0, gnorm = 0.0;
+    for (int i = 0; i < nc; ++i) scale = fmax(scale, fabs(w->Sc[i * nc + i]));
+    for (int i = 0; i < nc; ++i) gnorm = fmax(gnorm, fabs(w->gamma[i]));
+    memcpy(w->Sf, w->Sc, (size_t)nc * (size_t)nc * sizeof(double));
+    if (ref > 0.0 && sd_cholesky_factor(w->Sf, nc, 1e-10 * ref) < 0) {
+        for (int i = 0; i < nc; ++i) w->lambda[i] = -w->gamma[i];
+        sd_cholesky_solve(w->Sf, nc, w->lambda);
+        w->rank = nc;
+        return SD_OK;
+    }
+    memcpy(w->Sf, w->Sc, (size_t)nc * (size_t)nc * sizeof(double)); /* symmetric: row = column major */
+    const lapack_int info = LAPACKE_dsyev_work(LAPACK_COL_MAJOR, 'V', 'U', nc, w->Sf, nc, w->eig, w->work, w->lwork);
+    if (info != 0) return sd_data_fail(d, SD_E_SINGULAR, "constraint compliance G M^-1 G*: eigen-solver failed (%d)",
+                                       (int)info);
+    const double tol = 1e-10 * fmax(w->eig[nc - 1], ref);
+    memset(w->lambda, 0, (size_t)nc * sizeof(double));
+    w->rank = 0;
+    for (int e = 0; e < nc; ++e) { /* eigenvector e is column e of Sf */
+        if (!(w->eig[e] > tol)) continue;
+        const double *v = w->Sf + (size_t)e * nc;
+        double vg = 0.0;
+        for (int i = 0; i < nc; ++i) vg += v[i] * w->gamma[i];
+        for (int i = 0; i < nc; ++i) w->lambda[i] -= v[i] * vg / w->eig[e];
+        w->rank++;
+    }
+    /* consistency: Lambda_c lambda + gamma = 0 must hold (gamma in the range) */
+    double lnorm = 0.0, worst = 0.0;
+    for (int i = 0; i < nc; ++i) lnorm = fmax(lnorm, fabs(w->lambda[i]));
+    const double rtol = 1e-6 * (gnorm + scale * lnorm) + gamma_floor;
+    for (int i = 0; i < nc; ++i) {
+        double r = w->gamma[i];
+        for (int j = 0; j < nc; ++j) r += w->Sc[i * nc + j] * w->lambda[j];
+        w->rhs[i] = r;
+        worst = fmax(worst, fabs(r));
+    }
+    if (worst <= rtol) return SD_OK;
+    char names[200] = "";
+    size_t used = 0;
+    for (int c = 0; c < L->ncons; ++c) {
+        const sd_loop_constraint *con = &L->cons[c];
+        int bad = 0;
+        for (int i = 0; i < con->nrows; ++i) bad |= fabs(w->rhs[con->row + i]) > rtol;
+        if (bad && used + strlen(con->name) + 4 < sizeof names) {
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s'%s'", used ? ", " : "", con->name);
+        }
+    }
+    return sd_data_fail(d, SD_E_SINGULAR,
+                        "constraints %s contradict each other: no accelerations satisfy them (rank %d of %d)", names,
+                        w->rank, nc);
+}
+
+/* qdd_delta = M^-1 G* lambda with the step-1 factors (004 Eq 58 with T = 0, no velocity terms and
+ * the constraint forces F_f = Ew_f lambda as external forces): the residual gather
+ * z(k) = sum phi z+(j) - F(k), eps = -H z, nu = D^-1 eps, z+ = z + G eps, then the scatter
+ * alpha+ = phi* alpha(parent) (0 at the base), qdd = nu - G* alpha+, alpha = alpha+ + H* qdd.
+ * Adds qdd_delta to qdd and alpha_delta to d->alpha, and the sweep's forces to d->f when asked. */
+static void correction_sweep(const sd_model *m, sd_data *d, double *qdd, int want_forces)
+{
+    const sd_loops_model *L = m->loops;
+    sd_loops_data *w = d->loops;
+    memset(w->z, 0, 6 * (size_t)m->n * sizeof(double));
+    for (int fi = 0; fi < L->nframes; ++fi) {
+        const sd_loop_frame *f = &L->frames[fi];
+        const sd_loop_constraint *c = &L->cons[f->constraint];
+        const double *W = w->Ew + f->ew;
+        for (int i = 0; i < c->nrows; ++i)
+            for (int r = 0; r < 6; ++r) w->z[6 * f->body + r] -= W[6 * i + r] * w->lambda[c->row + i];
+    }
+    for (int k = m->n - 1; k >= 0; --k) { /* tips-to-base gather: 004 Eq 58a-d */
+        const int nk = m->nv_k[k], vk = m->v_index[k];
+        double *z = w->z + 6 * k, *zplus = w->zplus + 6 * k;
+        memcpy(zplus, z, 6 * sizeof(double));
+        for (int i = 0; i < nk; ++i) w->eps[vk + i] = -sd_s6_dot(d->S + 6 * (vk + i), z);
+        sd_dinv_mul(d->Dinv + 36 * k, nk, w->eps + vk, w->nu + vk);
+        for (int i = 0; i < nk; ++i)
+            for (int r = 0; r < 6; ++r) zplus[r] += d->G[6 * (vk + i) + r] * w->eps[vk + i];
+        if (m->parent[k] >= 0) {
+            double zp[6];
+            sd_force_to_parent(&d->Xup[k], zplus, zp);
+            for (int r = 0; r < 6; ++r) w->z[6 * m->parent[k] + r] += zp[r];
+        }
+    }
+    for (int k = 0; k < m->n; ++k) { /* base-to-tips scatter: 004 Eq 58e-g */
+        const int nk = m->nv_k[k], vk = m->v_index[k], p = m->parent[k];
+        double ap[6], aJ[6], *alpha = w->alpha + 6 * k;
+        if (p < 0) memset(ap, 0, sizeof ap);
+        else sd_motion_to_child(&d->Xup[k], w->alpha + 6 * p, ap);
+        double qd[6];
+        for (int i = 0; i < nk; ++i) qd[i] = w->nu[vk + i] - sd_s6_dot(d->G + 6 * (vk + i), ap);
+        memset(aJ, 0, sizeof aJ);
+        for (int i = 0; i < nk; ++i)
+            for (int r = 0; r < 6; ++r) aJ[r] += d->S[6 * (vk + i) + r] * qd[i];
+        for (int r = 0; r < 6; ++r) alpha[r] = ap[r] + aJ[r];
+        for (int i = 0; i < nk; ++i) qdd[vk + i] += qd[i];
+        for (int r = 0; r < 6; ++r) d->alpha[6 * k + r] += alpha[r];
+        if (want_forces) { /* 000 Eq 17 for this sweep, added to step 1's */
+            double f[6];
+            sd_sym6_mul(d->Pplus + 36 * k, ap, f);
+            for (int r = 0; r < 6; ++r) d->f[6 * k + r] += f[r] + w->zplus[6 * k + r];
+        }
+    }
+}
+
+sd_status sd_closed_loop_forward_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u,
+                                          const double *tau, const double *f_ext, double *qdd, double *lambda,
+                                          const sd_closed_loop_options *options)
+{
+    sd_fd_options o = {0};
+    o.interbody_forces = options && options->interbody_forces;
+    if (!m || !d) return SD_E_ARGUMENT;
+    if (d->loops) d->loops->lambda_valid = 0;
+    sd_status st = sd_forward_dynamics_ex(m, d, q, u, (double *)tau, f_ext, qdd, &o); /* step 1: tau only read */
+    if (st != SD_OK || !m->loops) return st;
+    const sd_loops_model *L = m->loops;
+    sd_loops_world_placements(m, d);
+    if ((st = sd_loops_frame_weights(m, d)) != SD_OK) return st;
+    double a0[6];
+    sd_base_acceleration(m, a0);
+    sd_loops_row_rates(m, d, d->alpha, a0, qdd, d->loops->gamma); /* gamma = G qdd_f + Gdot u */
+    /* the size of the terms gamma is made of (row weight x body acceleration): when the free
+     * accelerations already satisfy a redundant constraint, gamma is round-off of that size and
+     * must not be taken for a contradiction */
+    double floor = 1e-300;
+    for (int fi = 0; fi < L->nframes; ++fi) {
+        const sd_loop_frame *f = &L->frames[fi];
+        const int len = 6 * L->cons[f->constraint].nrows;
+        double ew = 0.0, acc = 1.0;
+        for (int i = 0; i < len; ++i) ew = fmax(ew, fabs(d->loops->Ew[f->ew + i]));
+        for (int r = 0; r < 6; ++r) acc = fmax(acc, fabs(d->alpha[6 * f->body + r]));
+        floor = fmax(floor, 1e-10 * ew * acc);
+    }
+    const double ref = compliance(m, d);
+    if ((st = solve_multipliers(m, d, ref, floor)) != SD_OK) return st;
+    correction_sweep(m, d, qdd, o.interbody_forces);
+    d->loops->lambda_valid = 1;
+    if (lambda) memcpy(lambda, d->loops->lambda, (size_t)L->nrows * sizeof(double));
+    return SD_OK;
+}
+
+int sd_closed_loop_rank(const sd_data *d) { return d && d->loops ? d->loops->rank : -1; }
+
+sd_status sd_constraint_force(const sd_model *m, const sd_data *d, int ci, sd_constraint_frame frame, double f[6])
+{
+    if (!m || !d || !f || !m->loops || !d->loops || ci < 0 || ci >= m->loops->ncons) return SD_E_ARGUMENT;
+    if (!d->loops->lambda_valid) return SD_E_ARGUMENT; /* no closed-loop call computed lambda */
+    const sd_loop_constraint *c = &m->loops->cons[ci];
+    const double *lam = d->loops->lambda + c->row;
+    memset(f, 0, 6 * sizeof(double));
+    if (c->type == SD_CONSTRAINT_COUPLING) {
+        f[0] = lam[0];
+        f[1] = -c->ratio * lam[0];
+        return SD_OK;
+    }
+    sd_transform XA, XB;
+    sd_loops_frame_world(m, d, ci, 0, &XA);
+    sd_loops_frame_world(m, d, ci, 1, &XB);
+    double world[6] = {0, 0, 0, 0, 0, 0};
+    if (c->type == SD_CONSTRAINT_DISTANCE) { /* lambda e on B at its frame's origin */
+        double dv[3];
+        for (int i = 0; i < 3; ++i) dv[i] = XB.p[i] - XA.p[i];
+        const double len = sd_v3_norm(dv);
+        for (int i = 0; i < 3; ++i) world[3 + i] = lam[0] * dv[i] / len;
+    } else { /* lambda's entries are moments and forces along F_A's axes */
+        double local[6] = {0, 0, 0, 0, 0, 0};
+        for (int i = 0; i < c->nsel; ++i) local[c->sel[i]] = lam[i];
+        sd_m3_mul_v(XA.R, local, world);
+        sd_m3_mul_v(XA.R, local + 3, world + 3);
+    }
+    if (frame == SD_CONSTRAINT_FRAME_WORLD) {
+        memcpy(f, world, sizeof world);
+    } else {
+        sd_m3t_mul_v(XA.R, world, f);
+        sd_m3t_mul_v(XA.R, world + 3, f + 3);
+    }
+    return SD_OK;
+}

@@ -1,0 +1,522 @@
+/*
+ * src/loops/constraint_model.c — closure constraints in the model: the builder's list, their
+ * resolution against the built tree (names to bodies, frames turned onto the axis, rows stacked),
+ * the task frames each row acts through, and the body lists that the restricted recursions of
+ * closed_dynamics.c visit (computed once here so that an evaluation touches only the bodies a loop
+ * involves); the workspace; the queries.
+ *
+ * Glossary: see loops_internal.h.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loops_internal.h"
+
+struct sd_loops_builder {
+    sd_constraint_desc *items; /* strings owned */
+    int n, cap;
+};
+
+static const char *const type_names[SD_CONSTRAINT_TYPE_COUNT] = {"weld",      "ball",     "revolute",
+                                                                  "prismatic", "distance", "coupling"};
+static const int type_rows[SD_CONSTRAINT_TYPE_COUNT] = {6, 3, 5, 5, 1, 1};
+
+const char *sd_constraint_type_name(sd_constraint_type t)
+{
+    return (unsigned)t < SD_CONSTRAINT_TYPE_COUNT ? type_names[t] : "unknown";
+}
+
+int sd_constraint_type_nrows(sd_constraint_type t) { return (unsigned)t < SD_CONSTRAINT_TYPE_COUNT ? type_rows[t] : -1; }
+
+void sd_constraint_desc_init(sd_constraint_desc *desc)
+{
+    memset(desc, 0, sizeof *desc);
+    desc->type = SD_CONSTRAINT_WELD;
+    sd_transform_identity(&desc->frame_a);
+    sd_transform_identity(&desc->frame_b);
+    desc->axis[2] = 1.0;
+    desc->ratio = 1.0;
+}
+
+static char *dup_str(const char *s)
+{
+    if (!s) return NULL;
+    const size_t n = strlen(s) + 1;
+    char *c = malloc(n);
+    if (c) memcpy(c, s, n);
+    return c;
+}
+
+static void free_desc_strings(sd_constraint_desc *d)
+{
+    free((char *)d->name);
+    free((char *)d->body_a);
+    free((char *)d->body_b);
+    free((char *)d->joint_a);
+    free((char *)d->joint_b);
+    free((char *)d->source_file);
+}
+
+void sd_loops_builder_free(struct sd_loops_builder *lb)
+{
+    if (!lb) return;
+    for (int i = 0; i < lb->n; ++i) free_desc_strings(&lb->items[i]);
+    free(lb->items);
+    free(lb);
+}
+
+/* "file:line: " of a description, or "" (messages name where a constraint came from). */
+static void where(const char *file, int line, char *out, size_t size)
+{
+    if (file && line > 0) snprintf(out, size, "%s:%d: ", file, line);
+    else if (file) snprintf(out, size, "%s: ", file);
+    else out[0] = '\0';
+}
+
+static int finite_n(const double *x, int n)
+{
+    for (int i = 0; i < n; ++i)
+        if (!isfinite(x[i])) return 0;
+    return 1;
+}
+
+/* A placement is usable when finite and its R is a rotation (to 1e-6). */
+static int valid_transform(const sd_transform *X)
+{
+    if (!finite_n(X->R, 9) || !finite_n(X->p, 3)) return 0;
+    double RtR[9];
+    sd_m3t_mul(X->R, X->R, RtR);
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+            if (fabs(RtR[3 * i + j] - (i == j)) > 1e-6) return 0;
+    const double *R = X->R; /* det > 0: a rotation, not a reflection */
+    const double det = R[0] * (R[4] * R[8] - R[5] * R[7]) - R[1] * (R[3] * R[8] - R[5] * R[6]) +
+                       R[2] * (R[3] * R[7] - R[4] * R[6]);
+    return det > 0.0;
+}
+
+static int empty_name(const char *s) { return !s || !s[0]; }
+
+sd_status sd_builder_add_constraint(sd_builder *b, const sd_constraint_desc *desc, sd_error *err)
+{
+    if (!b || !desc) return sd_error_set(err, SD_E_ARGUMENT, "sd_builder_add_constraint: NULL argument");
+    char at[300];
+    where(desc->source_file, desc->source_line, at, sizeof at);
+    if (empty_name(desc->name)) return sd_error_set(err, SD_E_MODEL, "%sa constraint has no name", at);
+    const char *name = desc->name;
+    if ((unsigned)desc->type >= SD_CONSTRAINT_TYPE_COUNT)
+        return sd_error_set(err, SD_E_MODEL, "%sconstraint '%s': unknown type %d", at, name, (int)desc->type);
+    struct sd_loops_builder **slot = sd_builder_loops(b);
+    if (*slot)
+        for (int i = 0; i < (*slot)->n; ++i)
+            if (strcmp((*slot)->items[i].name, name) == 0)
+                return sd_error_set(err, SD_E_MODEL, "%sconstraint '%s' is defined twice", at, name);
+    const sd_constraint_type t = desc->type;
+    if (t == SD_CONSTRAINT_COUPLING) {
+        if (empty_name(desc->joint_a) || empty_name(desc->joint_b))
+            return sd_error_set(err, SD_E_MODEL, "%sconstraint '%s': a coupling needs joint_a and joint_b", at, name);
+        if (strcmp(desc->joint_a, desc->joint_b) == 0)
+            return sd_error_set(err, SD_E_MODEL, "%sconstraint '%s': couples joint '%s' to itself", at, name,
+                                desc->joint_a);
+        if (!isfinite(desc->ratio) || !isfinite(desc->offset) || desc->ratio == 0.0)
+            return sd_error_set(err, SD_E_MODEL, "%sconstraint '%s': ratio must be finite and nonzero, offset finite",
+                                at, name);
+    } else {
+        if (!valid_transform(&desc->frame_a) || !valid_transform(&desc->frame_b))
+            return sd_error_set(err, SD_E_MODEL,
+                                "%sconstraint '%s': frame_a or frame_b is not a finite rigid placement", at, name);
+        if (t == SD_CONSTRAINT_REVOLUTE || t == SD_CONSTRAINT_PRISMATIC) {
+            if (!finite_n(desc->axis, 3) || !(sd_v3_norm(desc->axis) > 1e-12))
+                return sd_error_set(err, SD_E_MODEL, "%sconstraint '%s': the axis is zero or not finite", at, name);
+        }
+        if (t == SD_CONSTRAINT_DISTANCE && !(desc->distance > 0.0 && isfinite(desc->distance)))
+            return sd_error_set(err, SD_E_MODEL, "%sconstraint '%s': distance must be finite and > 0 (got %g)", at,
+                                name, desc->distance);
+    }
+    if (!*slot && !(*slot = calloc(1, sizeof **slot))) return sd_error_set(err, SD_E_MEMORY, "out of memory");
+    struct sd_loops_builder *lb = *slot;
+    if (lb->n == lb->cap) {
+        const int cap = lb->cap ? 2 * lb->cap : 8;
+        sd_constraint_desc *p = realloc(lb->items, (size_t)cap * sizeof *p);
+        if (!p) return sd_error_set(err, SD_E_MEMORY, "out of memory");
+        lb->items = p;
+        lb->cap = cap;
+    }
+    sd_constraint_desc *c = &lb->items[lb->n];
+    *c = *desc;
+    c->name = dup_str(desc->name);
+    c->body_a = dup_str(desc->body_a);
+    c->body_b = dup_str(desc->body_b);
+    c->joint_a = dup_str(desc->joint_a);
+    c->joint_b = dup_str(desc->joint_b);
+    c->source_file = dup_str(desc->source_file);
+    if (!c->name || (desc->body_a && !c->body_a) || (desc->body_b && !c->body_b) || (desc->joint_a && !c->joint_a) ||
+        (desc->joint_b && !c->joint_b) || (desc->source_file && !c->source_file)) {
+        free_desc_strings(c);
+        return sd_error_set(err, SD_E_MEMORY, "out of memory");
+    }
+    lb->n++;
+    return SD_OK;
+}
+
+/* ---------------------------------------------------------------- resolution at build */
+
+/* A body or model-frame name to (body, placement of the named thing in the body); "" is the world. */
+static int resolve_side(const sd_model *m, const char *name, const sd_transform *local, int *body, sd_transform *X)
+{
+    if (empty_name(name)) {
+        *body = -1;
+        *X = *local;
+        return 1;
+    }
+    int k = sd_model_body_index(m, name);
+    if (k >= 0) {
+        *body = k;
+        *X = *local;
+        return 1;
+    }
+    const int fr = sd_model_frame_index(m, name);
+    if (fr < 0) return 0;
+    *body = m->frame_body[fr];
+    sd_transform_compose(&m->frame_placement[fr], local, X);
+    return 1;
+}
+
+/* The rotation Q whose z column is the unit axis n (x, y any right-handed completion). */
+static void rotation_onto_axis(const double n[3], double Q[9])
+{
+    double z[3], x[3], y[3];
+    const double len = sd_v3_norm(n);
+    for (int i = 0; i < 3; ++i) z[i] = n[i] / len;
+    const double t[3] = {fabs(z[0]) < 0.9 ? 1.0 : 0.0, fabs(z[0]) < 0.9 ? 0.0 : 1.0, 0.0};
+    sd_v3_cross(t, z, y);
+    const double ly = sd_v3_norm(y);
+    for (int i = 0; i < 3; ++i) y[i] /= ly;
+    sd_v3_cross(y, z, x);
+    for (int i = 0; i < 3; ++i) {
+        Q[3 * i + 0] = x[i];
+        Q[3 * i + 1] = y[i];
+        Q[3 * i + 2] = z[i];
+    }
+}
+
+static sd_status resolve_constraint(const sd_model *m, const sd_constraint_desc *in, sd_loop_constraint *c,
+                                    sd_error *err)
+{
+    char at[300];
+    where(in->source_file, in->source_line, at, sizeof at);
+    c->type = in->type;
+    c->nrows = type_rows[in->type];
+    if (in->type == SD_CONSTRAINT_COUPLING) {
+        const char *jn[2] = {in->joint_a, in->joint_b};
+        int *jb[2] = {&c->body_a, &c->body_b};
+        for (int s = 0; s < 2; ++s) {
+            const int k = sd_model_joint_index(m, jn[s]);
+            if (k < 0) return sd_error_set(err, SD_E_MODEL, "%sconstraint '%s': no joint '%s'", at, in->name, jn[s]);
+            if (m->hinge[k] != SD_HINGE_REVOLUTE && m->hinge[k] != SD_HINGE_PRISMATIC)
+                return sd_error_set(err, SD_E_MODEL,
+                                    "%sconstraint '%s': joint '%s' is %s; a coupling needs revolute or prismatic", at,
+                                    in->name, jn[s], sd_hinge_type_name(m->hinge[k]));
+            *jb[s] = k;
+        }
+        c->ratio = in->ratio;
+        c->offset = in->offset;
+        return SD_OK;
+    }
+    if (!resolve_side(m, in->body_a, &in->frame_a, &c->body_a, &c->frame_a))
+        return sd_error_set(err, SD_E_MODEL, "%sconstraint '%s': body_a '%s' is neither a body nor a frame", at,
+                            in->name, in->body_a);
+    if (!resolve_side(m, in->body_b, &in->frame_b, &c->body_b, &c->frame_b))
+        return sd_error_set(err, SD_E_MODEL, "%sconstraint '%s': body_b '%s' is neither a body nor a frame", at,
+                            in->name, in->body_b);
+    if (c->body_a == c->body_b)
+        return sd_error_set(err, SD_E_MODEL, "%sconstraint '%s' ties %s%s%s to itself", at, in->name,
+                            c->body_a < 0 ? "the inertial frame" : "body '",
+                            c->body_a < 0 ? "" : m->desc[c->body_a].name, c->body_a < 0 ? "" : "'");
+    if (in->type == SD_CONSTRAINT_REVOLUTE || in->type == SD_CONSTRAINT_PRISMATIC) {
+        double Q[9], R[9]; /* both frames turned alike, so that the axis (F_A coordinates) is their z */
+        rotation_onto_axis(in->axis, Q);
+        sd_m3_mul(c->frame_a.R, Q, R);
+        memcpy(c->frame_a.R, R, sizeof R);
+        sd_m3_mul(c->frame_b.R, Q, R);
+        memcpy(c->frame_b.R, R, sizeof R);
+    }
+    c->length = in->distance;
+    static const int sel[4][6] = {{0, 1, 2, 3, 4, 5}, {3, 4, 5}, {0, 1, 3, 4, 5}, {0, 1, 2, 3, 4}};
+    if (in->type <= SD_CONSTRAINT_PRISMATIC) {
+        c->nsel = c->nrows;
+        memcpy(c->sel, sel[in->type], sizeof c->sel);
+    }
+    return SD_OK;
+}
+
+static int common_ancestor(const sd_model *m, int a, int b)
+{
+    while (a >= 0 && !sd_model_is_ancestor(m, a, b)) a = m->parent[a];
+    return a;
+}
+
+/* The task frames of constraint c (their roles: see constraint_kinematics.c). */
+static int constraint_frames(const sd_model *m, const sd_loop_constraint *c, int *body, int *role)
+{
+    int n = 0;
+    if (c->type == SD_CONSTRAINT_COUPLING) {
+        const int bodies[4] = {c->body_a, m->parent[c->body_a], c->body_b, m->parent[c->body_b]};
+        for (int r = 0; r < 4; ++r)
+            if (bodies[r] >= 0) body[n] = bodies[r], role[n++] = 2 + r;
+    } else {
+        if (c->body_a >= 0) body[n] = c->body_a, role[n++] = 0;
+        if (c->body_b >= 0) body[n] = c->body_b, role[n++] = 1;
+    }
+    return n;
+}
+
+static void mark_ancestors(const sd_model *m, int k, int *mark)
+{
+    for (; k >= 0 && !mark[k]; k = m->parent[k]) mark[k] = 1;
+}
+
+/* Body lists: slots for the marked bodies in ascending order; returns their number. */
+static int slots_from_marks(int n, const int *mark, int *list, int *slot)
+{
+    int count = 0;
+    for (int k = 0; k < n; ++k) {
+        slot[k] = mark[k] ? count : -1;
+        if (mark[k]) list[count++] = k;
+    }
+    return count;
+}
+
+sd_status sd_loops_build(struct sd_loops_builder *lb, sd_model *m, sd_error *err)
+{
+    m->loops = NULL;
+    if (!lb || lb->n == 0) return SD_OK;
+    const int n = m->n, nb = n > 0 ? n : 1;
+    sd_loops_model *L = calloc(1, sizeof *L);
+    if (!L) return sd_error_set(err, SD_E_MEMORY, "out of memory");
+    m->loops = L; /* freed with the model, also on failure */
+    L->cons = calloc((size_t)lb->n, sizeof *L->cons);
+    L->frames = calloc(4 * (size_t)lb->n, sizeof *L->frames);
+    L->kin_slot = malloc((size_t)nb * sizeof(int));
+    L->y_slot = malloc((size_t)nb * sizeof(int));
+    L->kin_bodies = malloc((size_t)nb * sizeof(int));
+    L->y_bodies = malloc((size_t)nb * sizeof(int));
+    int *mark = calloc((size_t)nb, sizeof(int)), *top = malloc(4 * (size_t)lb->n * sizeof(int));
+    sd_status st = SD_OK;
+    if (!L->cons || !L->frames || !L->kin_slot || !L->y_slot || !L->kin_bodies || !L->y_bodies || !mark || !top) {
+        st = sd_error_set(err, SD_E_MEMORY, "out of memory");
+        goto done;
+    }
+    L->ncons = lb->n;
+    for (int i = 0; i < lb->n; ++i) {
+        sd_loop_constraint *c = &L->cons[i];
+        if ((st = resolve_constraint(m, &lb->items[i], c, err)) != SD_OK) goto done;
+        c->row = L->nrows;
+        L->nrows += c->nrows;
+        c->name = dup_str(lb->items[i].name);
+        c->source_file = dup_str(lb->items[i].source_file);
+        c->source_line = lb->items[i].source_line;
+        if (!c->name || (lb->items[i].source_file && !c->source_file)) {
+            st = sd_error_set(err, SD_E_MEMORY, "out of memory");
+            goto done;
+        }
+    }
+    for (int i = 0; i < L->ncons; ++i) { /* task frames and the bodies that need world placements */
+        int body[4], role[4];
+        const int nf = constraint_frames(m, &L->cons[i], body, role);
+        for (int j = 0; j < nf; ++j) {
+            sd_loop_frame *f = &L->frames[L->nframes++];
+            f->body = body[j];
+            f->constraint = i;
+            f->role = role[j];
+            if (role[j] < 2) mark_ancestors(m, body[j], mark);
+        }
+    }
+    L->nkin = slots_from_marks(n, mark, L->kin_bodies, L->kin_slot);
+    /* pairs of frames whose bodies share an ancestor couple through Y(c) (004 Alg 4.3) */
+    const int nf = L->nframes;
+    L->pairs = malloc((size_t)(nf * (nf + 1) / 2) * sizeof *L->pairs);
+    if (!L->pairs) {
+        st = sd_error_set(err, SD_E_MEMORY, "out of memory");
+        goto done;
+    }
+    memset(mark, 0, (size_t)nb * sizeof(int));
+    for (int f = 0; f < nf; ++f) top[f] = L->frames[f].body;
+    for (int f = 0; f < nf; ++f)
+        for (int g = f; g < nf; ++g) {
+            const int c = common_ancestor(m, L->frames[f].body, L->frames[g].body);
+            if (c < 0) continue; /* different trees: no coupling through M^-1 */
+            L->pairs[L->npairs++] = (sd_loop_pair){f, g, c, 0, 0};
+            if (c < top[f]) top[f] = c; /* an ancestor has a smaller index */
+            if (c < top[g]) top[g] = c;
+            mark_ancestors(m, c, mark);
+        }
+    L->ny = slots_from_marks(n, mark, L->y_bodies, L->y_slot);
+    int path_total = 0;
+    for (int f = 0; f < nf; ++f) {
+        sd_loop_frame *fr = &L->frames[f];
+        const int r = L->cons[fr->constraint].nrows;
+        fr->path_len = 1;
+        for (int k = fr->body; k != top[f]; k = m->parent[k]) fr->path_len++;
+        fr->path = path_total;
+        path_total += fr->path_len;
+        fr->ew = L->ew_total;
+        L->ew_total += 6 * r;
+        fr->e = L->e_total;
+        L->e_total += 6 * r * fr->path_len;
+    }
+    L->path = malloc((size_t)(path_total > 0 ? path_total : 1) * sizeof(int));
+    if (!L->path) {
+        st = sd_error_set(err, SD_E_MEMORY, "out of memory");
+        goto done;
+    }
+    for (int f = 0; f < nf; ++f) {
+        const sd_loop_frame *fr = &L->frames[f];
+        int k = fr->body;
+        for (int i = 0; i < fr->path_len; ++i, k = m->parent[k]) L->path[fr->path + i] = k;
+    }
+    for (int p = 0; p < L->npairs; ++p) { /* c's position on each path */
+        sd_loop_pair *pr = &L->pairs[p];
+        for (int k = L->frames[pr->f].body; k != pr->c; k = m->parent[k]) pr->pos_f++;
+        for (int k = L->frames[pr->g].body; k != pr->c; k = m->parent[k]) pr->pos_g++;
+    }
+    for (int i = 0; i < lb->n; ++i) free_desc_strings(&lb->items[i]); /* the builder is emptied */
+    lb->n = 0;
+done:
+    free(mark);
+    free(top);
+    return st;
+}
+
+void sd_loops_model_free(sd_loops_model *L)
+{
+    if (!L) return;
+    if (L->cons)
+        for (int i = 0; i < L->ncons; ++i) {
+            free(L->cons[i].name);
+            free(L->cons[i].source_file);
+        }
+    free(L->cons);
+    free(L->frames);
+    free(L->path);
+    free(L->pairs);
+    free(L->kin_bodies);
+    free(L->kin_slot);
+    free(L->y_bodies);
+    free(L->y_slot);
+    free(L);
+}
+
+/* ---------------------------------------------------------------- workspace */
+
+sd_loops_data *sd_loops_data_new(const sd_model *m)
+{
+    const sd_loops_model *L = m->loops;
+    sd_loops_data *w = calloc(1, sizeof *w);
+    if (!w) return NULL;
+    const size_t nc = (size_t)(L->nrows > 0 ? L->nrows : 1), n = (size_t)(m->n > 0 ? m->n : 1);
+    const size_t nv = (size_t)(m->nv > 0 ? m->nv : 1);
+    w->Xw = malloc((size_t)(L->nkin > 0 ? L->nkin : 1) * sizeof(sd_transform));
+    w->Ew = calloc((size_t)(L->ew_total > 0 ? L->ew_total : 1), sizeof(double));
+    w->E = calloc((size_t)(L->e_total > 0 ? L->e_total : 1), sizeof(double));
+    w->Y = calloc(36 * (size_t)(L->ny > 0 ? L->ny : 1), sizeof(double));
+    w->Sc = calloc(nc * nc, sizeof(double));
+    w->Sf = calloc(nc * nc, sizeof(double));
+    w->eig = calloc(nc, sizeof(double));
+    w->gamma = calloc(nc, sizeof(double));
+    w->lambda = calloc(nc, sizeof(double));
+    w->rhs = calloc(nc, sizeof(double));
+    w->z = calloc(6 * n, sizeof(double));
+    w->zplus = calloc(6 * n, sizeof(double));
+    w->alpha = calloc(6 * n, sizeof(double));
+    w->eps = calloc(nv, sizeof(double));
+    w->nu = calloc(nv, sizeof(double));
+    w->dense = calloc(nc * nv, sizeof(double));
+    w->rank = -1;
+    /* LAPACK dsyev's work array (closed_dynamics.c): its blocked optimum (block size 64 + 2) n, which is
+     * above the required 3 n - 1, so that the solve never allocates */
+    w->lwork = 66 * (int)nc;
+    w->work = calloc((size_t)w->lwork, sizeof(double));
+    if (!w->Xw || !w->Ew || !w->E || !w->Y || !w->Sc || !w->Sf || !w->eig || !w->gamma || !w->lambda || !w->rhs || !w->z ||
+        !w->zplus || !w->alpha || !w->eps || !w->nu || !w->dense || !w->work) {
+        sd_loops_data_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void sd_loops_data_free(sd_loops_data *w)
+{
+    if (!w) return;
+    free(w->Xw);
+    free(w->Ew);
+    free(w->E);
+    free(w->Y);
+    free(w->Sc);
+    free(w->Sf);
+    free(w->eig);
+    free(w->work);
+    free(w->gamma);
+    free(w->lambda);
+    free(w->rhs);
+    free(w->z);
+    free(w->zplus);
+    free(w->alpha);
+    free(w->eps);
+    free(w->nu);
+    free(w->dense);
+    free(w);
+}
+
+/* ---------------------------------------------------------------- queries */
+
+int sd_model_nconstraints(const sd_model *m) { return m && m->loops ? m->loops->ncons : 0; }
+int sd_model_nconstraint_rows(const sd_model *m) { return m && m->loops ? m->loops->nrows : 0; }
+
+int sd_model_constraint_index(const sd_model *m, const char *name)
+{
+    if (!m || !m->loops || !name) return -1;
+    for (int i = 0; i < m->loops->ncons; ++i)
+        if (strcmp(m->loops->cons[i].name, name) == 0) return i;
+    return -1;
+}
+
+static const sd_loop_constraint *get(const sd_model *m, int i)
+{
+    return m && m->loops && i >= 0 && i < m->loops->ncons ? &m->loops->cons[i] : NULL;
+}
+
+const char *sd_model_constraint_name(const sd_model *m, int i)
+{
+    const sd_loop_constraint *c = get(m, i);
+    return c ? c->name : NULL;
+}
+
+sd_constraint_type sd_model_constraint_type(const sd_model *m, int i)
+{
+    const sd_loop_constraint *c = get(m, i);
+    return c ? c->type : SD_CONSTRAINT_TYPE_COUNT;
+}
+
+int sd_model_constraint_nrows(const sd_model *m, int i)
+{
+    const sd_loop_constraint *c = get(m, i);
+    return c ? c->nrows : -1;
+}
+
+int sd_model_constraint_row_offset(const sd_model *m, int i)
+{
+    const sd_loop_constraint *c = get(m, i);
+    return c ? c->row : -1;
+}
+
+sd_status sd_model_constraint_bodies(const sd_model *m, int i, int *body_a, int *body_b)
+{
+    const sd_loop_constraint *c = get(m, i);
+    if (!c) return SD_E_ARGUMENT;
+    if (body_a) *body_a = c->body_a;
+    if (body_b) *body_b = c->body_b;
+    return SD_OK;
+}

@@ -1,0 +1,97 @@
+/*
+ * src/loops/loops_internal.h — the loops part of sd_model (constraints resolved to bodies, the task
+ * frames through which each constraint row acts, and the body lists the restricted recursions
+ * visit) and of sd_data (the closed-loop workspace).
+ *
+ * Glossary (000 Sec 4, 004 Sec 6.2), beside internal.h's:
+ *   n_c          rows of all constraints; G (n_c x nv) maps u to the rows
+ *   task frame   f: a body k_f and a 6 x r_c matrix Ew_f (body k_f's frame, one column per row of
+ *                its constraint c) such that G u = sum_f Ew_f^T V(k_f); equivalently Ew_f lambda is
+ *                the spatial force (about k_f's origin) the constraint applies to k_f, and
+ *                G* lambda = sum_f J(k_f)* Ew_f lambda
+ *   E_f(j)       psi(j, k_f) Ew_f for the bodies j on k_f's path up to its top ancestor, so that
+ *                G M^-1 G* = sum_{f,g} E_f(c)^T Y(c) E_g(c), c the nearest common ancestor of k_f and
+ *                k_g (004 Lemma 5 / Alg 4.3, Eq 59-60)
+ *   Y(k)         Omega(k, k) = psi* Y(parent) psi + H* D^-1 H (004 Eq 24), kept only for the
+ *                ancestors of common ancestors ("Y bodies")
+ *   kin bodies   the ancestors of the bodies that carry F_A / F_B frames: only they need world
+ *                placements
+ */
+#ifndef SOADYN_LOOPS_INTERNAL_H
+#define SOADYN_LOOPS_INTERNAL_H
+
+#include <soadyn/loops.h>
+
+#include "internal.h"
+
+typedef struct sd_loop_constraint {
+    char *name;
+    sd_constraint_type type;
+    int nrows, row;        /* rows and first row in G */
+    int nsel, sel[6];      /* cut kinds: the components of Delta (0-2 angular, 3-5 linear) kept */
+    int body_a, body_b;    /* -1: the inertial frame; COUPLING: the bodies of the two hinges */
+    sd_transform frame_a, frame_b; /* in body coordinates, z turned onto the axis */
+    double length;         /* DISTANCE */
+    double ratio, offset;  /* COUPLING */
+    char *source_file;
+    int source_line;
+} sd_loop_constraint;
+
+typedef struct sd_loop_frame {
+    int body, constraint;
+    int role;              /* which side: see sd_loops_frame_weights (constraint_kinematics.c) */
+    int path, path_len;    /* bodies k_f, parent, ..., top in sd_loops_model.path[path ..] */
+    int ew;                /* offset of Ew_f (6 x r_c, column-major) in the workspace */
+    int e;                 /* offset of E_f along the path (path_len blocks of 6 x r_c) */
+} sd_loop_frame;
+
+typedef struct sd_loop_pair {
+    int f, g, c;           /* frames f <= g and their nearest common ancestor c (>= 0) */
+    int pos_f, pos_g;      /* c's position on each frame's path */
+} sd_loop_pair;
+
+typedef struct sd_loops_model {
+    int ncons, nrows;
+    sd_loop_constraint *cons;
+    int nframes;
+    sd_loop_frame *frames;
+    int *path;             /* all frames' paths, concatenated */
+    int npairs;
+    sd_loop_pair *pairs;
+    int nkin, *kin_bodies; /* ascending (parents first) */
+    int *kin_slot;         /* per body: slot in the world-placement array, -1 if not a kin body */
+    int ny, *y_bodies;     /* ascending */
+    int *y_slot;           /* per body: slot of Y(k), -1 if not needed */
+    int ew_total, e_total; /* doubles of all Ew_f and of all E_f */
+} sd_loops_model;
+
+typedef struct sd_loops_data {
+    sd_transform *Xw;      /* world placements of the kin bodies (by kin slot) */
+    double *Ew, *E, *Y;    /* see the glossary */
+    double *Sc;            /* n_c x n_c: G M^-1 G* */
+    double *Sf;            /* n_c x n_c: its Cholesky factor or eigenvectors */
+    double *eig, *work;    /* LAPACK dsyev: eigenvalues and work */
+    int lwork;
+    double *gamma, *lambda, *rhs; /* n_c each */
+    double *z, *zplus, *alpha; /* 6 per body: the correction sweep's z, z+ and alpha */
+    double *eps, *nu;      /* per speed: the correction sweep's innovations */
+    double *dense;         /* n_c x nv: G for assembly and inverse dynamics */
+    int rank;              /* of the last solve, -1 before */
+    int lambda_valid;      /* lambda holds the multipliers of the last solve */
+} sd_loops_data;
+
+/* Kinematics of the constraints at the placements and velocities in d (constraint_kinematics.c). */
+void sd_loops_world_placements(const sd_model *m, sd_data *d);
+/* Fill every Ew_f at the current placements; SD_E_SINGULAR names a DISTANCE whose frames meet. */
+sd_status sd_loops_frame_weights(const sd_model *m, sd_data *d);
+/* World placement of F_A (side 0) or F_B (side 1) of constraint c, from the kin placements. */
+void sd_loops_frame_world(const sd_model *m, const sd_data *d, int c, int side, sd_transform *out);
+/* Row rates ydot = G qdd + Gdot u of every constraint from body velocities d->V and the
+ * accelerations `alpha` (6 per body, body frames; a uniform gravity offset a0 cancels) and the
+ * accelerations qdd (couplings); the world's acceleration is a0 (world axes). */
+void sd_loops_row_rates(const sd_model *m, const sd_data *d, const double *alpha, const double a0[6],
+                        const double *qdd, double *ydot);
+/* tau += G* lambda (generalized forces of the constraint forces), through each task frame's path. */
+void sd_loops_add_generalized_force(const sd_model *m, const sd_data *d, const double *lambda, double *tau);
+
+#endif /* SOADYN_LOOPS_INTERNAL_H */

@@ -1,0 +1,300 @@
+/*
+ * tests/loops/test_closed_loop_dynamics.c — closed-loop forward dynamics (000 Eq 45-46) on random
+ * trees of every hinge type closed by random constraints of every kind, against the dense
+ * descriptor solve of 000 Eq 44 (loops_oracle.h: Jacobi pseudo-inverses, Gdot u by differences):
+ *   - the constraints are built so that the loops are closed at a random q0 (frames that coincide
+ *     there, the distance and coupling offset measured there): position residuals vanish;
+ *   - G from sd_constraint_jacobian equals the time derivative of the position residuals;
+ *   - u projected on null(G): velocity residuals vanish;
+ *   - qdd and lambda equal the dense solve (minimum-norm lambda, same rank), G qdd = -Gdot u, and
+ *     M qdd + C - G* lambda = T;
+ *   - the inter-body forces of the closed system equal those of Newton-Euler at the same qdd with
+ *     the cut-joint forces of sd_constraint_force applied as external forces (which also checks
+ *     what lambda means), and Newton-Euler then returns the given tau.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loops/loops_oracle.h"
+#include "random_tree.h"
+#include "test_util.h"
+
+static double worst_qdd = 0, worst_lambda = 0, worst_eq = 0, worst_force = 0, worst_jac = 0;
+static int redundant_cases = 0, cases = 0, kinds_seen[SD_CONSTRAINT_TYPE_COUNT];
+
+static void random_placement(uint64_t *rng, sd_transform *X)
+{
+    double w[3], quat[4];
+    random_vector(rng, w, 3, 3.0);
+    sd_quat_exp(w, quat);
+    sd_quat_to_m3(quat, X->R);
+    random_vector(rng, X->p, 3, 0.3);
+}
+
+static int one_dof(const sd_model *m, int k)
+{
+    const sd_hinge_type h = sd_model_hinge(m, k);
+    return h == SD_HINGE_REVOLUTE || h == SD_HINGE_PRISMATIC;
+}
+
+/* The tree of `tree` closed by random constraints that hold at q0; NULL if none could be added. */
+static sd_model *close_randomly(const sd_model *tree, uint64_t *rng, const double *q0)
+{
+    const int n = sd_model_nbodies(tree), nv = sd_model_nv(tree);
+    sd_data *d0 = sd_data_new(tree);
+    sd_kinematics(tree, d0, q0, NULL, NULL);
+    sd_builder *b = sd_builder_new();
+    double g[3];
+    sd_model_gravity(tree, g);
+    sd_builder_set_gravity(b, g);
+    sd_error err;
+    for (int k = 0; k < n; ++k) CHECK(sd_builder_add_body(b, sd_model_body_desc(tree, k), &err) == SD_OK);
+    int rows = 0, added = 0;
+    const int first = (int)(sd_random_uniform(rng) * SD_CONSTRAINT_TYPE_COUNT);
+    for (int attempt = 0; attempt < 12 && added < 4; ++attempt) {
+        sd_constraint_desc c;
+        sd_constraint_desc_init(&c);
+        char name[32];
+        snprintf(name, sizeof name, "c%d", added);
+        c.name = name;
+        c.type = (sd_constraint_type)((first + attempt) % SD_CONSTRAINT_TYPE_COUNT);
+        const int r = sd_constraint_type_nrows(c.type);
+        if (rows + r > nv - 1 && !(added == 0 && rows + r <= nv)) continue;
+        if (c.type == SD_CONSTRAINT_COUPLING) {
+            int ja = -1, jb = -1;
+            for (int tries = 0; tries < 20 && (ja < 0 || jb < 0 || ja == jb); ++tries) {
+                ja = (int)(sd_random_uniform(rng) * n);
+                jb = (int)(sd_random_uniform(rng) * n);
+                if (!one_dof(tree, ja) || !one_dof(tree, jb)) ja = -1;
+            }
+            if (ja < 0 || jb < 0 || ja == jb) continue;
+            c.joint_a = sd_model_joint_name(tree, ja);
+            c.joint_b = sd_model_joint_name(tree, jb);
+            c.ratio = (sd_random_uniform(rng) < 0.5 ? -1.0 : 1.0) * (0.5 + sd_random_uniform(rng));
+            c.offset = q0[sd_model_q_index(tree, ja)] - c.ratio * q0[sd_model_q_index(tree, jb)];
+        } else {
+            const int a = (int)(sd_random_uniform(rng) * (n + 1)) - 1; /* -1: the world */
+            const int bb = (int)(sd_random_uniform(rng) * n);
+            if (a == bb) continue;
+            c.body_a = a < 0 ? NULL : sd_model_body_name(tree, a);
+            c.body_b = sd_model_body_name(tree, bb);
+            sd_transform XA, XB, FA, XBinv;
+            if (a < 0) sd_transform_identity(&XA);
+            else XA = *sd_body_placement_world(d0, a);
+            XB = *sd_body_placement_world(d0, bb);
+            random_placement(rng, &c.frame_a);
+            sd_transform_compose(&XA, &c.frame_a, &FA);
+            sd_transform_inverse(&XB, &XBinv);
+            if (c.type == SD_CONSTRAINT_DISTANCE) {
+                sd_transform FB;
+                random_placement(rng, &c.frame_b);
+                sd_transform_compose(&XB, &c.frame_b, &FB);
+                double dv[3] = {FB.p[0] - FA.p[0], FB.p[1] - FA.p[1], FB.p[2] - FA.p[2]};
+                c.distance = sd_v3_norm(dv);
+                if (c.distance < 0.05) continue;
+            } else {
+                sd_transform_compose(&XBinv, &FA, &c.frame_b); /* F_B = F_A at q0 */
+                random_vector(rng, c.axis, 3, 1.0);
+                if (sd_v3_norm(c.axis) < 0.1) c.axis[2] = 1.0;
+            }
+        }
+        CHECK(sd_builder_add_constraint(b, &c, &err) == SD_OK);
+        kinds_seen[c.type]++;
+        rows += r;
+        ++added;
+    }
+    sd_model *m = NULL;
+    if (added > 0) {
+        const sd_status st = sd_builder_build(b, &m, &err);
+        CHECK(st == SD_OK);
+        if (st != SD_OK) fprintf(stderr, "build: %s\n", err.message);
+    }
+    sd_builder_free(b);
+    sd_data_free(d0);
+    return m;
+}
+
+/* u <- u - G* (G G*)^+ G u: the part of u that keeps the loops closed. */
+static void project_on_nullspace(const double *G, int nc, int nv, double *u)
+{
+    double *GGt = malloc((size_t)(nc * nc) * sizeof(double)), *Gu = malloc((size_t)nc * sizeof(double)),
+           *y = malloc((size_t)nc * sizeof(double));
+    for (int pass = 0; pass < 2; ++pass) { /* twice, for round-off */
+        for (int a = 0; a < nc; ++a) {
+            double s = 0.0;
+            for (int j = 0; j < nv; ++j) s += G[a * nv + j] * u[j];
+            Gu[a] = s;
+            for (int b = 0; b < nc; ++b) {
+                double t = 0.0;
+                for (int j = 0; j < nv; ++j) t += G[a * nv + j] * G[b * nv + j];
+                GGt[a * nc + b] = t;
+            }
+        }
+        oracle_pinv_solve(GGt, nc, Gu, y, 1e-12, 1.0);
+        for (int j = 0; j < nv; ++j)
+            for (int a = 0; a < nc; ++a) u[j] -= G[a * nv + j] * y[a];
+    }
+    free(GGt);
+    free(Gu);
+    free(y);
+}
+
+static double max_abs(const double *x, int n)
+{
+    double s = 0.0;
+    for (int i = 0; i < n; ++i) s = fmax(s, fabs(x[i]));
+    return s;
+}
+
+static void check_model(const sd_model *m, uint64_t *rng, const double *q0)
+{
+    const int nq = sd_model_nq(m), nv = sd_model_nv(m), n = sd_model_nbodies(m), nc = sd_model_nconstraint_rows(m);
+    sd_data *d = sd_data_new(m), *d2 = sd_data_new(m);
+    double *u = calloc((size_t)nv, 8), *ur = calloc((size_t)nv, 8), *tau = calloc((size_t)nv, 8),
+           *qdd = calloc((size_t)nv, 8), *qdd_o = calloc((size_t)nv, 8), *c = calloc((size_t)nv, 8),
+           *rhs = calloc((size_t)nv, 8), *tau_id = calloc((size_t)nv, 8), *M = calloc((size_t)(nv * nv), 8),
+           *G = calloc((size_t)(nc * nv), 8), *lam = calloc((size_t)nc, 8), *lam_o = calloc((size_t)nc, 8),
+           *gdu = calloc((size_t)nc, 8), *pos = calloc((size_t)nc, 8), *vel = calloc((size_t)nc, 8),
+           *fext = calloc(6 * (size_t)n, 8), *ftot = calloc(6 * (size_t)n, 8), *qt = calloc((size_t)nq, 8),
+           *p4 = calloc(4 * (size_t)nc, 8), *Gur = calloc((size_t)nc, 8), *f_cl = calloc(6 * (size_t)n, 8),
+           *f_ne = calloc(6 * (size_t)n, 8);
+    /* closed at q0 */
+    CHECK(sd_constraint_residuals(m, d, q0, NULL, pos, NULL) == SD_OK);
+    CHECK(max_abs(pos, nc) < 1e-12);
+    /* G = d/dt of the position residuals (exact at closure), Richardson-extrapolated differences */
+    CHECK(sd_constraint_jacobian(m, d, q0, G) == SD_OK);
+    random_vector(rng, ur, nv, 1.0);
+    const double h = 1e-3, t[4] = {h, -h, h / 2, -h / 2};
+    for (int s = 0; s < 4; ++s) {
+        sd_configuration_integrate(m, q0, ur, t[s], qt);
+        sd_constraint_residuals(m, d, qt, NULL, p4 + s * nc, NULL);
+    }
+    for (int i = 0; i < nc; ++i) {
+        const double dh = (p4[i] - p4[nc + i]) / (2 * h), dh2 = (p4[2 * nc + i] - p4[3 * nc + i]) / h;
+        Gur[i] = (4.0 * dh2 - dh) / 3.0;
+    }
+    double *GurA = calloc((size_t)nc, 8);
+    for (int i = 0; i < nc; ++i)
+        for (int j = 0; j < nv; ++j) GurA[i] += G[i * nv + j] * ur[j];
+    const double ej = test_rel_diff(GurA, Gur, nc);
+    worst_jac = fmax(worst_jac, ej);
+    CHECK_ARRAY_CLOSE(GurA, Gur, nc, 1e-8, "G u vs d/dt of the position residuals");
+    free(GurA);
+    /* a consistent velocity */
+    random_vector(rng, u, nv, 1.0);
+    project_on_nullspace(G, nc, nv, u);
+    CHECK(sd_constraint_residuals(m, d, q0, u, NULL, vel) == SD_OK);
+    CHECK(max_abs(vel, nc) < 1e-10);
+    random_vector(rng, tau, nv, 2.0);
+    random_vector(rng, fext, 6 * n, 1.0);
+    sd_closed_loop_options opt = {.interbody_forces = 1};
+    const sd_status st = sd_closed_loop_forward_dynamics(m, d, q0, u, tau, fext, qdd, lam, &opt);
+    /* the oracle */
+    CHECK(sd_mass_matrix(m, d2, q0, M) == SD_OK);
+    CHECK(sd_bias_forces(m, d2, q0, u, fext, c) == SD_OK);
+    for (int i = 0; i < nv; ++i) rhs[i] = tau[i] - c[i];
+    CHECK(oracle_gdot_u(m, d2, q0, u, 1e-3, gdu));
+    double resid;
+    const int rank_o = oracle_descriptor_solve(M, rhs, G, gdu, nv, nc, qdd_o, lam_o, &resid);
+    ++cases;
+    if (st != SD_OK) { /* only acceptable where the dense solve cannot satisfy the constraints either */
+        fprintf(stderr, "note: closed-loop FD refused (%s); dense residual %.3g\n", sd_data_error(d), resid);
+        CHECK(st == SD_E_SINGULAR && resid > 1e-6);
+        goto done;
+    }
+    CHECK(sd_closed_loop_rank(d) == rank_o);
+    if (rank_o < nc) ++redundant_cases;
+    const double eq = test_rel_diff(qdd, qdd_o, nv), el = test_rel_diff(lam, lam_o, nc);
+    worst_qdd = fmax(worst_qdd, eq);
+    worst_lambda = fmax(worst_lambda, el);
+    CHECK_ARRAY_CLOSE(qdd, qdd_o, nv, 1e-10, "closed-loop qdd vs dense descriptor solve (000 Eq 44)");
+    CHECK_ARRAY_CLOSE(lam, lam_o, nc, 1e-10, "lambda vs dense minimum-norm multipliers");
+    /* M qdd + C - G* lambda = T, and G qdd = -Gdot u */
+    double scale = 1.0, worst = 0.0;
+    for (int i = 0; i < nv; ++i) {
+        double s = c[i] - tau[i];
+        for (int j = 0; j < nv; ++j) s += M[i * nv + j] * qdd[j];
+        for (int a = 0; a < nc; ++a) s -= G[a * nv + i] * lam[a];
+        worst = fmax(worst, fabs(s));
+        scale = fmax(scale, fmax(fabs(tau[i]), fabs(c[i])));
+    }
+    worst_eq = fmax(worst_eq, worst / scale);
+    CHECK(worst / scale < 1e-10);
+    for (int a = 0; a < nc; ++a) {
+        double s = gdu[a];
+        for (int j = 0; j < nv; ++j) s += G[a * nv + j] * qdd[j];
+        CHECK_CLOSE(s, 0.0, 1e-9 * fmax(1.0, max_abs(gdu, nc)));
+    }
+    /* inter-body forces: Newton-Euler with the cut-joint forces as external forces */
+    sd_kinematics(m, d2, q0, NULL, NULL);
+    memcpy(ftot, fext, 6 * (size_t)n * sizeof(double));
+    for (int ci = 0; ci < sd_model_nconstraints(m); ++ci) {
+        int a, b;
+        sd_model_constraint_bodies(m, ci, &a, &b);
+        double f[6];
+        CHECK(sd_constraint_force(m, d, ci, SD_CONSTRAINT_FRAME_WORLD, f) == SD_OK);
+        if (sd_model_constraint_type(m, ci) == SD_CONSTRAINT_COUPLING) {
+            const int hinge[2] = {a, b};
+            for (int s = 0; s < 2; ++s) { /* generalized force f[s] on the hinge: a couple or a force pair */
+                const int k = hinge[s], p = sd_model_parent(m, k);
+                const sd_transform *Xk = sd_body_placement_world(d2, k);
+                double ax[3], w[3], nw[3] = {0, 0, 0}, fw[3] = {0, 0, 0}, neg_n[3], neg_f[3];
+                memcpy(ax, sd_model_axis(m, k), sizeof ax);
+                sd_m3_mul_v(Xk->R, ax, w);
+                double *target = sd_model_hinge(m, k) == SD_HINGE_REVOLUTE ? nw : fw;
+                for (int i = 0; i < 3; ++i) target[i] = f[s] * w[i];
+                oracle_add_wrench(Xk, k, Xk->p, nw, fw, ftot);
+                for (int i = 0; i < 3; ++i) neg_n[i] = -nw[i], neg_f[i] = -fw[i];
+                if (p >= 0) oracle_add_wrench(sd_body_placement_world(d2, p), p, Xk->p, neg_n, neg_f, ftot);
+            }
+            continue;
+        }
+        /* the point of application: F_B's origin (on the line of action for a distance) */
+        sd_transform XB = *sd_body_placement_world(d2, b), FB;
+        double neg[6];
+        for (int i = 0; i < 6; ++i) neg[i] = -f[i];
+        CHECK(sd_constraint_frame_world(m, d, ci, 1, &FB) == SD_OK);
+        oracle_add_wrench(&XB, b, FB.p, f, f + 3, ftot);
+        if (a >= 0) oracle_add_wrench(sd_body_placement_world(d2, a), a, FB.p, neg, neg + 3, ftot);
+    }
+    CHECK(sd_inverse_dynamics(m, d2, q0, u, qdd, ftot, tau_id) == SD_OK);
+    CHECK_ARRAY_CLOSE(tau_id, tau, nv, 1e-10, "Newton-Euler with the cut-joint forces returns tau");
+    for (int k = 0; k < n; ++k) {
+        CHECK(sd_interbody_force(m, d, k, SD_FRAME_BODY, f_cl + 6 * k) == SD_OK);
+        CHECK(sd_interbody_force(m, d2, k, SD_FRAME_BODY, f_ne + 6 * k) == SD_OK);
+    }
+    worst_force = fmax(worst_force, test_rel_diff(f_cl, f_ne, 6 * n));
+    CHECK_ARRAY_CLOSE(f_cl, f_ne, 6 * n, 1e-10, "closed-system inter-body forces vs Newton-Euler");
+done:
+    free(u); free(ur); free(tau); free(qdd); free(qdd_o); free(c); free(rhs); free(tau_id); free(M); free(G);
+    free(lam); free(lam_o); free(gdu); free(pos); free(vel); free(fext); free(ftot); free(qt); free(p4); free(Gur);
+    free(f_cl); free(f_ne);
+    sd_data_free(d);
+    sd_data_free(d2);
+}
+
+int main(void)
+{
+    uint64_t rng = 0x5eed10025ULL;
+    for (int trial = 0; trial < 60; ++trial) {
+        const int n = 2 + trial % 11;
+        const int flags = (trial % 3 == 1 ? RT_FREE_ROOT : 0) | (trial % 4 == 2 ? RT_MASSLESS : 0) |
+                          (trial % 5 == 3 ? RT_CHAIN : 0);
+        sd_model *tree = random_tree(&rng, n, flags);
+        double *q0 = malloc((size_t)sd_model_nq(tree) * sizeof(double));
+        sd_configuration_random(tree, &rng, q0);
+        sd_model *m = close_randomly(tree, &rng, q0);
+        if (m) check_model(m, &rng, q0);
+        sd_model_free(m);
+        sd_model_free(tree);
+        free(q0);
+    }
+    printf("cases %d (%d with redundant rows); kinds:", cases, redundant_cases);
+    for (int t = 0; t < SD_CONSTRAINT_TYPE_COUNT; ++t) printf(" %s %d", sd_constraint_type_name(t), kinds_seen[t]);
+    printf("\nworst relative: qdd %.2g, lambda %.2g, equations %.2g, inter-body forces %.2g, G vs differences %.2g\n",
+           worst_qdd, worst_lambda, worst_eq, worst_force, worst_jac);
+    CHECK(cases >= 40);
+    for (int t = 0; t < SD_CONSTRAINT_TYPE_COUNT; ++t) CHECK(kinds_seen[t] > 0);
+    return test_summary("test_closed_loop_dynamics");
+}

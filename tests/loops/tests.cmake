@@ -1,0 +1,3 @@
+# Tests of the loops component (closure constraints). Included by tests/CMakeLists.txt; paths
+# relative to tests/.
+soadyn_add_test(test_closed_loop_dynamics SOURCES loops/test_closed_loop_dynamics.c random_tree.c LABELS unit)
