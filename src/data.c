@@ -90,12 +90,17 @@ sd_data *sd_data_new(const sd_model *m)
     for (int k = 0; k < m->n; ++k) d->branch_slot[k] = children[k] >= 2 ? slot++ : -1;
     free(children);
     d->model = m;
+    if (m->loops && !(d->loops = sd_loops_data_new(m))) { /* closed-loop workspace (src/loops) */
+        sd_data_free(d);
+        return NULL;
+    }
     return d;
 }
 
 void sd_data_free(sd_data *d)
 {
     if (!d) return;
+    sd_loops_data_free(d->loops);
     free(d->Xup); /* the first carve is the block's start */
     free(d);
 }

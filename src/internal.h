@@ -55,6 +55,7 @@ struct sd_model {
     sd_transform *frame_placement;
     size_t nwarnings;
     char **warnings;
+    struct sd_loops_model *loops; /* closure constraints (src/loops); NULL: a tree */
 };
 
 struct sd_data {
@@ -78,6 +79,7 @@ struct sd_data {
     int alpha_has_gravity;
     int forces_valid;          /* f holds inter-body forces of the last dynamics call */
     char error[256];
+    struct sd_loops_data *loops; /* closed-loop workspace (src/loops); NULL when the model has none */
 };
 
 /* The API-boundary checks of a dynamics call (arguments.c): q and the workspace required, and every
@@ -153,5 +155,18 @@ void sd_cholesky_solve(const double *L, int n, double *x);
 double sd_cholesky_logdet(const double *L, int n);
 /* Replace L (from sd_cholesky_factor) by (L L^T)^-1, both triangles. */
 void sd_cholesky_inverse(double *A, int n);
+
+/* ---- closed loops (src/loops/constraint_model.c): the hooks of the builder, model and data ---- */
+struct sd_loops_builder;
+/* The builder's constraint list (model_builder.c keeps the pointer). */
+struct sd_loops_builder **sd_builder_loops(sd_builder *b);
+void sd_loops_builder_free(struct sd_loops_builder *lb);
+/* Resolve the constraints against the built model m (errors name the constraint) and move them
+ * into m->loops; the list is emptied on success. */
+sd_status sd_loops_build(struct sd_loops_builder *lb, sd_model *m, sd_error *err);
+void sd_loops_model_free(struct sd_loops_model *lm);
+/* The closed-loop workspace of a model with constraints; NULL when out of memory. */
+struct sd_loops_data *sd_loops_data_new(const sd_model *m);
+void sd_loops_data_free(struct sd_loops_data *ld);
 
 #endif /* SOADYN_INTERNAL_H */

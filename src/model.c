@@ -14,6 +14,7 @@ void sd_model_free(sd_model *m)
     for (int i = 0; i < m->nframes; ++i) free(m->frame_name[i]);
     for (size_t i = 0; i < m->nwarnings; ++i) free(m->warnings[i]);
     free(m->warnings);
+    sd_loops_model_free(m->loops);
     free(m->frame_name);
     free(m->frame_body);
     free(m->frame_placement);

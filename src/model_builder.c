@@ -23,7 +23,10 @@ struct sd_builder {
     int nframes, cap_frames;
     char **warnings;
     size_t nwarnings, cap_warnings;
+    struct sd_loops_builder *loops; /* closure constraints (src/loops/constraint_model.c) */
 };
+
+struct sd_loops_builder **sd_builder_loops(sd_builder *b) { return &b->loops; }
 
 static char *dup_string(const char *s)
 {
@@ -88,6 +91,7 @@ void sd_builder_free(sd_builder *b)
     free(b->frame_placement);
     free(b->warnings);
     free(b->name);
+    sd_loops_builder_free(b->loops);
     free(b);
 }
 
@@ -557,6 +561,7 @@ sd_status sd_builder_build(sd_builder *b, sd_model **out, sd_error *err)
     if ((st = fill_speeds_and_subtrees(m, err)) != SD_OK) goto done;
     if ((st = check_joint_names(m, err)) != SD_OK) goto done;
     if ((st = move_frames(b, m, bodies, order, err)) != SD_OK) goto done;
+    if ((st = sd_loops_build(b->loops, m, err)) != SD_OK) goto done;
     m->warnings = b->warnings; /* the model takes the warnings over */
     m->nwarnings = b->nwarnings;
     b->warnings = NULL;

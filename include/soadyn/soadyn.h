@@ -6,6 +6,7 @@
  *   spatial.h   spatial algebra kernels (inline, no allocation)
  *   model.h     immutable model, builder, configurations
  *   dynamics.h  workspace (sd_data) and the algorithms
+ *   loops.h     closure constraints and closed-loop dynamics
  *   urdf.h      URDF models in
  *   sim.h       time integration, trajectories out
  */
@@ -20,6 +21,7 @@
 #include "spatial.h"
 #include "model.h"
 #include "dynamics.h"
+#include "loops.h"
 #include "urdf.h"
 #include "sim.h"
 
