@@ -1,0 +1,388 @@
+/*
+ * tests/loops/test_four_bar.c — a planar Grashof crank-rocker four-bar (ground d = 0.4, crank
+ * a = 0.1, coupler b = 0.35, rocker c = 0.3; s + l = 0.5 < p + q = 0.65, the crank the shortest
+ * link and next to the ground), gravity in its plane:
+ *   - cut at each of its four joints in turn: the same link accelerations, and the inter-body force
+ *     of a joint that is a tree hinge in one cut equals the cut-joint force (lambda) when it is the
+ *     cut in another;
+ *   - the one-coordinate Lagrangian (N* M N, N spanning the null space of G) gives the same qdd;
+ *   - closed by a full revolute (5 rows, rank 2) and by a ball (3 rows, rank 2): the same qdd;
+ *   - a second of motion (RK4 on the closed-loop accelerations): the angles keep Freudenstein's
+ *     equation K1 cos t4 - K2 cos t2 + K3 = cos(t2 - t4), energy is conserved;
+ *   - bad constraint descriptions: errors that name the constraint and its file:line.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loops/loops_oracle.h"
+#include "test_util.h"
+
+static const double LA = 0.1, LB = 0.35, LC = 0.3, LD = 0.4; /* crank, coupler, rocker, ground */
+static const double MASS[3] = {0.5, 1.2, 0.9};
+static const double G_PLANE[3] = {0.0, -9.81, 0.0};
+
+/* Link angles (crank t2, coupler t3, rocker t4 from O4) and joint points at crank angle t2, on the
+ * branch with the coupler above the ground line: circle intersection, independent of Freudenstein. */
+static void four_bar_pose(double t2, double th[3], double P[4][3])
+{
+    const double A[2] = {LA * cos(t2), LA * sin(t2)}, O4[2] = {LD, 0.0};
+    const double dx = O4[0] - A[0], dy = O4[1] - A[1], dist = sqrt(dx * dx + dy * dy);
+    const double along = (LB * LB - LC * LC + dist * dist) / (2 * dist), h = sqrt(LB * LB - along * along);
+    const double B[2] = {A[0] + along * dx / dist - h * dy / dist, A[1] + along * dy / dist + h * dx / dist};
+    th[0] = t2;
+    th[1] = atan2(B[1] - A[1], B[0] - A[0]);
+    th[2] = atan2(B[1] - O4[1], B[0] - O4[0]);
+    const double pts[4][2] = {{0, 0}, {A[0], A[1]}, {B[0], B[1]}, {LD, 0}}; /* O2, A, B, O4 */
+    for (int i = 0; i < 4; ++i) P[i][0] = pts[i][0], P[i][1] = pts[i][1], P[i][2] = 0.0;
+}
+
+/* Link angular rates from the crank's: vB = w2 k x a + w3 k x b = w4 k x c. */
+static void four_bar_rates(const double th[3], double w2, double w[3])
+{
+    const double a[2] = {LA * cos(th[0]), LA * sin(th[0])}, b[2] = {LB * cos(th[1]), LB * sin(th[1])},
+                 c[2] = {LC * cos(th[2]), LC * sin(th[2])};
+    /* w3 (-b_y, b_x) - w4 (-c_y, c_x) = -w2 (-a_y, a_x) */
+    const double m11 = -b[1], m12 = c[1], m21 = b[0], m22 = -c[0], r1 = w2 * a[1], r2 = -w2 * a[0];
+    const double det = m11 * m22 - m12 * m21;
+    w[0] = w2;
+    w[1] = (r1 * m22 - m12 * r2) / det;
+    w[2] = (m11 * r2 - r1 * m21) / det;
+}
+
+/* The tree of one cut: for each link (0 crank, 1 coupler, 2 rocker) its tree parent link (-1:
+ * ground) and the joint point (0 O2, 1 A, 2 B, 3 O4) where it hangs from it; the cut joint's point and
+ * its two sides (link or -1). */
+typedef struct cut_layout {
+    int order[3], parent[3], pivot[3];
+    int cut_point, side_a, side_b;
+} cut_layout;
+
+static const cut_layout CUTS[4] = {
+    /* cut J1 (O2): ground-J4-rocker-J3-coupler-J2-crank */
+    {{2, 1, 0}, {1, 2, -1}, {1, 2, 3}, 0, -1, 0},
+    /* cut J2 (A): ground-J1-crank; ground-J4-rocker-J3-coupler */
+    {{0, 2, 1}, {-1, 2, -1}, {0, 2, 3}, 1, 0, 1},
+    /* cut J3 (B): ground-J1-crank-J2-coupler; ground-J4-rocker */
+    {{0, 1, 2}, {-1, 0, -1}, {0, 1, 3}, 2, 1, 2},
+    /* cut J4 (O4): ground-J1-crank-J2-coupler-J3-rocker */
+    {{0, 1, 2}, {-1, 0, 1}, {0, 1, 2}, 3, -1, 2},
+};
+static const char *LINK_NAMES[3] = {"crank", "coupler", "rocker"};
+/* the two joint points of each link */
+static const int LINK_ENDS[3][2] = {{0, 1}, {1, 2}, {3, 2}};
+
+static double REF_TH[3], REF_P[4][3]; /* the reference pose: every tree coordinate zero there */
+
+/* Build the four-bar cut as `cut`, closed by a constraint of `type` (REVOLUTE or BALL). Body frames
+ * sit at each link's tree pivot with world axes at the reference pose. */
+static sd_model *four_bar(int cut, sd_constraint_type type, const char *source)
+{
+    const cut_layout *L = &CUTS[cut];
+    sd_builder *b = sd_builder_new();
+    sd_builder_set_gravity(b, G_PLANE);
+    sd_error err;
+    for (int i = 0; i < 3; ++i) {
+        const int link = L->order[i], par = L->parent[link];
+        const double *piv = REF_P[L->pivot[link]];
+        sd_body_desc d;
+        sd_body_desc_init(&d);
+        d.name = LINK_NAMES[link];
+        d.parent = par < 0 ? NULL : LINK_NAMES[par];
+        d.hinge = SD_HINGE_REVOLUTE;
+        const double *ppiv = par < 0 ? NULL : REF_P[L->pivot[par]];
+        for (int j = 0; j < 3; ++j) d.placement.p[j] = piv[j] - (ppiv ? ppiv[j] : 0.0);
+        d.mass = MASS[link];
+        const double *e0 = REF_P[LINK_ENDS[link][0]], *e1 = REF_P[LINK_ENDS[link][1]];
+        double dir[3], len;
+        for (int j = 0; j < 3; ++j) {
+            d.com[j] = 0.5 * (e0[j] + e1[j]) - piv[j];
+            dir[j] = e1[j] - e0[j];
+        }
+        len = sd_v3_norm(dir);
+        for (int j = 0; j < 3; ++j) dir[j] /= len;
+        for (int r = 0; r < 3; ++r) /* a rod: m L^2/12 (I - dd^T), plus a little thickness */
+            for (int c = 0; c < 3; ++c)
+                d.inertia[3 * r + c] = d.mass * len * len / 12.0 * ((r == c) - dir[r] * dir[c]) + d.mass * 1e-3 * (r == c);
+        CHECK(sd_builder_add_body(b, &d, &err) == SD_OK);
+    }
+    sd_constraint_desc c;
+    sd_constraint_desc_init(&c);
+    c.name = "loop";
+    c.type = type;
+    c.source_file = source;
+    c.source_line = source ? 7 : 0;
+    const double *pc = REF_P[L->cut_point];
+    c.body_a = L->side_a < 0 ? NULL : LINK_NAMES[L->side_a];
+    c.body_b = LINK_NAMES[L->side_b];
+    for (int j = 0; j < 3; ++j) {
+        c.frame_a.p[j] = pc[j] - (L->side_a < 0 ? 0.0 : REF_P[L->pivot[L->side_a]][j]);
+        c.frame_b.p[j] = pc[j] - REF_P[L->pivot[L->side_b]][j];
+    }
+    CHECK(sd_builder_add_constraint(b, &c, &err) == SD_OK);
+    sd_model *m = NULL;
+    CHECK(sd_builder_build(b, &m, &err) == SD_OK);
+    sd_builder_free(b);
+    return m;
+}
+
+/* q, u of the cut's tree at crank angle t2 and rate w2. */
+static void cut_state(const sd_model *m, int cut, double t2, double w2, double *q, double *u)
+{
+    const cut_layout *L = &CUTS[cut];
+    double th[3], P[4][3], w[3];
+    four_bar_pose(t2, th, P);
+    four_bar_rates(th, w2, w);
+    for (int link = 0; link < 3; ++link) {
+        const int k = sd_model_body_index(m, LINK_NAMES[link]), par = L->parent[link];
+        q[sd_model_q_index(m, k)] = (th[link] - REF_TH[link]) - (par < 0 ? 0.0 : th[par] - REF_TH[par]);
+        u[sd_model_v_index(m, k)] = w[link] - (par < 0 ? 0.0 : w[par]);
+    }
+}
+
+/* Absolute angular accelerations (or angles, with offsets) of the links from the tree's. */
+static void link_values(const sd_model *m, int cut, const double *x, double out[3])
+{
+    const cut_layout *L = &CUTS[cut];
+    for (int i = 0; i < 3; ++i) {
+        const int link = L->order[i], par = L->parent[link];
+        out[link] = x[sd_model_v_index(m, sd_model_body_index(m, LINK_NAMES[link]))] + (par < 0 ? 0.0 : out[par]);
+    }
+}
+
+static void test_cuts_and_forces(void)
+{
+    const double t2 = 1.9, w2 = 2.5;
+    double acc[4][3], fcut[4][6];
+    sd_model *models[4];
+    sd_data *datas[4];
+    for (int cut = 0; cut < 4; ++cut) {
+        sd_model *m = models[cut] = four_bar(cut, SD_CONSTRAINT_REVOLUTE, NULL);
+        sd_data *d = datas[cut] = sd_data_new(m);
+        double q[3], u[3], tau[3] = {0, 0, 0}, qdd[3], lam[5], pos[5], vel[5];
+        cut_state(m, cut, t2, w2, q, u);
+        CHECK(sd_constraint_residuals(m, d, q, u, pos, vel) == SD_OK);
+        for (int i = 0; i < 5; ++i) CHECK(fabs(pos[i]) < 1e-12 && fabs(vel[i]) < 1e-12);
+        sd_closed_loop_options opt = {.interbody_forces = 1};
+        CHECK(sd_closed_loop_forward_dynamics(m, d, q, u, tau, NULL, qdd, lam, &opt) == SD_OK);
+        CHECK(sd_closed_loop_rank(d) == 2);
+        link_values(m, cut, qdd, acc[cut]);
+        CHECK(sd_constraint_force(m, d, 0, SD_CONSTRAINT_FRAME_WORLD, fcut[cut]) == SD_OK);
+    }
+    for (int cut = 1; cut < 4; ++cut)
+        CHECK_ARRAY_CLOSE(acc[cut], acc[0], 3, 1e-10, "link accelerations: the same whichever joint is cut");
+    printf("link accelerations %.12g %.12g %.12g\n", acc[0][0], acc[0][1], acc[0][2]);
+    /* joint J of cut c is a tree hinge of another cut c': its force there (parent on child, world axes
+     * about the child's origin, which is the joint point) equals lambda's force when it is the cut.
+     * The cut's force acts on side B; the tree force acts on the child. */
+    for (int cut = 0; cut < 4; ++cut)
+        for (int other = 0; other < 4; ++other) {
+            if (other == cut) continue;
+            const cut_layout *L = &CUTS[cut], *O = &CUTS[other];
+            /* in `other`, which link hangs from the joint at L->cut_point, and from which side */
+            for (int link = 0; link < 3; ++link) {
+                if (O->pivot[link] != L->cut_point) continue;
+                double f[6], expect[6];
+                CHECK(sd_interbody_force(models[other], datas[other], sd_model_body_index(models[other], LINK_NAMES[link]),
+                                         SD_FRAME_WORLD, f) == SD_OK);
+                const double sign = link == L->side_b ? 1.0 : -1.0; /* the child is B, or A (reaction) */
+                for (int i = 0; i < 6; ++i) expect[i] = sign * fcut[cut][i];
+                CHECK_ARRAY_CLOSE(f, expect, 6, 1e-10, "tree-hinge force in one cut = cut-joint force in another");
+            }
+        }
+    for (int cut = 0; cut < 4; ++cut) {
+        sd_data_free(datas[cut]);
+        sd_model_free(models[cut]);
+    }
+}
+
+/* The one-coordinate Lagrangian: qdd = N s'' + q_p with G q_p = -Gdot u, N* M (N s'' + q_p) = N*(T - C). */
+static void test_lagrangian_and_redundancy(void)
+{
+    sd_model *m = four_bar(3, SD_CONSTRAINT_REVOLUTE, NULL), *mb = four_bar(3, SD_CONSTRAINT_BALL, NULL);
+    sd_data *d = sd_data_new(m), *db = sd_data_new(mb);
+    double q[3], u[3], tau[3] = {0.3, 0, 0}, qdd[3], qdd_b[3], M[9], c[3], G[15], gdu[5];
+    cut_state(m, 3, 0.7, -1.3, q, u);
+    CHECK(sd_closed_loop_forward_dynamics(m, d, q, u, tau, NULL, qdd, NULL, NULL) == SD_OK);
+    CHECK(sd_closed_loop_rank(d) == 2 && sd_model_nconstraint_rows(m) == 5);
+    CHECK(sd_closed_loop_forward_dynamics(mb, db, q, u, tau, NULL, qdd_b, NULL, NULL) == SD_OK);
+    CHECK(sd_closed_loop_rank(db) == 2 && sd_model_nconstraint_rows(mb) == 3);
+    CHECK_ARRAY_CLOSE(qdd_b, qdd, 3, 1e-10, "closed by a ball (rank 2 of 3) = by a full revolute (rank 2 of 5)");
+    CHECK(sd_mass_matrix(m, d, q, M) == SD_OK);
+    CHECK(sd_bias_forces(m, d, q, u, NULL, c) == SD_OK);
+    CHECK(sd_constraint_jacobian(m, d, q, G) == SD_OK);
+    CHECK(oracle_gdot_u(m, d, q, u, 1e-3, gdu));
+    /* N: the null vector of G (3 columns, rank 2): the eigenvector of G*G with eigenvalue 0 */
+    double GtG[9] = {0}, V[9], w[3], N[3];
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+            for (int a = 0; a < 5; ++a) GtG[3 * i + j] += G[3 * a + i] * G[3 * a + j];
+    oracle_eigen(GtG, 3, w, V);
+    int e0 = 0;
+    for (int i = 1; i < 3; ++i)
+        if (w[i] < w[e0]) e0 = i;
+    for (int i = 0; i < 3; ++i) N[i] = V[3 * i + e0];
+    /* q_p = -G^+ Gdot u (minimum norm): -(G*G)^+ G* Gdot u */
+    double Gtg[3] = {0}, qp[3];
+    for (int i = 0; i < 3; ++i)
+        for (int a = 0; a < 5; ++a) Gtg[i] -= G[3 * a + i] * gdu[a];
+    for (int i = 0; i < 9; ++i) GtG[i] = 0.0;
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+            for (int a = 0; a < 5; ++a) GtG[3 * i + j] += G[3 * a + i] * G[3 * a + j];
+    oracle_pinv_solve(GtG, 3, Gtg, qp, 1e-10, 0.0);
+    double NMN = 0.0, rhs = 0.0;
+    for (int i = 0; i < 3; ++i) {
+        double MN = 0.0, Mqp = 0.0;
+        for (int j = 0; j < 3; ++j) MN += M[3 * i + j] * N[j], Mqp += M[3 * i + j] * qp[j];
+        NMN += N[i] * MN;
+        rhs += N[i] * (tau[i] - c[i] - Mqp);
+    }
+    double qdd_l[3];
+    for (int i = 0; i < 3; ++i) qdd_l[i] = N[i] * rhs / NMN + qp[i];
+    CHECK_ARRAY_CLOSE(qdd, qdd_l, 3, 1e-9, "closed-loop qdd vs the one-coordinate Lagrangian N* M N");
+    sd_data_free(d);
+    sd_data_free(db);
+    sd_model_free(m);
+    sd_model_free(mb);
+}
+
+static double energy(const sd_model *m, sd_data *d, const double *q, const double *u)
+{
+    sd_kinematics(m, d, q, u, NULL);
+    return sd_kinetic_energy(m, d) + sd_potential_energy(m, d);
+}
+
+static void test_motion_freudenstein(void)
+{
+    sd_model *m = four_bar(3, SD_CONSTRAINT_REVOLUTE, NULL);
+    sd_data *d = sd_data_new(m);
+    double q[3], u[3], tau[3] = {0, 0, 0};
+    cut_state(m, 3, 0.4, 3.0, q, u);
+    const double e0 = energy(m, d, q, u), h = 2.5e-4;
+    double worst_pos = 0.0;
+    for (int step = 0; step < 4000; ++step) { /* RK4 (revolute coordinates only: plain vectors) */
+        double k[4][6], qs[3], us[3];
+        for (int s = 0; s < 4; ++s) {
+            const double c = s == 0 ? 0.0 : (s == 3 ? 1.0 : 0.5);
+            for (int i = 0; i < 3; ++i) {
+                qs[i] = q[i] + c * h * (s ? k[s - 1][i] : 0.0);
+                us[i] = u[i] + c * h * (s ? k[s - 1][3 + i] : 0.0);
+            }
+            for (int i = 0; i < 3; ++i) k[s][i] = us[i];
+            CHECK(sd_closed_loop_forward_dynamics(m, d, qs, us, tau, NULL, k[s] + 3, NULL, NULL) == SD_OK);
+        }
+        for (int i = 0; i < 3; ++i) {
+            q[i] += h / 6 * (k[0][i] + 2 * k[1][i] + 2 * k[2][i] + k[3][i]);
+            u[i] += h / 6 * (k[0][3 + i] + 2 * k[1][3 + i] + 2 * k[2][3 + i] + k[3][3 + i]);
+        }
+        double pos[5];
+        sd_constraint_residuals(m, d, q, NULL, pos, NULL);
+        for (int i = 0; i < 5; ++i) worst_pos = fmax(worst_pos, fabs(pos[i]));
+    }
+    double th[3];
+    link_values(m, 3, q, th); /* angles relative to the reference, summed along the chain */
+    for (int i = 0; i < 3; ++i) th[i] += REF_TH[i];
+    const double K1 = LD / LA, K2 = LD / LC, K3 = (LA * LA - LB * LB + LC * LC + LD * LD) / (2 * LA * LC);
+    const double fr = K1 * cos(th[2]) - K2 * cos(th[0]) + K3 - cos(th[0] - th[2]);
+    const double e1 = energy(m, d, q, u);
+    printf("after 1 s: crank %.6f rad, Freudenstein residual %.3g, position residual %.3g, energy drift %.3g\n", th[0],
+           fr, worst_pos, fabs(e1 - e0) / fabs(e0));
+    CHECK(fabs(fr) < 1e-8);
+    CHECK(worst_pos < 1e-8);
+    CHECK(fabs(e1 - e0) < 1e-8 * fabs(e0));
+    sd_data_free(d);
+    sd_model_free(m);
+}
+
+/* A message names the constraint and the place it came from. */
+static void expect_error(sd_constraint_desc *c, int at_build, const char *must_contain)
+{
+    sd_builder *b = sd_builder_new();
+    sd_error err;
+    sd_body_desc d;
+    sd_body_desc_init(&d);
+    d.name = "link";
+    d.hinge = SD_HINGE_REVOLUTE;
+    d.mass = 1.0;
+    d.inertia[0] = d.inertia[4] = d.inertia[8] = 0.1;
+    sd_builder_add_body(b, &d, &err);
+    d.name = "ball";
+    d.parent = "link";
+    d.hinge = SD_HINGE_SPHERICAL;
+    sd_builder_add_body(b, &d, &err);
+    c->source_file = "robot.urdf";
+    c->source_line = 42;
+    sd_status st = sd_builder_add_constraint(b, c, &err);
+    if (at_build) {
+        CHECK(st == SD_OK);
+        sd_model *m = NULL;
+        st = sd_builder_build(b, &m, &err);
+        CHECK(m == NULL);
+    }
+    CHECK(st == SD_E_MODEL);
+    const int ok = strstr(err.message, must_contain) && strstr(err.message, "robot.urdf:42") &&
+                   (!c->name || strstr(err.message, c->name));
+    if (!ok) fprintf(stderr, "message: %s (expected '%s')\n", err.message, must_contain);
+    CHECK(ok);
+    sd_builder_free(b);
+}
+
+static void test_bad_input(void)
+{
+    sd_constraint_desc c;
+    sd_constraint_desc_init(&c);
+    c.name = "bad";
+    c.body_b = "nowhere";
+    expect_error(&c, 1, "nowhere");
+    sd_constraint_desc_init(&c);
+    c.name = "bad";
+    c.type = SD_CONSTRAINT_REVOLUTE;
+    c.body_b = "link";
+    c.axis[2] = 0.0;
+    expect_error(&c, 0, "axis");
+    sd_constraint_desc_init(&c);
+    c.name = "bad";
+    c.type = SD_CONSTRAINT_DISTANCE;
+    c.body_b = "link";
+    expect_error(&c, 0, "distance");
+    sd_constraint_desc_init(&c);
+    c.name = "bad";
+    c.type = SD_CONSTRAINT_COUPLING;
+    c.joint_a = c.joint_b = "link";
+    expect_error(&c, 0, "itself");
+    sd_constraint_desc_init(&c);
+    c.name = "bad";
+    c.type = SD_CONSTRAINT_COUPLING;
+    c.joint_a = "link";
+    c.joint_b = "ball";
+    expect_error(&c, 1, "spherical");
+    sd_constraint_desc_init(&c);
+    c.name = "bad";
+    c.body_a = c.body_b = "link";
+    expect_error(&c, 1, "itself");
+    sd_constraint_desc_init(&c);
+    c.name = "bad";
+    c.body_b = "link";
+    c.frame_b.p[1] = NAN;
+    expect_error(&c, 0, "frame");
+    sd_constraint_desc_init(&c);
+    c.name = "bad";
+    c.type = SD_CONSTRAINT_COUPLING;
+    c.joint_a = "link";
+    c.joint_b = "ghost";
+    expect_error(&c, 1, "ghost");
+    sd_constraint_desc_init(&c);
+    c.name = NULL;
+    expect_error(&c, 0, "no name");
+}
+
+int main(void)
+{
+    four_bar_pose(1.0, REF_TH, REF_P);
+    test_cuts_and_forces();
+    test_lagrangian_and_redundancy();
+    test_motion_freudenstein();
+    test_bad_input();
+    return test_summary("test_four_bar");
+}
