@@ -101,7 +101,7 @@ static bench_case make_case(const sd_model *m, int dense)
     bench_case c = {m, sd_data_new(m), malloc((size_t)nq * 8), malloc((size_t)nv * 8), malloc((size_t)nv * 8),
                     malloc(2 * (size_t)nv * 8), malloc((size_t)nv * 8), dense ? malloc((size_t)nv * nv * 8) : NULL};
     uint64_t rng = 2026;
-    sd_random_configuration(m, &rng, c.q);
+    sd_configuration_random(m, &rng, c.q);
     for (int i = 0; i < nv; ++i) {
         c.u[i] = 2 * sd_random_uniform(&rng) - 1;
         c.tau[i] = 2 * sd_random_uniform(&rng) - 1;

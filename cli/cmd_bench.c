@@ -95,7 +95,7 @@ static int run_bench(sd_model *m, int repeats)
     int rc = c.d && c.q && c.u && c.tau && c.qdd && c.out && times ? CLI_OK : CLI_FAILURE;
     if (rc == CLI_OK) {
         uint64_t rng = 12345;
-        sd_random_configuration(m, &rng, c.q);
+        sd_configuration_random(m, &rng, c.q);
         for (int i = 0; i < nv; ++i) {
             c.u[i] = 2.0 * sd_random_uniform(&rng) - 1.0;
             c.tau[i] = 2.0 * sd_random_uniform(&rng) - 1.0;

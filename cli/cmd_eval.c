@@ -276,7 +276,7 @@ typedef struct eval_args {
 
 static int read_inputs(eval_result *r, const eval_args *a)
 {
-    sd_neutral_configuration(r->m, r->q);
+    sd_configuration_neutral(r->m, r->q);
     if (a->q && cli_parse_values(r->m, "q", a->q, CLI_LIST_Q, r->q, NULL)) return CLI_USAGE;
     if (a->u && cli_parse_values(r->m, "u", a->u, CLI_LIST_V, r->u, NULL)) return CLI_USAGE;
     if (a->tau && cli_parse_values(r->m, "tau", a->tau, CLI_LIST_V, r->tau, NULL)) return CLI_USAGE;
@@ -293,7 +293,7 @@ static int read_inputs(eval_result *r, const eval_args *a)
             if (r->presc_given[i]) r->presc_body[sd_model_v_body(r->m, i)] = 1;
         r->have_presc = 1;
     }
-    const double qerr = sd_quaternion_norm_error(r->m, r->q);
+    const double qerr = sd_configuration_quaternion_error(r->m, r->q);
     if (qerr > 1e-9)
         fprintf(stderr, "soadyn eval: warning: a quaternion in --q is not unit (| |q| - 1 | = %.3g); used as given\n",
                 qerr);

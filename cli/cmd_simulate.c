@@ -232,15 +232,15 @@ static int run_simulation(sd_model *m, const sim_args *a, sd_sim_options *so)
     memset(&o, 0, sizeof(o));
     int rc = q && u && tau ? CLI_OK : CLI_FAILURE;
     if (rc == CLI_OK) {
-        sd_neutral_configuration(m, q);
+        sd_configuration_neutral(m, q);
         if ((a->q0 && cli_parse_values(m, "q0", a->q0, CLI_LIST_Q, q, NULL)) ||
             (a->u0 && cli_parse_values(m, "u0", a->u0, CLI_LIST_V, u, NULL)) ||
             (a->tau && cli_parse_values(m, "tau", a->tau, CLI_LIST_V, tau, NULL)))
             rc = CLI_USAGE;
     }
-    if (rc == CLI_OK && sd_quaternion_norm_error(m, q) > 1e-9) {
+    if (rc == CLI_OK && sd_configuration_quaternion_error(m, q) > 1e-9) {
         fprintf(stderr, "soadyn simulate: --q0: a quaternion is not unit (| |q| - 1 | = %.3g)\n",
-                sd_quaternion_norm_error(m, q));
+                sd_configuration_quaternion_error(m, q));
         rc = CLI_USAGE;
     }
     if (rc == CLI_OK && a->output && sd_csv_open(m, a->output, &o.csv, &o.err) != SD_OK) {

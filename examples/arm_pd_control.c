@@ -32,7 +32,7 @@ static void pd_control(void *user, double t, const double *q, const double *u, d
     const int nv = sd_model_nv(c->model);
     sd_bias_forces(c->model, c->data, q, u, NULL, c->bias);
     sd_mass_matrix(c->model, c->data, q, c->M);
-    sd_difference_configuration(c->model, c->q_target, q, c->error);
+    sd_configuration_difference(c->model, c->q_target, q, c->error);
     for (int i = 0; i < nv; ++i) c->error[i] = -c->kp * c->error[i] - c->kd * u[i]; /* wanted qdd */
     for (int i = 0; i < nv; ++i) {
         double s = c->bias[i] + c->damping[i] * u[i];
@@ -56,7 +56,7 @@ int main(int argc, char **argv)
                         malloc((size_t)nv * sizeof(double)), malloc((size_t)nv * sizeof(double)),
                         malloc((size_t)nv * nv * sizeof(double)), malloc((size_t)nv * sizeof(double))};
     for (int i = 0; i < nv; ++i) pd.damping[i] = sd_model_body_desc(model, sd_model_v_body(model, i))->damping;
-    sd_neutral_configuration(model, q); /* start straight up, go to a bent posture */
+    sd_configuration_neutral(model, q); /* start straight up, go to a bent posture */
     for (int i = 0; i < nq; ++i) pd.q_target[i] = 0.3 * (i % 2 ? -1.0 : 1.0);
 
     sd_sim_options opt;
@@ -73,7 +73,7 @@ int main(int argc, char **argv)
         status = 3;
     } else {
         double worst = 0.0;
-        sd_difference_configuration(model, pd.q_target, q, pd.error);
+        sd_configuration_difference(model, pd.q_target, q, pd.error);
         for (int i = 0; i < nv; ++i) worst = fmax(worst, fabs(pd.error[i]));
         printf("%s: %ld RK4 steps, largest joint error after %.1f s: %.3g rad\n", sd_model_name(model),
                stats.steps, stats.t_end, worst);

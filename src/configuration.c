@@ -4,24 +4,24 @@
  */
 #include "internal.h"
 
-void sd_neutral_configuration(const sd_model *m, double *q)
+void sd_configuration_neutral(const sd_model *m, double *q)
 {
     for (int k = 0; k < m->n; ++k) sd_hinge_neutral(m->hinge[k], q + m->q_index[k]);
 }
 
-void sd_integrate_configuration(const sd_model *m, const double *q, const double *u, double dt, double *q_out)
+void sd_configuration_integrate(const sd_model *m, const double *q, const double *u, double dt, double *q_out)
 {
     for (int k = 0; k < m->n; ++k)
         sd_hinge_integrate(m, k, q + m->q_index[k], u + m->v_index[k], dt, q_out + m->q_index[k]);
 }
 
-void sd_difference_configuration(const sd_model *m, const double *q0, const double *q1, double *u)
+void sd_configuration_difference(const sd_model *m, const double *q0, const double *q1, double *u)
 {
     for (int k = 0; k < m->n; ++k)
         sd_hinge_difference(m, k, q0 + m->q_index[k], q1 + m->q_index[k], u + m->v_index[k]);
 }
 
-double sd_normalize_configuration(const sd_model *m, double *q)
+double sd_configuration_normalize(const sd_model *m, double *q)
 {
     double worst = 0.0;
     for (int k = 0; k < m->n; ++k) {
@@ -57,7 +57,7 @@ double sd_configuration_quaternion_error(const sd_model *m, const double *q)
     return worst;
 }
 
-void sd_random_configuration(const sd_model *m, uint64_t *rng, double *q)
+void sd_configuration_random(const sd_model *m, uint64_t *rng, double *q)
 {
     for (int k = 0; k < m->n; ++k) sd_hinge_random(m, k, rng, q + m->q_index[k]);
 }

@@ -118,7 +118,7 @@ sd_status sd_kinematics(const sd_model *m, sd_data *d, const double *q, const do
     return SD_OK;
 }
 
-const sd_transform *sd_body_placement(const sd_data *d, int k) { return &d->Xworld[k]; }
+const sd_transform *sd_body_placement_world(const sd_data *d, int k) { return &d->Xworld[k]; }
 const double *sd_body_velocity(const sd_data *d, int k) { return d->V + 6 * k; }
 
 void sd_body_acceleration(const sd_model *m, const sd_data *d, int k, double acc[6])
@@ -132,15 +132,15 @@ void sd_body_acceleration(const sd_model *m, const sd_data *d, int k, double acc
     }
 }
 
-void sd_frame_placement(const sd_model *m, const sd_data *d, int frame, sd_transform *out)
+void sd_frame_placement_world(const sd_model *m, const sd_data *d, int frame, sd_transform *out)
 {
     sd_transform_compose(&d->Xworld[m->frame_body[frame]], &m->frame_placement[frame], out);
 }
 
-sd_status sd_jacobian(const sd_model *m, sd_data *d, int body, const double point[3], double *J)
+sd_status sd_jacobian_world(const sd_model *m, sd_data *d, int body, const double point[3], double *J)
 {
-    if (!m || !d || !point || !J) return sd_data_fail(d, SD_E_ARGUMENT, "sd_jacobian: NULL argument");
-    if (body < 0 || body >= m->n) return sd_data_fail(d, SD_E_ARGUMENT, "sd_jacobian: body %d out of range", body);
+    if (!m || !d || !point || !J) return sd_data_fail(d, SD_E_ARGUMENT, "sd_jacobian_world: NULL argument");
+    if (body < 0 || body >= m->n) return sd_data_fail(d, SD_E_ARGUMENT, "sd_jacobian_world: body %d out of range", body);
     double p[3];
     sd_transform_point(&d->Xworld[body], point, p);
     memset(J, 0, 6 * (size_t)m->nv * sizeof(double));
@@ -159,7 +159,7 @@ sd_status sd_jacobian(const sd_model *m, sd_data *d, int body, const double poin
     return SD_OK;
 }
 
-void sd_center_of_mass(const sd_model *m, const sd_data *d, double com[3])
+void sd_center_of_mass_world(const sd_model *m, const sd_data *d, double com[3])
 {
     com[0] = com[1] = com[2] = 0.0;
     if (m->total_mass <= 0) return;
@@ -171,7 +171,7 @@ void sd_center_of_mass(const sd_model *m, const sd_data *d, double com[3])
     for (int i = 0; i < 3; ++i) com[i] /= m->total_mass;
 }
 
-void sd_spatial_momentum(const sd_model *m, const sd_data *d, double h[6])
+void sd_spatial_momentum_world(const sd_model *m, const sd_data *d, double h[6])
 {
     memset(h, 0, 6 * sizeof(double));
     for (int k = 0; k < m->n; ++k) {

@@ -114,7 +114,7 @@ sd_model *random_tree(uint64_t *rng, int n, int flags)
 
 void random_state(const sd_model *m, uint64_t *rng, double *q, double *u, double *w)
 {
-    sd_random_configuration(m, rng, q);
+    sd_configuration_random(m, rng, q);
     if (u) random_vector(rng, u, sd_model_nv(m), 1.0);
     if (w) random_vector(rng, w, sd_model_nv(m), 1.0);
 }

@@ -46,11 +46,11 @@ static double placement_distance(const sd_model *m, sd_data *d, const double *q1
     const int n = sd_model_nbodies(m);
     sd_transform *X = malloc((size_t)(n + 1) * sizeof *X);
     sd_kinematics(m, d, q1, NULL, NULL);
-    for (int k = 0; k < n; ++k) X[k] = *sd_body_placement(d, k);
+    for (int k = 0; k < n; ++k) X[k] = *sd_body_placement_world(d, k);
     sd_kinematics(m, d, q2, NULL, NULL);
     double dist = 0;
     for (int k = 0; k < n; ++k) {
-        const sd_transform *Y = sd_body_placement(d, k);
+        const sd_transform *Y = sd_body_placement_world(d, k);
         for (int i = 0; i < 9; ++i) dist = fmax(dist, fabs(X[k].R[i] - Y->R[i]));
         for (int i = 0; i < 3; ++i) dist = fmax(dist, fabs(X[k].p[i] - Y->p[i]));
     }
@@ -70,9 +70,9 @@ static void check_manifold(const sd_model *m, uint64_t *rng)
         random_state(m, rng, q0, u, NULL);
         for (size_t s = 0; s < sizeof dts / sizeof dts[0]; ++s) {
             const double dt = dts[s];
-            sd_integrate_configuration(m, q0, u, dt, q1);
+            sd_configuration_integrate(m, q0, u, dt, q1);
             CHECK(worst_quat_norm_error(m, q1) <= 1e-14);
-            sd_difference_configuration(m, q0, q1, u2);
+            sd_configuration_difference(m, q0, q1, u2);
             for (int i = 0; i < nv; ++i) udt[i] = u[i] * dt;
             /* absolute in u dt units: the difference of coordinates of size ~pi loses ~1e-16 pi */
             double err = 0;
@@ -85,26 +85,26 @@ static void check_manifold(const sd_model *m, uint64_t *rng)
             }
             /* in place gives the same */
             memcpy(q2, q0, (size_t)nq * sizeof(double));
-            sd_integrate_configuration(m, q2, u, dt, q2);
+            sd_configuration_integrate(m, q2, u, dt, q2);
             CHECK_ARRAY_CLOSE(q2, q1, nq, 0.0, "integrate in place");
         }
         /* difference of a configuration with itself is zero */
-        sd_difference_configuration(m, q0, q0, u2);
+        sd_configuration_difference(m, q0, q0, u2);
         double z = 0;
         for (int i = 0; i < nv; ++i) z = fmax(z, fabs(u2[i]));
         CHECK(z <= 1e-15);
         /* two unrelated configurations: q0 (+) (q1 (-) q0) = q1 (as placements: quaternion signs
          * are free) */
         random_state(m, rng, q1, NULL, NULL);
-        sd_difference_configuration(m, q0, q1, u2);
-        sd_integrate_configuration(m, q0, u2, 1.0, q2);
+        sd_configuration_difference(m, q0, q1, u2);
+        sd_configuration_integrate(m, q0, u2, 1.0, q2);
         CHECK(placement_distance(m, d, q1, q2) <= 1e-12 * (1 + n));
         /* many small steps keep the quaternions unit up to rounding: each Hamilton product with
          * exp(w dt) may move the norm by an ulp or so (measured drift ~6e-17 per step, no
          * renormalisation), so 2000 steps stay within 2000 eps; a non-unit exp would drift by
          * O(dt^2) per step, far more */
         memcpy(q2, q0, (size_t)nq * sizeof(double));
-        for (int step = 0; step < 2000; ++step) sd_integrate_configuration(m, q2, u, 0.01, q2);
+        for (int step = 0; step < 2000; ++step) sd_configuration_integrate(m, q2, u, 0.01, q2);
         CHECK(worst_quat_norm_error(m, q2) <= 2000 * 2.2e-16);
     }
     /* normalisation: scale each quaternion by a different factor; the largest deviation comes back */
@@ -118,11 +118,11 @@ static void check_manifold(const sd_model *m, uint64_t *rng)
         expect = fmax(expect, fabs(1.0 - f));
         for (int i = 0; i < 4; ++i) q1[sd_model_q_index(m, k) + o + i] *= f;
     }
-    const double got = sd_normalize_configuration(m, q1);
+    const double got = sd_configuration_normalize(m, q1);
     CHECK_CLOSE(got, expect, 1e-14);
     CHECK(worst_quat_norm_error(m, q1) <= 1e-15);
     CHECK_ARRAY_CLOSE(q1, q0, nq, 1e-15, "normalize restores the unit quaternion");
-    CHECK(sd_normalize_configuration(m, q1) <= 1e-15); /* already unit: deviation ~ 0 */
+    CHECK(sd_configuration_normalize(m, q1) <= 1e-15); /* already unit: deviation ~ 0 */
     free(q0); free(q1); free(q2); free(u); free(u2); free(udt);
     sd_data_free(d);
 }
@@ -152,15 +152,15 @@ static void check_velocity_fd(const sd_model *m, uint64_t *rng)
     const double h = 1e-6;
     for (int t = 0; t < 3; ++t) {
         random_state(m, rng, q, u, NULL);
-        sd_integrate_configuration(m, q, u, h, qp);
-        sd_integrate_configuration(m, q, u, -h, qm);
+        sd_configuration_integrate(m, q, u, h, qp);
+        sd_configuration_integrate(m, q, u, -h, qm);
         sd_kinematics(m, d, qp, NULL, NULL);
-        for (int k = 0; k < n; ++k) Xp[k] = *sd_body_placement(d, k);
+        for (int k = 0; k < n; ++k) Xp[k] = *sd_body_placement_world(d, k);
         sd_kinematics(m, d, qm, NULL, NULL);
-        for (int k = 0; k < n; ++k) Xm[k] = *sd_body_placement(d, k);
+        for (int k = 0; k < n; ++k) Xm[k] = *sd_body_placement_world(d, k);
         CHECK(sd_kinematics(m, d, q, u, NULL) == SD_OK);
         for (int k = 0; k < n; ++k) {
-            X0[k] = *sd_body_placement(d, k);
+            X0[k] = *sd_body_placement_world(d, k);
             memcpy(V + 6 * k, sd_body_velocity(d, k), 6 * sizeof(double));
         }
         for (int k = 0; k < n; ++k) {
@@ -218,7 +218,7 @@ static void check_neutral(const sd_model *m)
     sd_data *d = sd_data_new(m);
     double *q = malloc((size_t)(nq + 1) * sizeof(double));
     for (int i = 0; i < nq; ++i) q[i] = 123.0; /* every entry must be written */
-    sd_neutral_configuration(m, q);
+    sd_configuration_neutral(m, q);
     int ok = 1;
     for (int k = 0; k < n; ++k) {
         const int o = quat_offset(m, k), qi = sd_model_q_index(m, k);
@@ -237,7 +237,7 @@ static void check_neutral(const sd_model *m)
         sd_transform X = *sd_model_placement(m, k);
         for (int j = sd_model_parent(m, k); j >= 0; j = sd_model_parent(m, j))
             sd_transform_compose(sd_model_placement(m, j), &X, &X);
-        const sd_transform *W = sd_body_placement(d, k);
+        const sd_transform *W = sd_body_placement_world(d, k);
         for (int i = 0; i < 9; ++i) dist = fmax(dist, fabs(W->R[i] - X.R[i]));
         for (int i = 0; i < 3; ++i) dist = fmax(dist, fabs(W->p[i] - X.p[i]));
     }
@@ -252,7 +252,7 @@ static void check_random_configuration_ranges(const sd_model *m, uint64_t *rng)
     double *q = malloc((size_t)(nq + 1) * sizeof(double));
     int ok = 1;
     for (int t = 0; t < 200; ++t) {
-        sd_random_configuration(m, rng, q);
+        sd_configuration_random(m, rng, q);
         if (worst_quat_norm_error(m, q) > 1e-15) ok = 0;
         for (int k = 0; k < n; ++k) {
             const double *qk = q + sd_model_q_index(m, k);
@@ -276,8 +276,8 @@ static void check_random_configuration_ranges(const sd_model *m, uint64_t *rng)
     /* reproducible: the same seed gives the same configuration */
     uint64_t s1 = 99, s2 = 99;
     double *q2 = malloc((size_t)(nq + 1) * sizeof(double));
-    sd_random_configuration(m, &s1, q);
-    sd_random_configuration(m, &s2, q2);
+    sd_configuration_random(m, &s1, q);
+    sd_configuration_random(m, &s2, q2);
     CHECK_ARRAY_CLOSE(q, q2, nq, 0.0, "random configuration reproducible");
     CHECK(s1 == s2 && s1 != 99);
     free(q);
@@ -316,7 +316,7 @@ static void check_limits(uint64_t *rng)
     double q[6], mn[6], mx[6];
     for (int i = 0; i < 6; ++i) mn[i] = INFINITY, mx[i] = -INFINITY;
     for (int t = 0; t < 500; ++t) {
-        sd_random_configuration(m, rng, q);
+        sd_configuration_random(m, rng, q);
         for (int i = 0; i < 6; ++i) mn[i] = fmin(mn[i], q[i]), mx[i] = fmax(mx[i], q[i]);
     }
     int spread = 1;

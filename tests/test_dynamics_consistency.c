@@ -14,14 +14,14 @@
 
 /* The body Jacobian of body k: J_k u = V(k), column by column from the hinges on k's path, each
  * H*(j) column carried to k's frame by the relative placement (an independent dense evaluation
- * of phi* H*). Uses sd_jacobian's world Jacobian at the body origin, rotated into body axes. */
+ * of phi* H*). Uses sd_jacobian_world's world Jacobian at the body origin, rotated into body axes. */
 static void body_jacobian(const sd_model *m, sd_data *d, int k, double *Jk)
 {
     const int nv = sd_model_nv(m);
     const double origin[3] = {0, 0, 0};
     double *Jw = malloc(6 * (size_t)nv * sizeof(double));
-    sd_jacobian(m, d, k, origin, Jw);
-    const double *R = sd_body_placement(d, k)->R;
+    sd_jacobian_world(m, d, k, origin, Jw);
+    const double *R = sd_body_placement_world(d, k)->R;
     for (int c = 0; c < nv; ++c)
         for (int blk = 0; blk < 2; ++blk) {
             double w[3] = {Jw[(3 * blk + 0) * nv + c], Jw[(3 * blk + 1) * nv + c], Jw[(3 * blk + 2) * nv + c]}, b[3];

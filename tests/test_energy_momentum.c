@@ -47,8 +47,8 @@ static void check_power_and_coriolis(const sd_model *m, uint64_t *rng)
     sd_forward_dynamics(m, d, q, u, tau, NULL, qdd);
     /* d(KE + PE)/dt by central differences along (q (+) u h, u + qdd h): second order in h */
     const double h = 1e-5;
-    sd_integrate_configuration(m, q, u, h, qa);
-    sd_integrate_configuration(m, q, u, -h, qb);
+    sd_configuration_integrate(m, q, u, h, qa);
+    sd_configuration_integrate(m, q, u, -h, qb);
     for (int i = 0; i < nv; ++i) { ua[i] = u[i] + h * qdd[i]; ub[i] = u[i] - h * qdd[i]; }
     const double dE = (total_energy(m, d, qa, ua) - total_energy(m, d, qb, ub)) / (2 * h);
     double power = 0;
@@ -88,11 +88,11 @@ static void check_momentum(uint64_t *rng)
     double *q = malloc((size_t)nq * 8), *u = malloc((size_t)nv * 8), *tau = calloc((size_t)nv, 8), h0[6], h1[6];
     random_state(m, rng, q, u, NULL);
     sd_kinematics(m, d, q, u, NULL);
-    sd_spatial_momentum(m, d, h0);
+    sd_spatial_momentum_world(m, d, h0);
     const double E0 = sd_kinetic_energy(m, d);
     integrate(m, q, u, tau, 2.0, 1e-3);
     sd_kinematics(m, d, q, u, NULL);
-    sd_spatial_momentum(m, d, h1);
+    sd_spatial_momentum_world(m, d, h1);
     CHECK_ARRAY_CLOSE(h1, h0, 6, 1e-8, "spatial momentum after 2 s free flight");
     CHECK_CLOSE(sd_kinetic_energy(m, d), E0, 1e-7);
     free(q); free(u); free(tau);

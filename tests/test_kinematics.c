@@ -1,11 +1,11 @@
 /*
  * tests/test_kinematics.c — kinematic quantities against finite differences and independent sums,
  * on random trees of every hinge type:
- *   sd_jacobian, column by column, vs central differences of the world position of a point on a
+ *   sd_jacobian_world, column by column, vs central differences of the world position of a point on a
  *   body and of the body's world orientation along q (+) e_i h (angular rows: vee(dR R^T));
- *   sd_jacobian u vs the body twist of sd_kinematics;
- *   sd_center_of_mass vs the mass-weighted sum of body COMs;
- *   sd_spatial_momentum: linear part = total mass * COM velocity (COM velocity by central
+ *   sd_jacobian_world u vs the body twist of sd_kinematics;
+ *   sd_center_of_mass_world vs the mass-weighted sum of body COMs;
+ *   sd_spatial_momentum_world: linear part = total mass * COM velocity (COM velocity by central
  *   differences), both parts = sum over bodies from point Jacobians at the COMs, and for a free
  *   root the root rows of M u (the generalized momentum of the free hinge is the system momentum
  *   in the root frame);
@@ -32,7 +32,7 @@ static void body_pose(const sd_model *m, sd_data *d, const double *q, int k, con
                       double R[9])
 {
     sd_kinematics(m, d, q, NULL, NULL);
-    const sd_transform *X = sd_body_placement(d, k);
+    const sd_transform *X = sd_body_placement_world(d, k);
     sd_transform_point(X, point, p);
     memcpy(R, X->R, 9 * sizeof(double));
 }
@@ -49,13 +49,13 @@ static void check_jacobian(const sd_model *m, sd_data *d, uint64_t *rng)
         double point[3];
         random_vector(rng, point, 3, 0.5);
         sd_kinematics(m, d, q, NULL, NULL);
-        CHECK(sd_jacobian(m, d, k, point, J) == SD_OK);
+        CHECK(sd_jacobian_world(m, d, k, point, J) == SD_OK);
         for (int i = 0; i < nv; ++i) {
             double pp[3], pm[3], Rp[9], Rm[9], R0[9], p0[3], dR[9], W[9];
             memset(e, 0, (size_t)nv * sizeof(double));
             e[i] = 1.0;
-            sd_integrate_configuration(m, q, e, h, qp);
-            sd_integrate_configuration(m, q, e, -h, qm);
+            sd_configuration_integrate(m, q, e, h, qp);
+            sd_configuration_integrate(m, q, e, -h, qm);
             body_pose(m, d, qp, k, point, pp, Rp);
             body_pose(m, d, qm, k, point, pm, Rm);
             body_pose(m, d, q, k, point, p0, R0);
@@ -66,12 +66,12 @@ static void check_jacobian(const sd_model *m, sd_data *d, uint64_t *rng)
             Jfd[2 * nv + i] = 0.5 * (W[3] - W[1]);
             for (int r = 0; r < 3; ++r) Jfd[(3 + r) * nv + i] = (pp[r] - pm[r]) / (2 * h);
         }
-        if (!CHECK_ARRAY_CLOSE(J, Jfd, 6 * nv, 1e-7, "sd_jacobian vs finite differences"))
+        if (!CHECK_ARRAY_CLOSE(J, Jfd, 6 * nv, 1e-7, "sd_jacobian_world vs finite differences"))
             fprintf(stderr, "  body %d (%s hinge)\n", k, sd_hinge_type_name(sd_model_hinge(m, k)));
         /* J u is the twist of sd_kinematics: omega in world axes, and the velocity of the point */
         CHECK(sd_kinematics(m, d, q, u, NULL) == SD_OK);
         const double *V = sd_body_velocity(d, k);
-        const sd_transform *X = sd_body_placement(d, k);
+        const sd_transform *X = sd_body_placement_world(d, k);
         double wxp[3], vb[3], expect[6], Ju[6] = {0};
         sd_v3_cross(V, point, wxp);
         for (int r = 0; r < 3; ++r) vb[r] = V[3 + r] + wxp[r];
@@ -88,15 +88,15 @@ static void check_jacobian(const sd_model *m, sd_data *d, uint64_t *rng)
                     if (J[r * nv + c] != 0.0) zero_ok = 0;
         CHECK(zero_ok);
     }
-    CHECK(sd_jacobian(m, d, n, (const double[3]){0, 0, 0}, J) == SD_E_ARGUMENT);
-    CHECK(sd_jacobian(m, d, -1, (const double[3]){0, 0, 0}, J) == SD_E_ARGUMENT);
+    CHECK(sd_jacobian_world(m, d, n, (const double[3]){0, 0, 0}, J) == SD_E_ARGUMENT);
+    CHECK(sd_jacobian_world(m, d, -1, (const double[3]){0, 0, 0}, J) == SD_E_ARGUMENT);
     free(q); free(qp); free(qm); free(u); free(e); free(J); free(Jfd);
 }
 
 static void com_of(const sd_model *m, sd_data *d, const double *q, double c[3])
 {
     sd_kinematics(m, d, q, NULL, NULL);
-    sd_center_of_mass(m, d, c);
+    sd_center_of_mass_world(m, d, c);
 }
 
 static void check_com_momentum_energy(const sd_model *m, sd_data *d, uint64_t *rng)
@@ -110,13 +110,13 @@ static void check_com_momentum_energy(const sd_model *m, sd_data *d, uint64_t *r
     double total = 0, sum[3] = {0, 0, 0}, com[3];
     for (int k = 0; k < n; ++k) {
         double c[3];
-        sd_transform_point(sd_body_placement(d, k), sd_model_body_com(m, k), c);
+        sd_transform_point(sd_body_placement_world(d, k), sd_model_body_com(m, k), c);
         for (int i = 0; i < 3; ++i) sum[i] += sd_model_body_mass(m, k) * c[i];
         total += sd_model_body_mass(m, k);
     }
     CHECK_CLOSE(sd_model_total_mass(m), total, 1e-14);
     for (int i = 0; i < 3; ++i) sum[i] /= total;
-    sd_center_of_mass(m, d, com);
+    sd_center_of_mass_world(m, d, com);
     CHECK_ARRAY_CLOSE(com, sum, 3, 1e-14, "COM vs mass-weighted sum");
     /* momentum from point Jacobians at each body's COM: linear sum m v_c, angular about the world
      * origin sum (R Ic R^T omega + c x m v_c) */
@@ -124,10 +124,10 @@ static void check_com_momentum_energy(const sd_model *m, sd_data *d, uint64_t *r
     for (int k = 0; k < n; ++k) {
         const double mk = sd_model_body_mass(m, k);
         double vc[6] = {0}, c[3], Rw[3], IRw[3], Iw[3], cxl[3], l[3];
-        sd_jacobian(m, d, k, sd_model_body_com(m, k), J);
+        sd_jacobian_world(m, d, k, sd_model_body_com(m, k), J);
         for (int r = 0; r < 6; ++r)
             for (int i = 0; i < nv; ++i) vc[r] += J[r * nv + i] * u[i];
-        const sd_transform *X = sd_body_placement(d, k);
+        const sd_transform *X = sd_body_placement_world(d, k);
         sd_transform_point(X, sd_model_body_com(m, k), c);
         sd_m3t_mul_v(X->R, vc, Rw);                  /* omega in body axes */
         sd_m3_mul_v(sd_model_body_inertia(m, k), Rw, IRw);
@@ -137,13 +137,13 @@ static void check_com_momentum_energy(const sd_model *m, sd_data *d, uint64_t *r
         for (int i = 0; i < 3; ++i) hexp[i] += Iw[i] + cxl[i], hexp[3 + i] += l[i];
     }
     sd_kinematics(m, d, q, u, NULL);
-    sd_spatial_momentum(m, d, h);
+    sd_spatial_momentum_world(m, d, h);
     CHECK_ARRAY_CLOSE(h, hexp, 6, 1e-12, "spatial momentum vs sum over bodies");
     /* linear momentum = total mass * COM velocity (central differences along q (+) u h) */
     const double hh = 1e-6;
     double cp[3], cm[3], vcom[3];
-    sd_integrate_configuration(m, q, u, hh, qp);
-    sd_integrate_configuration(m, q, u, -hh, qm);
+    sd_configuration_integrate(m, q, u, hh, qp);
+    sd_configuration_integrate(m, q, u, -hh, qm);
     com_of(m, d, qp, cp);
     com_of(m, d, qm, cm);
     for (int i = 0; i < 3; ++i) vcom[i] = total * (cp[i] - cm[i]) / (2 * hh);
@@ -162,7 +162,7 @@ static void check_com_momentum_energy(const sd_model *m, sd_data *d, uint64_t *r
     /* a free root: its six rows of M u are the system momentum in the root body frame */
     if (sd_model_hinge(m, 0) == SD_HINGE_FREE) {
         double hroot[6];
-        sd_force_to_child(sd_body_placement(d, 0), h, hroot);
+        sd_force_to_child(sd_body_placement_world(d, 0), h, hroot);
         CHECK_ARRAY_CLOSE(Mu, hroot, 6, 1e-12, "free-root rows of M u vs spatial momentum");
     }
     free(q); free(qp); free(qm); free(u); free(M); free(Mu); free(J);
@@ -191,8 +191,8 @@ static void check_gravity_gradient(const sd_model *m, sd_data *d, uint64_t *rng,
         } else {
             memset(e, 0, (size_t)nv * sizeof(double));
             e[i] = 1.0;
-            sd_integrate_configuration(m, q, e, h, qp);
-            sd_integrate_configuration(m, q, e, -h, qm);
+            sd_configuration_integrate(m, q, e, h, qp);
+            sd_configuration_integrate(m, q, e, -h, qm);
         }
         grad[i] = (potential_at(m, d, qp) - potential_at(m, d, qm)) / (2 * h);
     }
@@ -220,7 +220,7 @@ static void check_point_forces(const sd_model *m, sd_data *d, uint64_t *rng)
         random_vector(rng, point, 3, 0.5);
         random_vector(rng, F, 3, 3.0);
         CHECK(sd_external_force_at_point(m, d, k, point, F, fext) == SD_OK);
-        CHECK(sd_jacobian(m, d, k, point, J) == SD_OK);
+        CHECK(sd_jacobian_world(m, d, k, point, J) == SD_OK);
         for (int i = 0; i < nv; ++i)
             for (int r = 0; r < 3; ++r) expect[i] -= J[(3 + r) * nv + i] * F[r];
     }
@@ -236,8 +236,8 @@ static void check_body_acceleration(const sd_model *m, sd_data *d, uint64_t *rng
            *Vm = vec(6 * n), *Vq = vec(6 * n), *tau = vec(nv);
     const double h = 1e-6;
     random_state(m, rng, q, u, qdd);
-    sd_integrate_configuration(m, q, u, h, qp);
-    sd_integrate_configuration(m, q, u, -h, qm);
+    sd_configuration_integrate(m, q, u, h, qp);
+    sd_configuration_integrate(m, q, u, -h, qm);
     sd_kinematics(m, d, qp, u, NULL);
     for (int k = 0; k < n; ++k) memcpy(Vp + 6 * k, sd_body_velocity(d, k), 6 * sizeof(double));
     sd_kinematics(m, d, qm, u, NULL);

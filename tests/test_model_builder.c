@@ -435,9 +435,9 @@ static void test_big_chain(void)
         CHECK(data != NULL);
         if (data) {
             double *q = malloc((size_t)sd_model_nq(m) * sizeof(double));
-            sd_neutral_configuration(m, q);
+            sd_configuration_neutral(m, q);
             CHECK(sd_kinematics(m, data, q, NULL, NULL) == SD_OK);
-            CHECK_CLOSE(sd_body_placement(data, n - 1)->p[0], 0.3 * n, 1e-10); /* n roundings of 0.3 */
+            CHECK_CLOSE(sd_body_placement_world(data, n - 1)->p[0], 0.3 * n, 1e-10); /* n roundings of 0.3 */
             free(q);
             sd_data_free(data);
         }
@@ -488,8 +488,8 @@ static void test_frames(void)
             const double q[3] = {0.4, -1.2, 2.0};
             CHECK(sd_kinematics(m, data, q, NULL, NULL) == SD_OK);
             sd_transform Xf, Xe;
-            sd_frame_placement(m, data, ft, &Xf);
-            sd_transform_compose(sd_body_placement(data, sd_model_body_index(m, "hand")), &tool, &Xe);
+            sd_frame_placement_world(m, data, ft, &Xf);
+            sd_transform_compose(sd_body_placement_world(data, sd_model_body_index(m, "hand")), &tool, &Xe);
             CHECK_ARRAY_CLOSE(Xf.R, Xe.R, 9, 1e-15, "frame world R");
             CHECK_ARRAY_CLOSE(Xf.p, Xe.p, 3, 1e-15, "frame world p");
             sd_data_free(data);

@@ -43,23 +43,23 @@ SD_API sd_status sd_kinematics(const sd_model *model, sd_data *data, const doubl
 /* World placement of a body, after sd_kinematics() (also kept by sd_mass_matrix(),
  * sd_articulated_inertias() and forward dynamics with inter-body forces; the plain body-frame
  * recursions of inverse and forward dynamics do not compute it). */
-SD_API const sd_transform *sd_body_placement(const sd_data *data, int body);
+SD_API const sd_transform *sd_body_placement_world(const sd_data *data, int body);
 /* Spatial velocity [omega; v] of a body, in its body frame at its origin (after sd_kinematics). */
 SD_API const double *sd_body_velocity(const sd_data *data, int body);
 /* Spatial acceleration of a body in its body frame at its origin, gravity excluded (after
  * sd_kinematics with qdd, sd_inverse_dynamics or sd_forward_dynamics). */
 SD_API void sd_body_acceleration(const sd_model *model, const sd_data *data, int body, double acc[6]);
 /* World placement of a model frame (after sd_kinematics). */
-SD_API void sd_frame_placement(const sd_model *model, const sd_data *data, int frame, sd_transform *out);
+SD_API void sd_frame_placement_world(const sd_model *model, const sd_data *data, int frame, sd_transform *out);
 /* The 6 x nv Jacobian (row-major) mapping u to the spatial velocity [omega; v] of the point `point`
  * (body coordinates) fixed on `body`, both in world axes: omega, and the velocity of that point.
  * Uses the placements of the last sd_kinematics(). */
-SD_API sd_status sd_jacobian(const sd_model *model, sd_data *data, int body, const double point[3], double *J);
+SD_API sd_status sd_jacobian_world(const sd_model *model, sd_data *data, int body, const double point[3], double *J);
 /* Centre of mass of the whole system in world coordinates (after sd_kinematics). */
-SD_API void sd_center_of_mass(const sd_model *model, const sd_data *data, double com[3]);
+SD_API void sd_center_of_mass_world(const sd_model *model, const sd_data *data, double com[3]);
 /* Total spatial momentum [angular about the world origin; linear], world axes (after
  * sd_kinematics with u). */
-SD_API void sd_spatial_momentum(const sd_model *model, const sd_data *data, double h[6]);
+SD_API void sd_spatial_momentum_world(const sd_model *model, const sd_data *data, double h[6]);
 /* Kinetic energy 1/2 u^T M u and potential energy -sum m g.c (after sd_kinematics with u). */
 SD_API double sd_kinetic_energy(const sd_model *model, const sd_data *data);
 SD_API double sd_potential_energy(const sd_model *model, const sd_data *data);

@@ -179,15 +179,15 @@ SD_API int sd_model_is_ancestor(const sd_model *model, int a, int b);
 /* ---------------------------------------------------------------- configurations */
 
 /* q = the neutral configuration (zero angles and displacements, identity quaternions). */
-SD_API void sd_neutral_configuration(const sd_model *model, double *q);
+SD_API void sd_configuration_neutral(const sd_model *model, double *q);
 /* q_out = q (+) u dt: moves q along the constant speed u for dt on the configuration manifold
  * (quaternions by the exponential map, so they stay unit). q_out may alias q. */
-SD_API void sd_integrate_configuration(const sd_model *model, const double *q, const double *u, double dt,
+SD_API void sd_configuration_integrate(const sd_model *model, const double *q, const double *u, double dt,
                                        double *q_out);
 /* u = q1 (-) q0, the constant speed that takes q0 to q1 in unit time (the inverse of the above). */
-SD_API void sd_difference_configuration(const sd_model *model, const double *q0, const double *q1, double *u);
+SD_API void sd_configuration_difference(const sd_model *model, const double *q0, const double *q1, double *u);
 /* The local chart integrators work in: around any base q0, q = q0 (+) delta (delta has nv
- * entries, sd_integrate_configuration with dt = 1). When the body speeds are u at that q, the chart
+ * entries, sd_configuration_integrate with dt = 1). When the body speeds are u at that q, the chart
  * coordinates move at delta_dot = J^-1(delta) u: u itself for plain coordinates, the inverse right
  * Jacobian of SO(3) applied to the angular velocity for quaternions, exp(phi) v for a free
  * hinge's position. A Runge-Kutta method applied to delta keeps its order on the manifold. */
@@ -198,11 +198,11 @@ SD_API double sd_configuration_chart_angle(const sd_model *model, const double *
 /* The largest | |quat| - 1 | of the quaternions in q (0 if none). */
 SD_API double sd_configuration_quaternion_error(const sd_model *model, const double *q);
 /* Rescale every quaternion in q to unit length; returns the largest |1 - |quat|| it found. */
-SD_API double sd_normalize_configuration(const sd_model *model, double *q);
+SD_API double sd_configuration_normalize(const sd_model *model, double *q);
 /* A random configuration: angles uniform in the joint limits where given (lower < upper), else in [-pi, pi];
  * displacements in limits or [-1, 1]; uniformly random quaternions. *rng is a nonzero seed
  * that the call advances (xorshift64*), so runs are reproducible. */
-SD_API void sd_random_configuration(const sd_model *model, uint64_t *rng, double *q);
+SD_API void sd_configuration_random(const sd_model *model, uint64_t *rng, double *q);
 /* A uniform random number in [0, 1) from the same generator. */
 SD_API double sd_random_uniform(uint64_t *rng);
 

@@ -122,9 +122,6 @@ SD_API sd_status sd_simulate(const sd_model *model, const sd_sim_options *option
 SD_API sd_status sd_sim_energy(const sd_model *model, sd_data *data, const double *q, const double *u,
                                double *kinetic, double *potential);
 
-/* Largest | |quat| - 1 | over the quaternions in q (0 if the model has none). */
-SD_API double sd_quaternion_norm_error(const sd_model *model, const double *q);
-
 /* ---------------------------------------------------------------- names of state entries */
 
 /* Label of coordinate i (0 <= i < nq) into buf, like snprintf: the joint name for a 1-dof hinge,

@@ -2,7 +2,7 @@
  * src/sim/chart.c — a local chart of the configuration manifold, so that integrators work on
  * plain vectors while quaternions stay unit by construction.
  *
- * Around a base q0 every configuration near it is q = q0 (+) delta = sd_integrate_configuration(q0,
+ * Around a base q0 every configuration near it is q = q0 (+) delta = sd_configuration_integrate(q0,
  * delta, 1) with delta in R^nv, which the model layer defines per hinge as
  *   scalar hinges   q = q0 + delta
  *   quaternions     quat = quat0 * exp(phi)       (phi = the hinge's 3 rotation entries of delta;
@@ -32,7 +32,7 @@ void sim_chart_release(sim_chart *chart) { chart->model = NULL; }
 
 void sim_chart_apply(const sim_chart *chart, const double *q0, const double *delta, double *q)
 {
-    sd_integrate_configuration(chart->model, q0, delta, 1.0, q);
+    sd_configuration_integrate(chart->model, q0, delta, 1.0, q);
 }
 
 void sim_chart_rate(const sim_chart *chart, const double *delta, const double *u, double *delta_dot)

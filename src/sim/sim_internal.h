@@ -23,7 +23,7 @@ typedef struct sim_chart {
 
 sd_status sim_chart_init(sim_chart *chart, const sd_model *model);
 void sim_chart_release(sim_chart *chart);
-/* q = q0 (+) delta = sd_integrate_configuration(q0, delta, 1). */
+/* q = q0 (+) delta = sd_configuration_integrate(q0, delta, 1). */
 void sim_chart_apply(const sim_chart *chart, const double *q0, const double *delta, double *q);
 /* delta_dot = J^-1(delta) u: the rate of the chart coordinates when the body speeds are u at
  * q = q0 (+) delta. */

@@ -52,15 +52,6 @@ sd_status sd_sim_energy(const sd_model *model, sd_data *data, const double *q, c
     return SD_OK;
 }
 
-double sd_quaternion_norm_error(const sd_model *model, const double *q)
-{
-    sim_chart chart;
-    if (!model || !q || sim_chart_init(&chart, model) != SD_OK) return NAN;
-    const double e = sim_chart_quat_error(&chart, q);
-    sim_chart_release(&chart);
-    return e;
-}
-
 static sd_status check_options(const sd_model *model, const sd_sim_options *o, const double *q,
                                const double *u, sd_error *err)
 {

@@ -17,7 +17,7 @@
  * moving joint of a has no same-named, same-sized joint in b. */
 static inline int compare_map_state(const sd_model *a, const sd_model *b, const double *qa, double *qb, int *vmap)
 {
-    sd_neutral_configuration(b, qb);
+    sd_configuration_neutral(b, qb);
     for (int k = 0; k < sd_model_nbodies(a); ++k) {
         const int nq = sd_model_hinge_nq(a, k), nv = sd_model_hinge_nv(a, k);
         if (nv == 0) continue;
@@ -44,7 +44,7 @@ static inline double compare_dynamics(const sd_model *a, const sd_model *b, int 
     sd_data *da = sd_data_new(a), *db = sd_data_new(b);
     double worst = 0.0;
     for (int t = 0; t < trials && worst >= 0.0; ++t) {
-        sd_random_configuration(a, &seed, qa);
+        sd_configuration_random(a, &seed, qa);
         for (int i = 0; i < nv; ++i) ua[i] = 2.0 * sd_random_uniform(&seed) - 1.0;
         if (!compare_map_state(a, b, qa, qb, vmap)) { worst = -1.0; break; }
         for (int i = 0; i < nv; ++i) ub[vmap[i]] = ua[i];

@@ -65,7 +65,7 @@ static void check_frames(const sd_model *merged, const sd_model *kept)
     double *qm = calloc((size_t)nq, sizeof(double)), *qk = calloc((size_t)nq, sizeof(double));
     int *vmap = calloc((size_t)sd_model_nv(merged), sizeof(int));
     uint64_t rng = 99;
-    sd_random_configuration(merged, &rng, qm);
+    sd_configuration_random(merged, &rng, qm);
     CHECK(compare_map_state(merged, kept, qm, qk, vmap));
     sd_data *dm = sd_data_new(merged), *dk = sd_data_new(kept);
     CHECK(sd_kinematics(merged, dm, qm, NULL, NULL) == SD_OK);
@@ -77,8 +77,8 @@ static void check_frames(const sd_model *merged, const sd_model *kept)
         CHECK(f >= 0 && k >= 0);
         if (f < 0 || k < 0) continue;
         sd_transform X;
-        sd_frame_placement(merged, dm, f, &X);
-        const sd_transform *Y = sd_body_placement(dk, k);
+        sd_frame_placement_world(merged, dm, f, &X);
+        const sd_transform *Y = sd_body_placement_world(dk, k);
         CHECK_ARRAY_CLOSE(X.R, Y->R, 9, 1e-12, names[i]);
         CHECK_ARRAY_CLOSE(X.p, Y->p, 3, 1e-12, names[i]);
     }

@@ -164,7 +164,7 @@ static int track_spin(void *user, const sd_sim_sample *s)
     spin_track *k = user;
     double h[6];
     sd_kinematics(k->m, k->d, s->q, s->u, NULL);
-    sd_spatial_momentum(k->m, k->d, h);
+    sd_spatial_momentum_world(k->m, k->d, h);
     if (!k->started) { memcpy(k->h0, h, sizeof(h)); k->started = 1; }
     double dh = 0.0;
     for (int i = 0; i < 6; ++i) dh = fmax(dh, fabs(h[i] - k->h0[i]));
@@ -179,7 +179,7 @@ static void check_spinning_body(sd_integrator integrator)
 {
     sd_model *m = free_body();
     double q[7], u[6] = {0.1, 5.0, 0.2, 0.3, -0.2, 0.1}; /* near the unstable middle axis: it tumbles */
-    sd_neutral_configuration(m, q);
+    sd_configuration_neutral(m, q);
     spin_track k;
     memset(&k, 0, sizeof(k));
     k.m = m;
@@ -229,7 +229,7 @@ static void check_chart_rate(void)
         for (int i = 0; i < nv; ++i) d2[i] = delta[i] + eps * r[i];
         sim_chart_apply(&chart, q0, delta, qa);
         sim_chart_apply(&chart, q0, d2, qb);
-        sd_difference_configuration(m, qa, qb, v);
+        sd_configuration_difference(m, qa, qb, v);
         for (int i = 0; i < nv; ++i) v[i] /= eps;
         CHECK_ARRAY_CLOSE(v, u, nv, 1e-5, "chart rate vs finite difference");
         CHECK(sim_chart_quat_error(&chart, qa) < 1e-14);
@@ -302,7 +302,7 @@ static void check_labels_and_csv(void)
     sd_error err;
     CHECK(sd_csv_open(m, path, &w, &err) == SD_OK);
     double q[7], u[6] = {0};
-    sd_neutral_configuration(m, q);
+    sd_configuration_neutral(m, q);
     sd_sim_sample s = {0.5, q, u, 1.0, 2.0, 0};
     CHECK(sd_csv_write(w, &s, &err) == SD_OK);
     CHECK(sd_csv_close(w, "test", &err) == SD_OK);

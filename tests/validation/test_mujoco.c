@@ -100,7 +100,7 @@ static int compare(const char *dir, const char *rel, double tol, uint64_t *rng)
                *qdd = malloc((size_t)nv * 8), *C = malloc((size_t)nv * 8), *M = malloc((size_t)nv * nv * 8),
                *Mmj = malloc((size_t)nv * nv * 8), *ref = malloc((size_t)nv * nv * 8);
         for (int trial = 0; trial < 5; ++trial) {
-            sd_random_configuration(sm, rng, q);
+            sd_configuration_random(sm, rng, q);
             for (int v = 0; v < nv; ++v) {
                 u[v] = 2 * sd_random_uniform(rng) - 1;
                 tau[v] = 4 * sd_random_uniform(rng) - 2;
