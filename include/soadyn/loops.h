@@ -157,6 +157,36 @@ typedef enum sd_constraint_frame {
 SD_API sd_status sd_constraint_force(const sd_model *model, const sd_data *data, int constraint,
                                      sd_constraint_frame frame, double f[6]);
 
+/* ---------------------------------------------------------------- staying on the constraint manifold */
+
+/* A configuration that closes the loops, from a guess: Gauss-Newton on the position residuals with
+ * minimum-norm steps over the speeds not `locked` (one flag per speed, nonzero: that speed stays
+ * put; NULL: none locked), moved on the manifold (quaternions stay unit), until every residual is
+ * at most tol or max_iter steps. q_out may alias q_guess; `residual` (may be NULL) receives the
+ * largest residual left. SD_E_SINGULAR, naming the constraints left open, when it does not
+ * converge (no closed configuration near the guess, or the locked speeds forbid one). */
+SD_API sd_status sd_assemble_configuration(const sd_model *model, sd_data *data, const double *q_guess,
+                                           const unsigned char *locked, double tol, int max_iter, double *q_out,
+                                           double *residual);
+/* The speeds nearest to u in the kinetic-energy metric that keep the loops closed (G u_out = 0):
+ * u_out = u - M^-1 G* (G M^-1 G*)^+ G u, with the compliance and correction sweeps of the forward
+ * dynamics. u_out may alias u. */
+SD_API sd_status sd_project_velocities(const sd_model *model, sd_data *data, const double *q, const double *u,
+                                       double *u_out);
+
+/* ---------------------------------------------------------------- inverse dynamics */
+
+/* The actuator forces that produce accelerations qdd of the closed system (qdd must keep the loops
+ * closed: G qdd + Gdot u = 0, else SD_E_ARGUMENT naming the constraints), with only the speeds
+ * flagged in `actuated` (one flag per speed; NULL: none) driven: tau (nv, zero on the unactuated
+ * speeds) and the multipliers lambda (n_c, may be NULL; then readable through
+ * sd_constraint_force()). Where several (tau, lambda) produce the motion (over-actuation, redundant
+ * rows) lambda is the one of minimum norm (the least internal loop force). SD_E_SINGULAR, naming
+ * an unactuated joint, when the actuated set cannot produce the motion. */
+SD_API sd_status sd_constrained_inverse_dynamics(const sd_model *model, sd_data *data, const double *q,
+                                                 const double *u, const double *qdd, const double *f_ext,
+                                                 const unsigned char *actuated, double *tau, double *lambda);
+
 #ifdef __cplusplus
 }
 #endif

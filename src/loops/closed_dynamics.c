@@ -102,7 +102,7 @@ static void lyapunov_scatter(const sd_model *m, sd_data *d)
  * largest diagonal entry of a single frame's own block Ew_f^T Omega(k_f, k_f) Ew_f: the size of the
  * compliance before the two sides of a constraint cancel, which is what the rank is judged against
  * (a constraint whose sides move together has a Lambda_c of pure round-off). */
-static double compliance(const sd_model *m, sd_data *d)
+double sd_loops_compliance(const sd_model *m, sd_data *d)
 {
     double ref = 0.0;
     const sd_loops_model *L = m->loops;
@@ -132,12 +132,32 @@ static double compliance(const sd_model *m, sd_data *d)
     return ref;
 }
 
+int sd_loops_psd_solve(sd_data *d, const double *A, int n, const double *b, double *x, double ref, double rel)
+{
+    sd_loops_data *w = d->loops;
+    memcpy(w->Sf, A, (size_t)n * (size_t)n * sizeof(double)); /* symmetric: row = column major */
+    const lapack_int info = LAPACKE_dsyev_work(LAPACK_COL_MAJOR, 'V', 'U', n, w->Sf, n, w->eig, w->work, w->lwork);
+    if (info != 0) return -1;
+    const double tol = rel * fmax(w->eig[n - 1], ref);
+    int rank = 0;
+    memset(x, 0, (size_t)n * sizeof(double));
+    for (int e = 0; e < n; ++e) { /* eigenvector e is column e of Sf */
+        if (!(w->eig[e] > tol)) continue;
+        const double *v = w->Sf + (size_t)e * n;
+        double vb = 0.0;
+        for (int i = 0; i < n; ++i) vb += v[i] * b[i];
+        for (int i = 0; i < n; ++i) x[i] += v[i] * vb / w->eig[e];
+        rank++;
+    }
+    return rank;
+}
+
 /* lambda = -Lambda_c^+ gamma: Cholesky when every pivot is clearly positive, otherwise the
  * eigen-decomposition (LAPACK dsyev), which gives the rank and the minimum-norm solution of a
  * semi-definite system directly; n_c is small, so its O(n_c^3) does not matter next to the
  * sweeps, and it stays exact for the redundant rows of real mechanisms. Rows that are left with a
  * residual (gamma not in the range) are contradictory constraints. */
-static sd_status solve_multipliers(const sd_model *m, sd_data *d, double ref, double gamma_floor)
+sd_status sd_loops_solve_multipliers(const sd_model *m, sd_data *d, double ref, double gamma_floor)
 {
     const sd_loops_model *L = m->loops;
     sd_loops_data *w = d->loops;
@@ -152,21 +172,9 @@ static sd_status solve_multipliers(const sd_model *m, sd_data *d, double ref, do
         w->rank = nc;
         return SD_OK;
     }
-    memcpy(w->Sf, w->Sc, (size_t)nc * (size_t)nc * sizeof(double)); /* symmetric: row = column major */
-    const lapack_int info = LAPACKE_dsyev_work(LAPACK_COL_MAJOR, 'V', 'U', nc, w->Sf, nc, w->eig, w->work, w->lwork);
-    if (info != 0) return sd_data_fail(d, SD_E_SINGULAR, "constraint compliance G M^-1 G*: eigen-solver failed (%d)",
-                                       (int)info);
-    const double tol = 1e-10 * fmax(w->eig[nc - 1], ref);
-    memset(w->lambda, 0, (size_t)nc * sizeof(double));
-    w->rank = 0;
-    for (int e = 0; e < nc; ++e) { /* eigenvector e is column e of Sf */
-        if (!(w->eig[e] > tol)) continue;
-        const double *v = w->Sf + (size_t)e * nc;
-        double vg = 0.0;
-        for (int i = 0; i < nc; ++i) vg += v[i] * w->gamma[i];
-        for (int i = 0; i < nc; ++i) w->lambda[i] -= v[i] * vg / w->eig[e];
-        w->rank++;
-    }
+    w->rank = sd_loops_psd_solve(d, w->Sc, nc, w->gamma, w->lambda, ref, 1e-10);
+    if (w->rank < 0) return sd_data_fail(d, SD_E_SINGULAR, "constraint compliance G M^-1 G*: eigen-solver failed");
+    for (int i = 0; i < nc; ++i) w->lambda[i] = -w->lambda[i];
     /* consistency: Lambda_c lambda + gamma = 0 must hold (gamma in the range) */
     double lnorm = 0.0, worst = 0.0;
     for (int i = 0; i < nc; ++i) lnorm = fmax(lnorm, fabs(w->lambda[i]));
@@ -198,7 +206,7 @@ static sd_status solve_multipliers(const sd_model *m, sd_data *d, double ref, do
  * z(k) = sum phi z+(j) - F(k), eps = -H z, nu = D^-1 eps, z+ = z + G eps, then the scatter
  * alpha+ = phi* alpha(parent) (0 at the base), qdd = nu - G* alpha+, alpha = alpha+ + H* qdd.
  * Adds qdd_delta to qdd and alpha_delta to d->alpha, and the sweep's forces to d->f when asked. */
-static void correction_sweep(const sd_model *m, sd_data *d, double *qdd, int want_forces)
+void sd_loops_correction_sweep(const sd_model *m, sd_data *d, double *qdd, int want_forces, int add_alpha)
 {
     const sd_loops_model *L = m->loops;
     sd_loops_data *w = d->loops;
@@ -236,7 +244,8 @@ static void correction_sweep(const sd_model *m, sd_data *d, double *qdd, int wan
             for (int r = 0; r < 6; ++r) aJ[r] += d->S[6 * (vk + i) + r] * qd[i];
         for (int r = 0; r < 6; ++r) alpha[r] = ap[r] + aJ[r];
         for (int i = 0; i < nk; ++i) qdd[vk + i] += qd[i];
-        for (int r = 0; r < 6; ++r) d->alpha[6 * k + r] += alpha[r];
+        if (add_alpha)
+            for (int r = 0; r < 6; ++r) d->alpha[6 * k + r] += alpha[r];
         if (want_forces) { /* 000 Eq 17 for this sweep, added to step 1's */
             double f[6];
             sd_sym6_mul(d->Pplus + 36 * k, ap, f);
@@ -273,9 +282,9 @@ sd_status sd_closed_loop_forward_dynamics(const sd_model *m, sd_data *d, const d
         for (int r = 0; r < 6; ++r) acc = fmax(acc, fabs(d->alpha[6 * f->body + r]));
         floor = fmax(floor, 1e-10 * ew * acc);
     }
-    const double ref = compliance(m, d);
-    if ((st = solve_multipliers(m, d, ref, floor)) != SD_OK) return st;
-    correction_sweep(m, d, qdd, o.interbody_forces);
+    const double ref = sd_loops_compliance(m, d);
+    if ((st = sd_loops_solve_multipliers(m, d, ref, floor)) != SD_OK) return st;
+    sd_loops_correction_sweep(m, d, qdd, o.interbody_forces, 1);
     d->loops->lambda_valid = 1;
     if (lambda) memcpy(lambda, d->loops->lambda, (size_t)L->nrows * sizeof(double));
     return SD_OK;

@@ -225,6 +225,13 @@ sd_status sd_constraint_jacobian(const sd_model *m, sd_data *d, const double *q,
     sd_update_placements(m, d, q, 0);
     sd_loops_world_placements(m, d);
     if ((st = sd_loops_frame_weights(m, d)) != SD_OK) return st;
+    sd_loops_dense_jacobian(m, d, G);
+    return SD_OK;
+}
+
+void sd_loops_dense_jacobian(const sd_model *m, const sd_data *d, double *G)
+{
+    const sd_loops_model *L = m->loops;
     memset(G, 0, (size_t)L->nrows * (size_t)m->nv * sizeof(double));
     for (int fi = 0; fi < L->nframes; ++fi) { /* row i of G = J* applied to a unit multiplier */
         const sd_loop_frame *f = &L->frames[fi];
@@ -241,7 +248,6 @@ sd_status sd_constraint_jacobian(const sd_model *m, sd_data *d, const double *q,
             }
         }
     }
-    return SD_OK;
 }
 
 sd_status sd_constraint_residuals(const sd_model *m, sd_data *d, const double *q, const double *u, double *pos,

@@ -434,13 +434,16 @@ sd_loops_data *sd_loops_data_new(const sd_model *m)
     w->eps = calloc(nv, sizeof(double));
     w->nu = calloc(nv, sizeof(double));
     w->dense = calloc(nc * nv, sizeof(double));
+    w->vq = calloc((size_t)(m->nq > 0 ? m->nq : 1), sizeof(double));
+    w->vv = calloc(nv, sizeof(double));
+    w->vv2 = calloc(nv, sizeof(double));
     w->rank = -1;
     /* LAPACK dsyev's work array (closed_dynamics.c): its blocked optimum (block size 64 + 2) n, which is
      * above the required 3 n - 1, so that the solve never allocates */
     w->lwork = 66 * (int)nc;
     w->work = calloc((size_t)w->lwork, sizeof(double));
     if (!w->Xw || !w->Ew || !w->E || !w->Y || !w->Sc || !w->Sf || !w->eig || !w->gamma || !w->lambda || !w->rhs || !w->z ||
-        !w->zplus || !w->alpha || !w->eps || !w->nu || !w->dense || !w->work) {
+        !w->zplus || !w->alpha || !w->eps || !w->nu || !w->dense || !w->vq || !w->vv || !w->vv2 || !w->work) {
         sd_loops_data_free(w);
         return NULL;
     }
@@ -467,6 +470,9 @@ void sd_loops_data_free(sd_loops_data *w)
     free(w->eps);
     free(w->nu);
     free(w->dense);
+    free(w->vq);
+    free(w->vv);
+    free(w->vv2);
     free(w);
 }
 

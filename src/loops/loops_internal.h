@@ -76,6 +76,7 @@ typedef struct sd_loops_data {
     double *z, *zplus, *alpha; /* 6 per body: the correction sweep's z, z+ and alpha */
     double *eps, *nu;      /* per speed: the correction sweep's innovations */
     double *dense;         /* n_c x nv: G for assembly and inverse dynamics */
+    double *vq, *vv, *vv2; /* nq, nv, nv: scratch of the assembly and the inverse dynamics */
     int rank;              /* of the last solve, -1 before */
     int lambda_valid;      /* lambda holds the multipliers of the last solve */
 } sd_loops_data;
@@ -93,5 +94,21 @@ void sd_loops_row_rates(const sd_model *m, const sd_data *d, const double *alpha
                         const double *qdd, double *ydot);
 /* tau += G* lambda (generalized forces of the constraint forces), through each task frame's path. */
 void sd_loops_add_generalized_force(const sd_model *m, const sd_data *d, const double *lambda, double *tau);
+
+/* The dense G (n_c x nv, row-major) from the current placements and frame weights. */
+void sd_loops_dense_jacobian(const sd_model *m, const sd_data *d, double *G);
+
+/* ---- closed_dynamics.c, shared by the solvers of constraint_solvers.c ---- */
+/* Lambda_c = G M^-1 G* into Sc from the current factors (P, D, G) and frame weights; returns the
+ * largest single-frame compliance (the scale the rank is judged against). */
+double sd_loops_compliance(const sd_model *m, sd_data *d);
+/* lambda = -Lambda_c^+ gamma (minimum norm), the rank, and the consistency check. */
+sd_status sd_loops_solve_multipliers(const sd_model *m, sd_data *d, double ref, double gamma_floor);
+/* x = A^+ b for a symmetric positive semi-definite n x n A (n <= n_c), eigenvalues below
+ * rel * max(largest, ref) dropped (LAPACK dsyev); returns the rank, -1 if LAPACK failed. */
+int sd_loops_psd_solve(sd_data *d, const double *A, int n, const double *b, double *x, double ref, double rel);
+/* x += M^-1 G* lambda with the current factors (one residual gather and scatter); the sweep's
+ * inter-body forces are added to d->f when want_forces, its accelerations to d->alpha when add_alpha. */
+void sd_loops_correction_sweep(const sd_model *m, sd_data *d, double *x, int want_forces, int add_alpha);
 
 #endif /* SOADYN_LOOPS_INTERNAL_H */

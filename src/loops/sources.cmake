@@ -21,6 +21,7 @@ if(NOT LAPACKE_FOUND)
 endif()
 list(APPEND SOADYN_COMPONENT_SOURCES
   loops/closed_dynamics.c
+  loops/constraint_solvers.c
 )
 list(APPEND SOADYN_COMPONENT_LIBS PkgConfig::LAPACKE)
 list(APPEND SOADYN_PC_REQUIRES_PRIVATE lapacke)

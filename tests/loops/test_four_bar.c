@@ -7,6 +7,8 @@
  *     cut in another;
  *   - the one-coordinate Lagrangian (N* M N, N spanning the null space of G) gives the same qdd;
  *   - closed by a full revolute (5 rows, rank 2) and by a ball (3 rows, rank 2): the same qdd;
+ *   - assembly with the crank locked gives the coupler and rocker angles of the circle
+ *     intersection, which keep Freudenstein's equation;
  *   - a second of motion (RK4 on the closed-loop accelerations): the angles keep Freudenstein's
  *     equation K1 cos t4 - K2 cos t2 + K3 = cos(t2 - t4), energy is conserved;
  *   - bad constraint descriptions: errors that name the constraint and its file:line.
@@ -295,6 +297,32 @@ static void test_motion_freudenstein(void)
     sd_model_free(m);
 }
 
+/* Assembly with the crank locked: the coupler and rocker angles follow from the crank's
+ * (Freudenstein), as the circle intersection gives them. */
+static void test_assembly_freudenstein(void)
+{
+    sd_model *m = four_bar(3, SD_CONSTRAINT_REVOLUTE, NULL);
+    sd_data *d = sd_data_new(m);
+    const int crank = sd_model_body_index(m, "crank");
+    double q[3] = {0, 0, 0}, qa[3], res, th[3], P[4][3], th_a[3];
+    unsigned char locked[3] = {0, 0, 0};
+    locked[sd_model_v_index(m, crank)] = 1;
+    for (int i = 0; i < 6; ++i) {
+        const double t2 = REF_TH[0] + 0.15 * (i - 2);
+        q[sd_model_q_index(m, crank)] = t2 - REF_TH[0];
+        CHECK(sd_assemble_configuration(m, d, q, locked, 1e-13, 50, qa, &res) == SD_OK);
+        CHECK(qa[sd_model_q_index(m, crank)] == q[sd_model_q_index(m, crank)]);
+        four_bar_pose(t2, th, P);
+        link_values(m, 3, qa, th_a);
+        for (int k = 0; k < 3; ++k) th_a[k] += REF_TH[k];
+        CHECK_ARRAY_CLOSE(th_a, th, 3, 1e-10, "assembled link angles vs the circle intersection");
+        const double K1 = LD / LA, K2 = LD / LC, K3 = (LA * LA - LB * LB + LC * LC + LD * LD) / (2 * LA * LC);
+        CHECK(fabs(K1 * cos(th_a[2]) - K2 * cos(th_a[0]) + K3 - cos(th_a[0] - th_a[2])) < 1e-10);
+    }
+    sd_data_free(d);
+    sd_model_free(m);
+}
+
 /* A message names the constraint and the place it came from. */
 static void expect_error(sd_constraint_desc *c, int at_build, const char *must_contain)
 {
@@ -383,6 +411,7 @@ int main(void)
     test_cuts_and_forces();
     test_lagrangian_and_redundancy();
     test_motion_freudenstein();
+    test_assembly_freudenstein();
     test_bad_input();
     return test_summary("test_four_bar");
 }

@@ -1,4 +1,7 @@
 # Tests of the loops component (closure constraints). Included by tests/CMakeLists.txt; paths
 # relative to tests/.
-soadyn_add_test(test_closed_loop_dynamics SOURCES loops/test_closed_loop_dynamics.c random_tree.c LABELS unit)
+soadyn_add_test(test_closed_loop_dynamics SOURCES loops/test_closed_loop_dynamics.c loops/random_loops.c random_tree.c
+                LABELS unit)
 soadyn_add_test(test_four_bar SOURCES loops/test_four_bar.c LABELS unit)
+soadyn_add_test(test_constraint_solvers SOURCES loops/test_constraint_solvers.c loops/random_loops.c random_tree.c
+                LABELS unit)

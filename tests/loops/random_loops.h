@@ -1,0 +1,20 @@
+/*
+ * tests/loops/random_loops.h — random closure constraints of every kind that hold at a given
+ * configuration (frames that coincide there, distances and coupling offsets measured there), and
+ * velocities that keep them closed.
+ */
+#ifndef SOADYN_TEST_RANDOM_LOOPS_H
+#define SOADYN_TEST_RANDOM_LOOPS_H
+
+#include <stdint.h>
+
+#include <soadyn/soadyn.h>
+
+/* The tree `tree` closed by up to four random constraints (at most nv - 1 rows) that hold at q0;
+ * NULL if none could be added. kinds_seen (may be NULL) counts the kinds added. Aborts on a
+ * builder error (a bug). */
+sd_model *close_randomly(const sd_model *tree, uint64_t *rng, const double *q0, int *kinds_seen);
+/* u <- u - G* (G G*)^+ G u (Euclidean projection, written independently of the library's). */
+void project_on_nullspace(const double *G, int nc, int nv, double *u);
+
+#endif
