@@ -2,7 +2,7 @@
 # Install what soadyn needs from Debian's packages, only if something is missing.
 # Runs as root (as CI does) or through sudo.
 set -euo pipefail
-packages=(build-essential cmake pkg-config libxml2-dev libsundials-dev libplplot-dev plplot-driver-cairo python3
+packages=(build-essential cmake pkg-config libxml2-dev libsundials-dev libplplot-dev plplot-driver-cairo python3 clang-14 libclang-rt-14-dev
           libmujoco-dev liblapacke-dev)
 missing=()
 for p in "${packages[@]}"; do
