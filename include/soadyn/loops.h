@@ -121,6 +121,10 @@ SD_API sd_status sd_constraint_frame_world(const sd_model *model, const sd_data 
 /* The constraint Jacobian G(q), n_c x nv row-major (dense; for tests, assembly and reports). */
 SD_API sd_status sd_constraint_jacobian(const sd_model *model, sd_data *data, const double *q, double *G);
 
+/* The rank of G(q) (how many rows are independent there) and the mobility nv - rank (the degrees
+ * of freedom of the closed system at q); either output may be NULL. */
+SD_API sd_status sd_constraint_rank(const sd_model *model, sd_data *data, const double *q, int *rank, int *mobility);
+
 /* ---------------------------------------------------------------- forward dynamics */
 
 /* Options of sd_closed_loop_forward_dynamics(). Zero-initialise, then set what you need. */

@@ -129,34 +129,61 @@ double sd_loops_compliance(const sd_model *m, sd_data *d)
             }
         }
     }
-    return ref;
+    /* a floor for a constraint whose every frame sits on bodies the tree cannot move (a weld to a
+     * body that is welded already): its compliance is round-off, and the floor keeps it rank 0. No
+     * real row is this stiff: a unit force on any body moves it at least 1 / (total mass) */
+    return fmax(ref, 1e-14 / m->total_mass);
 }
 
+_Static_assert(sizeof(lapack_int) == sizeof(int), "the workspace keeps LAPACK's pivots as int");
+
+/* x = A^+ b by LAPACK's pivoted Cholesky (dpstrf, rank-revealing for semi-definite matrices, a
+ * Cholesky's cost): P^T A P = L L^T with L n x r, so A^+ = P L (L^T L)^-2 L^T P^T, the minimum-norm
+ * solution (the permutation keeps norms). */
 int sd_loops_psd_solve(sd_data *d, const double *A, int n, const double *b, double *x, double ref, double rel)
 {
     sd_loops_data *w = d->loops;
-    memcpy(w->Sf, A, (size_t)n * (size_t)n * sizeof(double)); /* symmetric: row = column major */
-    const lapack_int info = LAPACKE_dsyev_work(LAPACK_COL_MAJOR, 'V', 'U', n, w->Sf, n, w->eig, w->work, w->lwork);
-    if (info != 0) return -1;
-    const double tol = rel * fmax(w->eig[n - 1], ref);
-    int rank = 0;
+    double amax = ref;
+    for (int i = 0; i < n; ++i) amax = fmax(amax, A[i * n + i]);
     memset(x, 0, (size_t)n * sizeof(double));
-    for (int e = 0; e < n; ++e) { /* eigenvector e is column e of Sf */
-        if (!(w->eig[e] > tol)) continue;
-        const double *v = w->Sf + (size_t)e * n;
-        double vb = 0.0;
-        for (int i = 0; i < n; ++i) vb += v[i] * b[i];
-        for (int i = 0; i < n; ++i) x[i] += v[i] * vb / w->eig[e];
-        rank++;
+    if (!(amax > 0.0)) return 0;
+    memcpy(w->Sf, A, (size_t)n * (size_t)n * sizeof(double)); /* symmetric: row = column major */
+    lapack_int rank = 0;
+    const lapack_int info =
+        LAPACKE_dpstrf_work(LAPACK_COL_MAJOR, 'L', n, w->Sf, n, (lapack_int *)w->piv, &rank, rel * amax, w->work);
+    if (info < 0) return -1;
+    const double *L = w->Sf; /* L(i, j) = Sf[i + n j], i >= j, j < r */
+    int r = 0; /* every kept pivot must pass tol (dpstrf was seen to keep a first pivot below it) */
+    while (r < (int)rank && L[r + (size_t)n * r] * L[r + (size_t)n * r] > rel * amax) ++r;
+    double *c = w->eig, *t = w->tmp, *K = w->Kf;
+    for (int i = 0; i < n; ++i) c[i] = b[w->piv[i] - 1]; /* c = P^T b */
+    for (int j = 0; j < r; ++j) { /* t = L^T c */
+        double s = 0.0;
+        for (int i = j; i < n; ++i) s += L[i + (size_t)n * j] * c[i];
+        t[j] = s;
     }
-    return rank;
+    for (int j = 0; j < r; ++j) /* K = L^T L, r x r */
+        for (int k = 0; k <= j; ++k) {
+            double s = 0.0;
+            for (int i = j; i < n; ++i) s += L[i + (size_t)n * j] * L[i + (size_t)n * k];
+            K[j * r + k] = K[k * r + j] = s;
+        }
+    if (r > 0 && sd_cholesky_factor(K, r, 0.0) >= 0) return -1;
+    sd_cholesky_solve(K, r, t); /* t = (L^T L)^-2 L^T c */
+    sd_cholesky_solve(K, r, t);
+    for (int i = 0; i < n; ++i) { /* x = P L t */
+        double s = 0.0;
+        for (int j = 0; j < r && j <= i; ++j) s += L[i + (size_t)n * j] * t[j];
+        x[w->piv[i] - 1] = s;
+    }
+    return r;
 }
 
-/* lambda = -Lambda_c^+ gamma: Cholesky when every pivot is clearly positive, otherwise the
- * eigen-decomposition (LAPACK dsyev), which gives the rank and the minimum-norm solution of a
- * semi-definite system directly; n_c is small, so its O(n_c^3) does not matter next to the
- * sweeps, and it stays exact for the redundant rows of real mechanisms. Rows that are left with a
- * residual (gamma not in the range) are contradictory constraints. */
+/* lambda = -Lambda_c^+ gamma: Cholesky when every pivot is clearly positive, otherwise the pivoted
+ * Cholesky above, which gives the rank and the minimum-norm solution of a semi-definite system at
+ * a Cholesky's cost (an eigen-decomposition costs ~10 times more, and redundant rows are the
+ * common case: every planar loop closed by a full joint). Rows that are left with a residual
+ * (gamma not in the range) are contradictory constraints. */
 sd_status sd_loops_solve_multipliers(const sd_model *m, sd_data *d, double ref, double gamma_floor)
 {
     const sd_loops_model *L = m->loops;
@@ -173,7 +200,7 @@ sd_status sd_loops_solve_multipliers(const sd_model *m, sd_data *d, double ref, 
         return SD_OK;
     }
     w->rank = sd_loops_psd_solve(d, w->Sc, nc, w->gamma, w->lambda, ref, 1e-10);
-    if (w->rank < 0) return sd_data_fail(d, SD_E_SINGULAR, "constraint compliance G M^-1 G*: eigen-solver failed");
+    if (w->rank < 0) return sd_data_fail(d, SD_E_SINGULAR, "constraint compliance G M^-1 G*: pivoted Cholesky failed");
     for (int i = 0; i < nc; ++i) w->lambda[i] = -w->lambda[i];
     /* consistency: Lambda_c lambda + gamma = 0 must hold (gamma in the range) */
     double lnorm = 0.0, worst = 0.0;
@@ -285,6 +312,10 @@ sd_status sd_closed_loop_forward_dynamics(const sd_model *m, sd_data *d, const d
     const double ref = sd_loops_compliance(m, d);
     if ((st = sd_loops_solve_multipliers(m, d, ref, floor)) != SD_OK) return st;
     sd_loops_correction_sweep(m, d, qdd, o.interbody_forces, 1);
+    const char *fn = "sd_closed_loop_forward_dynamics";
+    if ((st = sd_check_output(d, fn, "lambda", d->loops->lambda, (size_t)L->nrows, SD_CAUSE_TINY_INERTIA)) != SD_OK ||
+        (st = sd_check_output(d, fn, "qdd", qdd, (size_t)m->nv, SD_CAUSE_TINY_INERTIA)) != SD_OK)
+        return st;
     d->loops->lambda_valid = 1;
     if (lambda) memcpy(lambda, d->loops->lambda, (size_t)L->nrows * sizeof(double));
     return SD_OK;

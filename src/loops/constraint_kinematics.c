@@ -27,6 +27,7 @@ void sd_loops_world_placements(const sd_model *m, sd_data *d)
 {
     const sd_loops_model *L = m->loops;
     sd_transform *Xw = d->loops->Xw;
+    d->loops->lambda_valid = 0; /* lambda belongs to the placements it was computed with */
     for (int i = 0; i < L->nkin; ++i) { /* a scatter over the kin bodies only (parents come first) */
         const int k = L->kin_bodies[i], p = m->parent[k];
         if (p < 0) Xw[i] = d->Xup[k];

@@ -438,12 +438,12 @@ sd_loops_data *sd_loops_data_new(const sd_model *m)
     w->vv = calloc(nv, sizeof(double));
     w->vv2 = calloc(nv, sizeof(double));
     w->rank = -1;
-    /* LAPACK dsyev's work array (closed_dynamics.c): its blocked optimum (block size 64 + 2) n, which is
-     * above the required 3 n - 1, so that the solve never allocates */
-    w->lwork = 66 * (int)nc;
-    w->work = calloc((size_t)w->lwork, sizeof(double));
+    w->work = calloc(2 * nc, sizeof(double)); /* LAPACK dpstrf's work (closed_dynamics.c) */
+    w->Kf = calloc(nc * nc, sizeof(double));
+    w->tmp = calloc(nc, sizeof(double));
+    w->piv = calloc(nc, sizeof(int));
     if (!w->Xw || !w->Ew || !w->E || !w->Y || !w->Sc || !w->Sf || !w->eig || !w->gamma || !w->lambda || !w->rhs || !w->z ||
-        !w->zplus || !w->alpha || !w->eps || !w->nu || !w->dense || !w->vq || !w->vv || !w->vv2 || !w->work) {
+        !w->zplus || !w->alpha || !w->eps || !w->nu || !w->dense || !w->vq || !w->vv || !w->vv2 || !w->work || !w->Kf || !w->tmp || !w->piv) {
         sd_loops_data_free(w);
         return NULL;
     }
@@ -461,6 +461,9 @@ void sd_loops_data_free(sd_loops_data *w)
     free(w->Sf);
     free(w->eig);
     free(w->work);
+    free(w->Kf);
+    free(w->tmp);
+    free(w->piv);
     free(w->gamma);
     free(w->lambda);
     free(w->rhs);

@@ -8,7 +8,8 @@
  *   - constrained inverse dynamics: with tau_ID = M qdd + C - J* f_ext (Newton-Euler),
  *     M qdd + C - G* lambda = T needs T = 0 on the unactuated speeds U, so G_U* lambda = tau_ID,U
  *     (minimum-norm lambda = (G_U G_U*)^+ G_U tau_ID,U) and T_a = tau_ID,a - (G* lambda)_a.
- * Each solve is n_c x n_c (LAPACK dsyev through sd_loops_psd_solve), with the workspace's arrays.
+ * Each solve is n_c x n_c (LAPACK's pivoted Cholesky through sd_loops_psd_solve), with the
+ * workspace's arrays. Also the rank of G and the mobility, for reports.
  *
  * Glossary: see loops_internal.h.
  */
@@ -46,6 +47,44 @@ static void offending(const sd_model *m, const double *r, double tol, char *out,
     }
 }
 
+/* A = G G^T into the workspace (G in w->dense); returns the largest row norm squared. */
+static double gram(const sd_model *m, sd_loops_data *w, const unsigned char *skip)
+{
+    const int nc = m->loops->nrows, nv = m->nv;
+    const double *G = w->dense;
+    double ref = 0.0;
+    for (int a = 0; a < nc; ++a)
+        for (int b = 0; b <= a; ++b) {
+            double s = 0.0;
+            for (int j = 0; j < nv; ++j)
+                if (!(skip && skip[j])) s += G[a * nv + j] * G[b * nv + j];
+            w->Sc[a * nc + b] = w->Sc[b * nc + a] = s;
+            if (a == b) ref = fmax(ref, s);
+        }
+    /* rows of G are unit moments and forces (entries 1 or lever arms in m): a row below this is
+     * round-off of a constraint on bodies the tree cannot move */
+    return fmax(ref, 1e-12);
+}
+
+sd_status sd_constraint_rank(const sd_model *m, sd_data *d, const double *q, int *rank, int *mobility)
+{
+    sd_status st = sd_check_call(m, d, "sd_constraint_rank", q, NULL, NULL, NULL, NULL);
+    if (st != SD_OK) return st;
+    int r = 0;
+    if (m->loops) {
+        sd_loops_data *w = d->loops;
+        if ((st = sd_constraint_jacobian(m, d, q, w->dense)) != SD_OK) return st;
+        const double ref = gram(m, w, NULL);
+        memset(w->gamma, 0, (size_t)m->loops->nrows * sizeof(double));
+        w->lambda_valid = 0; /* its array is scratch here */
+        r = sd_loops_psd_solve(d, w->Sc, m->loops->nrows, w->gamma, w->lambda, ref, 1e-10);
+        if (r < 0) return sd_data_fail(d, SD_E_SINGULAR, "sd_constraint_rank: pivoted Cholesky failed");
+    }
+    if (rank) *rank = r;
+    if (mobility) *mobility = m->nv - r;
+    return SD_OK;
+}
+
 sd_status sd_assemble_configuration(const sd_model *m, sd_data *d, const double *q_guess, const unsigned char *locked,
                                     double tol, int max_iter, double *q_out, double *residual)
 {
@@ -68,12 +107,7 @@ sd_status sd_assemble_configuration(const sd_model *m, sd_data *d, const double 
         for (int j = 0; j < nv && locked; ++j)
             if (locked[j])
                 for (int a = 0; a < nc; ++a) G[a * nv + j] = 0.0;
-        for (int a = 0; a < nc; ++a) /* A = G_f G_f^T */
-            for (int b = 0; b <= a; ++b) {
-                double s = 0.0;
-                for (int j = 0; j < nv; ++j) s += G[a * nv + j] * G[b * nv + j];
-                A[a * nc + b] = A[b * nc + a] = s;
-            }
+        gram(m, w, NULL); /* A = G_f G_f^T */
         for (int a = 0; a < nc; ++a) rt[a] = -r[a];
         if (sd_loops_psd_solve(d, A, nc, rt, y, 0.0, 1e-12) < 0)
             return sd_data_fail(d, SD_E_SINGULAR, "sd_assemble_configuration: eigen-solver failed");
@@ -97,7 +131,7 @@ sd_status sd_assemble_configuration(const sd_model *m, sd_data *d, const double 
         err = max_abs(r, nc);
     }
     if (residual) *residual = err;
-    if (err <= tol) return SD_OK;
+    if (err <= tol) return sd_check_output(d, "sd_assemble_configuration", "q_out", q_out, (size_t)m->nq, SD_CAUSE_OVERFLOW);
     char names[200];
     offending(m, r, tol, names, sizeof names);
     return sd_data_fail(d, SD_E_SINGULAR, "assembly did not close constraints %s (largest residual %.3g > %.3g)", names,
@@ -132,7 +166,7 @@ sd_status sd_project_velocities(const sd_model *m, sd_data *d, const double *q, 
     for (int i = 0; i < L->nrows; ++i) w->lambda[i] = -w->lambda[i]; /* the impulse that removes G u */
     memmove(u_out, u, (size_t)m->nv * sizeof(double));
     sd_loops_correction_sweep(m, d, u_out, 0, 0); /* u_out += M^-1 G* lambda */
-    return SD_OK;
+    return sd_check_output(d, "sd_project_velocities", "u_out", u_out, (size_t)m->nv, SD_CAUSE_TINY_INERTIA);
 }
 
 sd_status sd_constrained_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u,
@@ -183,7 +217,7 @@ sd_status sd_constrained_inverse_dynamics(const sd_model *m, sd_data *d, const d
             A[a * nc + c] = A[c * nc + a] = t;
         }
     }
-    w->rank = sd_loops_psd_solve(d, A, nc, b, w->lambda, ref, 1e-10);
+    w->rank = sd_loops_psd_solve(d, A, nc, b, w->lambda, fmax(ref, 1e-12), 1e-10); /* floor: see gram() */
     if (w->rank < 0) return sd_data_fail(d, SD_E_SINGULAR, "sd_constrained_inverse_dynamics: eigen-solver failed");
     double tscale = 1e-300, worst = 0.0;
     int worst_j = -1;
@@ -203,6 +237,9 @@ sd_status sd_constrained_inverse_dynamics(const sd_model *m, sd_data *d, const d
     }
     for (int j = 0; j < nv; ++j)
         if (!(actuated && actuated[j])) tau[j] = 0.0;
+    if ((st = sd_check_output(d, "sd_constrained_inverse_dynamics", "tau", tau, (size_t)nv, SD_CAUSE_OVERFLOW)) !=
+        SD_OK)
+        return st;
     w->lambda_valid = 1;
     if (lambda) memcpy(lambda, w->lambda, (size_t)nc * sizeof(double));
     return SD_OK;

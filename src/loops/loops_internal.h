@@ -69,9 +69,11 @@ typedef struct sd_loops_data {
     sd_transform *Xw;      /* world placements of the kin bodies (by kin slot) */
     double *Ew, *E, *Y;    /* see the glossary */
     double *Sc;            /* n_c x n_c: G M^-1 G* */
-    double *Sf;            /* n_c x n_c: its Cholesky factor or eigenvectors */
-    double *eig, *work;    /* LAPACK dsyev: eigenvalues and work */
-    int lwork;
+    double *Sf;            /* n_c x n_c: its (pivoted) Cholesky factor */
+    double *Kf;            /* n_c x n_c: L^T L of a rank-deficient factor */
+    double *eig, *tmp;     /* n_c each: permuted right-hand side, (L^T L)^-2 L^T c */
+    double *work;          /* 2 n_c: LAPACK dpstrf's work */
+    int *piv;              /* n_c: dpstrf's pivots (1-based) */
     double *gamma, *lambda, *rhs; /* n_c each */
     double *z, *zplus, *alpha; /* 6 per body: the correction sweep's z, z+ and alpha */
     double *eps, *nu;      /* per speed: the correction sweep's innovations */
@@ -104,8 +106,8 @@ void sd_loops_dense_jacobian(const sd_model *m, const sd_data *d, double *G);
 double sd_loops_compliance(const sd_model *m, sd_data *d);
 /* lambda = -Lambda_c^+ gamma (minimum norm), the rank, and the consistency check. */
 sd_status sd_loops_solve_multipliers(const sd_model *m, sd_data *d, double ref, double gamma_floor);
-/* x = A^+ b for a symmetric positive semi-definite n x n A (n <= n_c), eigenvalues below
- * rel * max(largest, ref) dropped (LAPACK dsyev); returns the rank, -1 if LAPACK failed. */
+/* x = A^+ b for a symmetric positive semi-definite n x n A (n <= n_c), pivots below
+ * rel * max(largest diagonal, ref) dropped (LAPACK dpstrf); returns the rank, -1 on failure. */
 int sd_loops_psd_solve(sd_data *d, const double *A, int n, const double *b, double *x, double ref, double rel);
 /* x += M^-1 G* lambda with the current factors (one residual gather and scatter); the sweep's
  * inter-body forces are added to d->f when want_forces, its accelerations to d->alpha when add_alpha. */

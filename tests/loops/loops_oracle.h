@@ -57,7 +57,7 @@ static inline void oracle_eigen(double *A, int n, double *w, double *V)
 /* x = A^+ b for symmetric positive semi-definite A (n x n, kept), eigenvalues below
  * rel * max(largest, ref) dropped; returns the rank. */
 static inline int oracle_pinv_solve_cond(const double *A, int n, const double *b, double *x, double rel, double ref,
-                                         double *cond)
+                                         double *cond, int *ambiguous)
 {
     double *T = malloc((size_t)(n * n + n * n + n) * sizeof(double) + 8), *V = T + n * n, *w = V + n * n;
     memcpy(T, A, (size_t)n * n * sizeof(double));
@@ -76,14 +76,19 @@ static inline int oracle_pinv_solve_cond(const double *A, int n, const double *b
         for (int i = 0; i < n; ++i) vb += V[i * n + e] * b[i];
         for (int i = 0; i < n; ++i) x[i] += V[i * n + e] * vb / w[e];
     }
-    free(T);
     if (cond) *cond = rank ? wtop / wkept : 1.0;
+    if (ambiguous) { /* an eigenvalue within three decades of the threshold: the rank is a judgement */
+        *ambiguous = 0;
+        for (int e = 0; e < n; ++e)
+            if (w[e] > 1e-3 * rel * wmax && w[e] < 1e3 * rel * wmax) *ambiguous = 1;
+    }
+    free(T);
     return rank;
 }
 
 static inline int oracle_pinv_solve(const double *A, int n, const double *b, double *x, double rel, double ref)
 {
-    return oracle_pinv_solve_cond(A, n, b, x, rel, ref, NULL);
+    return oracle_pinv_solve_cond(A, n, b, x, rel, ref, NULL, NULL);
 }
 
 /* Gdot u by central differences of G(q (+) t u) u at t = +-h, +-h/2, Richardson-extrapolated
@@ -118,10 +123,11 @@ static inline int oracle_gdot_u(const sd_model *m, sd_data *d, const double *q, 
 /* The descriptor system 000 Eq 44 solved densely: with M, C - tau (rhs = tau - C), G and Gdot u,
  * lambda = -(G M^-1 G*)^+ (G M^-1 rhs + Gdot u) (minimum norm), qdd = M^-1 (rhs + G* lambda).
  * Returns the rank of G M^-1 G*; *residual receives max |G qdd + Gdot u| / scale, *cond the
- * condition number of G M^-1 G* on its range. */
+ * condition number of G M^-1 G* on its range, *ambiguous whether an eigenvalue lies so near the
+ * rank threshold that another judge of rank could differ. */
 static inline int oracle_descriptor_solve(const double *M, const double *rhs, const double *G, const double *gdu,
                                           int nv, int nc, double *qdd, double *lambda, double *residual,
-                                          double *cond)
+                                          double *cond, int *ambiguous)
 {
     double *Minv = malloc((size_t)(nv * nv) * sizeof(double)), *W = malloc((size_t)(nv * nv) * sizeof(double));
     double *MG = malloc((size_t)(nv * nc + 1) * sizeof(double)), *S = malloc((size_t)(nc * nc + 1) * sizeof(double));
@@ -161,7 +167,7 @@ static inline int oracle_descriptor_solve(const double *M, const double *rhs, co
      * that a constraint whose two sides cancel (G of round-off) has rank 0 */
     double wmin = w[0];
     for (int i = 1; i < nv; ++i) wmin = fmin(wmin, w[i]);
-    const int rank = oracle_pinv_solve_cond(S, nc, g, lambda, 1e-10, 1.0 / wmin, cond);
+    const int rank = oracle_pinv_solve_cond(S, nc, g, lambda, 1e-10, 1.0 / wmin, cond, ambiguous);
     for (int i = 0; i < nv; ++i) {
         double s = Mr[i];
         for (int c = 0; c < nc; ++c) s += MG[i * nc + c] * lambda[c];

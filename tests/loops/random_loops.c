@@ -68,8 +68,8 @@ sd_model *close_randomly(const sd_model *tree, uint64_t *rng, const double *q0, 
             c.body_b = sd_model_body_name(tree, bb);
             sd_transform XA, XB, FA, XBinv;
             if (a < 0) sd_transform_identity(&XA);
-            else XA = *sd_body_placement_world(d0, a);
-            XB = *sd_body_placement_world(d0, bb);
+            else sd_body_placement_world(tree, d0, a, &XA);
+            sd_body_placement_world(tree, d0, bb, &XB);
             random_placement(rng, &c.frame_a);
             sd_transform_compose(&XA, &c.frame_a, &FA);
             sd_transform_inverse(&XB, &XBinv);

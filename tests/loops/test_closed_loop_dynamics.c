@@ -22,7 +22,7 @@
 #include "test_util.h"
 
 static double worst_cond = 0, worst_qdd = 0, worst_lambda = 0, worst_eq = 0, worst_force = 0, worst_jac = 0;
-static int redundant_cases = 0, cases = 0, kinds_seen[SD_CONSTRAINT_TYPE_COUNT];
+static int ambiguous_cases = 0, redundant_cases = 0, cases = 0, kinds_seen[SD_CONSTRAINT_TYPE_COUNT];
 
 static double max_abs(const double *x, int n)
 {
@@ -80,14 +80,18 @@ static void check_model(const sd_model *m, uint64_t *rng, const double *q0)
     for (int i = 0; i < nv; ++i) rhs[i] = tau[i] - c[i];
     CHECK(oracle_gdot_u(m, d2, q0, u, 1e-3, gdu));
     double resid, cond;
-    const int rank_o = oracle_descriptor_solve(M, rhs, G, gdu, nv, nc, qdd_o, lam_o, &resid, &cond);
+    int ambiguous;
+    const int rank_o = oracle_descriptor_solve(M, rhs, G, gdu, nv, nc, qdd_o, lam_o, &resid, &cond, &ambiguous);
     ++cases;
     if (st != SD_OK) { /* only acceptable where the dense solve cannot satisfy the constraints either */
         fprintf(stderr, "note: closed-loop FD refused (%s); dense residual %.3g\n", sd_data_error(d), resid);
         CHECK(st == SD_E_SINGULAR && resid > 1e-6);
         goto done;
     }
-    CHECK(sd_closed_loop_rank(d) == rank_o);
+    /* near-redundant rows (an eigenvalue of G M^-1 G* near the rank threshold): the rank and the
+     * split of lambda along them are a judgement; qdd and the equations are still checked */
+    if (ambiguous) ++ambiguous_cases;
+    CHECK(ambiguous || sd_closed_loop_rank(d) == rank_o);
     if (rank_o < nc) ++redundant_cases;
     const double eq = test_rel_diff(qdd, qdd_o, nv), el = test_rel_diff(lam, lam_o, nc);
     worst_qdd = fmax(worst_qdd, eq);
@@ -97,7 +101,7 @@ static void check_model(const sd_model *m, uint64_t *rng, const double *q0)
     const double tol = test_cond_tolerance(1e-10, cond * 100.0);
     worst_cond = fmax(worst_cond, cond);
     CHECK_ARRAY_CLOSE(qdd, qdd_o, nv, tol, "closed-loop qdd vs dense descriptor solve (000 Eq 44)");
-    CHECK_ARRAY_CLOSE(lam, lam_o, nc, tol, "lambda vs dense minimum-norm multipliers");
+    if (!ambiguous) CHECK_ARRAY_CLOSE(lam, lam_o, nc, tol, "lambda vs dense minimum-norm multipliers");
     /* M qdd + C - G* lambda = T, and G qdd = -Gdot u */
     double scale = 1.0, worst = 0.0;
     for (int i = 0; i < nv; ++i) {
@@ -126,7 +130,9 @@ static void check_model(const sd_model *m, uint64_t *rng, const double *q0)
             const int hinge[2] = {a, b};
             for (int s = 0; s < 2; ++s) { /* generalized force f[s] on the hinge: a couple or a force pair */
                 const int k = hinge[s], p = sd_model_parent(m, k);
-                const sd_transform *Xk = sd_body_placement_world(d2, k);
+                sd_transform Xk_, Xp_;
+                CHECK(sd_body_placement_world(m, d2, k, &Xk_) == SD_OK);
+                const sd_transform *Xk = &Xk_;
                 double ax[3], w[3], nw[3] = {0, 0, 0}, fw[3] = {0, 0, 0}, neg_n[3], neg_f[3];
                 memcpy(ax, sd_model_axis(m, k), sizeof ax);
                 sd_m3_mul_v(Xk->R, ax, w);
@@ -134,17 +140,24 @@ static void check_model(const sd_model *m, uint64_t *rng, const double *q0)
                 for (int i = 0; i < 3; ++i) target[i] = f[s] * w[i];
                 oracle_add_wrench(Xk, k, Xk->p, nw, fw, ftot);
                 for (int i = 0; i < 3; ++i) neg_n[i] = -nw[i], neg_f[i] = -fw[i];
-                if (p >= 0) oracle_add_wrench(sd_body_placement_world(d2, p), p, Xk->p, neg_n, neg_f, ftot);
+                if (p >= 0) {
+                    CHECK(sd_body_placement_world(m, d2, p, &Xp_) == SD_OK);
+                    oracle_add_wrench(&Xp_, p, Xk->p, neg_n, neg_f, ftot);
+                }
             }
             continue;
         }
         /* the point of application: F_B's origin (on the line of action for a distance) */
-        sd_transform XB = *sd_body_placement_world(d2, b), FB;
+        sd_transform XB, XA, FB;
+        CHECK(sd_body_placement_world(m, d2, b, &XB) == SD_OK);
         double neg[6];
         for (int i = 0; i < 6; ++i) neg[i] = -f[i];
         CHECK(sd_constraint_frame_world(m, d, ci, 1, &FB) == SD_OK);
         oracle_add_wrench(&XB, b, FB.p, f, f + 3, ftot);
-        if (a >= 0) oracle_add_wrench(sd_body_placement_world(d2, a), a, FB.p, neg, neg + 3, ftot);
+        if (a >= 0) {
+            CHECK(sd_body_placement_world(m, d2, a, &XA) == SD_OK);
+            oracle_add_wrench(&XA, a, FB.p, neg, neg + 3, ftot);
+        }
     }
     CHECK(sd_inverse_dynamics(m, d2, q0, u, qdd, ftot, tau_id) == SD_OK);
     CHECK_ARRAY_CLOSE(tau_id, tau, nv, 1e-10, "Newton-Euler with the cut-joint forces returns tau");
@@ -178,11 +191,12 @@ int main(void)
         sd_model_free(tree);
         free(q0);
     }
-    printf("cases %d (%d with redundant rows); kinds:", cases, redundant_cases);
+    printf("cases %d (%d with redundant rows, %d near the rank threshold); kinds:", cases, redundant_cases,
+           ambiguous_cases);
     for (int t = 0; t < SD_CONSTRAINT_TYPE_COUNT; ++t) printf(" %s %d", sd_constraint_type_name(t), kinds_seen[t]);
     printf("\nworst relative: qdd %.2g, lambda %.2g, equations %.2g, inter-body forces %.2g, G vs differences %.2g; "
            "largest cond(G M^-1 G*) %.2g\n", worst_qdd, worst_lambda, worst_eq, worst_force, worst_jac, worst_cond);
-    CHECK(cases >= 40);
+    CHECK(cases >= 40 && ambiguous_cases <= cases / 10);
     for (int t = 0; t < SD_CONSTRAINT_TYPE_COUNT; ++t) CHECK(kinds_seen[t] > 0);
     return test_summary("test_closed_loop_dynamics");
 }

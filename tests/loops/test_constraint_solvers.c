@@ -36,7 +36,7 @@ static int rank_of(const double *G, int nc, int nv, const unsigned char *locked)
         for (int c = 0; c < nc; ++c)
             for (int j = 0; j < nv; ++j)
                 if (!(locked && locked[j])) A[a * nc + c] += G[a * nv + j] * G[c * nv + j];
-    const int r = oracle_pinv_solve(A, nc, b, x, 1e-12, 0.0);
+    const int r = oracle_pinv_solve(A, nc, b, x, 1e-12, 1.0); /* rows of G are O(1): unit moments, forces */
     free(A);
     return r;
 }
@@ -61,7 +61,11 @@ static void check_model(const sd_model *m, uint64_t *rng, const double *q0)
     /* locks that take rank from G make q0 a singular (isolated) solution of the locked problem,
      * where Gauss-Newton crawls: keep locks only when the free speeds keep G's rank */
     CHECK(sd_constraint_jacobian(m, d, q0, G) == SD_OK);
-    if (rank_of(G, nc, nv, NULL) != rank_of(G, nc, nv, locked)) memset(locked, 0, (size_t)nv);
+    const int rank_g = rank_of(G, nc, nv, NULL);
+    if (rank_g != rank_of(G, nc, nv, locked)) memset(locked, 0, (size_t)nv);
+    int rank = -1, mobility = -1;
+    CHECK(sd_constraint_rank(m, d, q0, &rank, &mobility) == SD_OK);
+    CHECK(rank == rank_g && mobility == nv - rank_g);
     for (int j = 0; j < nv; ++j)
         if (locked[j]) dq[j] = 0.0; /* so that q0 stays reachable */
     sd_configuration_integrate(m, q0, dq, 1.0, qg);

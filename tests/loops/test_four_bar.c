@@ -207,6 +207,9 @@ static void test_lagrangian_and_redundancy(void)
     cut_state(m, 3, 0.7, -1.3, q, u);
     CHECK(sd_closed_loop_forward_dynamics(m, d, q, u, tau, NULL, qdd, NULL, NULL) == SD_OK);
     CHECK(sd_closed_loop_rank(d) == 2 && sd_model_nconstraint_rows(m) == 5);
+    int rank = -1, mobility = -1;
+    CHECK(sd_constraint_rank(m, d, q, &rank, &mobility) == SD_OK);
+    CHECK(rank == 2 && mobility == 1);
     CHECK(sd_closed_loop_forward_dynamics(mb, db, q, u, tau, NULL, qdd_b, NULL, NULL) == SD_OK);
     CHECK(sd_closed_loop_rank(db) == 2 && sd_model_nconstraint_rows(mb) == 3);
     CHECK_ARRAY_CLOSE(qdd_b, qdd, 3, 1e-10, "closed by a ball (rank 2 of 3) = by a full revolute (rank 2 of 5)");
@@ -251,8 +254,10 @@ static void test_lagrangian_and_redundancy(void)
 
 static double energy(const sd_model *m, sd_data *d, const double *q, const double *u)
 {
+    double T = 0.0, U = 0.0;
     sd_kinematics(m, d, q, u, NULL);
-    return sd_kinetic_energy(m, d) + sd_potential_energy(m, d);
+    CHECK(sd_kinetic_energy(m, d, &T) == SD_OK && sd_potential_energy(m, d, &U) == SD_OK);
+    return T + U;
 }
 
 static void test_motion_freudenstein(void)
