@@ -3,16 +3,15 @@
  * Schur complement of 000 Sec 4 (Eq 45-46):
  *   1. qdd_f = M^-1 (T - C)                    the articulated-body sweep        (000 Eq 46a)
  *   2. gamma = G qdd_f + Gdot u                row rates at the free accelerations (Eq 46b)
- *      Lambda_c = G M^-1 G*                    by the backward-Lyapunov recursion of 004 Lemma 5
- *                                              / Alg 4.3 on the factors of step 1 (Eq 59-60)
+ *      Lambda_c = G M^-1 G*                    004 Eq 59-60 (Omega = psi* H* D^-1 H psi) as one
+ *                                              gather of the rows' forces on the factors of step 1
  *      lambda = -Lambda_c^+ gamma              minimum norm; rank reported
  *   3. qdd_delta = M^-1 G* lambda              one residual gather and acceleration scatter with
  *                                              the step-1 factors P, D, G (no Riccati step again)
  *   4. qdd = qdd_f + qdd_delta                                                       (Eq 45)
  * Why the compliance and not n_c solves with the step-1 factors: each solve is a full O(N) sweep
- * and there are n_c of them (20 for four revolute loops), while the compliance needs one 6 x r
- * product per body on the paths from the constraint bodies to their common ancestors and a 6x6
- * congruence per ancestor of those (Y), and its blocks serve all rows of a constraint at once.
+ * and there are n_c of them (20 for four revolute loops), while the compliance gather visits only
+ * the ancestors of the constraint bodies, with one 6 x (rows reaching the body) product each.
  *
  * Inter-body forces of the closed system (000 Sec 4, last paragraphs): the constraint forces enter
  * step 3 as external forces, so f(k) = [P+ alpha+ + z+]_step1 + [P+ alpha+ + z+]_step3 (000 Eq 17
@@ -30,108 +29,66 @@
  * inertia arguments */
 #include <lapacke.h>
 
-/* E_f(j) = psi(j, k_f) Ew_f up each frame's path: psi(parent, j) e = phi(parent, j) (e - G(j) H(j) e)
- * (004 Eq 35), a 6 x r product per body instead of a 6x6 matrix. */
-static void propagate_frames(const sd_model *m, sd_data *d)
-{
-    const sd_loops_model *L = m->loops;
-    for (int fi = 0; fi < L->nframes; ++fi) {
-        const sd_loop_frame *f = &L->frames[fi];
-        const int r = L->cons[f->constraint].nrows;
-        double *E = d->loops->E + f->e;
-        memcpy(E, d->loops->Ew + f->ew, 6 * (size_t)r * sizeof(double));
-        for (int pos = 0; pos + 1 < f->path_len; ++pos) {
-            const int j = L->path[f->path + pos], nj = m->nv_k[j], vj = m->v_index[j];
-            for (int i = 0; i < r; ++i) {
-                double e[6];
-                memcpy(e, E + 6 * (pos * r + i), sizeof e);
-                for (int s = 0; s < nj; ++s) { /* tau_bar e = e - G (H e) */
-                    const double he = sd_s6_dot(d->S + 6 * (vj + s), e);
-                    for (int c = 0; c < 6; ++c) e[c] -= d->G[6 * (vj + s) + c] * he;
-                }
-                sd_force_to_parent(&d->Xup[j], e, E + 6 * ((pos + 1) * r + i));
-            }
-        }
-    }
-}
-
-/* Y(k) = psi*(parent, k) Y(parent) psi(parent, k) + H*(k) D^-1(k) H(k) (004 Eq 24) over the Y bodies. */
-static void lyapunov_scatter(const sd_model *m, sd_data *d)
-{
-    const sd_loops_model *L = m->loops;
-    for (int yi = 0; yi < L->ny; ++yi) {
-        const int k = L->y_bodies[yi], p = m->parent[k], nk = m->nv_k[k], vk = m->v_index[k];
-        double *Y = d->loops->Y + 36 * yi;
-        memset(Y, 0, 36 * sizeof(double));
-        if (p >= 0) {
-            double psi[36], T[36];
-            const double *Yp = d->loops->Y + 36 * L->y_slot[p];
-            for (int c = 0; c < 6; ++c) { /* column c of psi = phi tau_bar e_c */
-                double e[6] = {0, 0, 0, 0, 0, 0}, out[6];
-                e[c] = 1.0;
-                for (int s = 0; s < nk; ++s) {
-                    const double he = d->S[6 * (vk + s) + c];
-                    for (int r = 0; r < 6; ++r) e[r] -= d->G[6 * (vk + s) + r] * he;
-                }
-                sd_force_to_parent(&d->Xup[k], e, out);
-                for (int r = 0; r < 6; ++r) psi[6 * r + c] = out[r];
-            }
-            for (int i = 0; i < 6; ++i) /* T = Y(parent) psi */
-                for (int j = 0; j < 6; ++j) {
-                    double s = 0.0;
-                    for (int l = 0; l < 6; ++l) s += Yp[6 * i + l] * psi[6 * l + j];
-                    T[6 * i + j] = s;
-                }
-            for (int i = 0; i < 6; ++i) /* Y = psi^T T */
-                for (int j = 0; j < 6; ++j) {
-                    double s = 0.0;
-                    for (int l = 0; l < 6; ++l) s += psi[6 * l + i] * T[6 * l + j];
-                    Y[6 * i + j] = s;
-                }
-        }
-        const double *Dinv = d->Dinv + 36 * k;
-        for (int i = 0; i < nk; ++i)
-            for (int j = 0; j < nk; ++j)
-                for (int r = 0; r < 6; ++r)
-                    for (int c = 0; c < 6; ++c)
-                        Y[6 * r + c] += d->S[6 * (vk + i) + r] * Dinv[i * nk + j] * d->S[6 * (vk + j) + c];
-    }
-}
-
-/* Lambda_c = G M^-1 G* = sum over frame pairs of E_f(c)^T Y(c) E_g(c) (004 Alg 4.3). Returns the
- * largest diagonal entry of a single frame's own block Ew_f^T Omega(k_f, k_f) Ew_f: the size of the
- * compliance before the two sides of a constraint cancel, which is what the rank is judged against
- * (a constraint whose sides move together has a Lambda_c of pure round-off). */
+/* Lambda_c = G M^-1 G* without forming M: with M^-1 = [I - H psi K]* D^-1 [I - H psi K]
+ * (004 Lemma 11), G M^-1 G* is Omega of 004 Eq 59-60 (psi* H* D^-1 H psi) applied to the rows'
+ * forces, i.e. the sum over bodies k of F(k)^T H*(k) D^-1(k) H(k) F(k) with F gathered tips to base:
+ *   F(k) = sum over children j of psi(k, j) F(j) + sum over the frames f on k of Ew_f,
+ *   psi(parent, j) F = phi(parent, j) (F - G(j) H(j) F)                       (004 Eq 35)
+ * on the step-1 factors (G, D^-1, H*, Xup), over the ancestors of the frame bodies only, each on
+ * the columns [lo, hi) of the rows that reach it. One 6 x n_c product per body replaces the
+ * backward-Lyapunov scatter of Y and the per-pair products of 004 Alg 4.3 (a 6x6 congruence per
+ * common ancestor, a product per pair of frames). Returns the largest diagonal entry (the scale the
+ * rank is judged against), floored (see below). */
 double sd_loops_compliance(const sd_model *m, sd_data *d)
 {
-    double ref = 0.0;
     const sd_loops_model *L = m->loops;
+    sd_loops_data *w = d->loops;
     const int nc = L->nrows;
-    double *Sc = d->loops->Sc;
-    propagate_frames(m, d);
-    lyapunov_scatter(m, d);
+    double *Sc = w->Sc;
+    for (int i = 0; i < L->nfb; ++i) /* F = the frame forces on their own bodies */
+        memset(w->F + (size_t)6 * nc * i + 6 * L->fb_lo[i], 0, 6 * (size_t)(L->fb_hi[i] - L->fb_lo[i]) * sizeof(double));
+    for (int fi = 0; fi < L->nframes; ++fi) {
+        const sd_loop_frame *f = &L->frames[fi];
+        const sd_loop_constraint *c = &L->cons[f->constraint];
+        double *F = w->F + (size_t)6 * nc * L->fb_slot[f->body] + 6 * c->row;
+        for (int i = 0; i < 6 * c->nrows; ++i) F[i] += w->Ew[f->ew + i];
+    }
     memset(Sc, 0, (size_t)nc * (size_t)nc * sizeof(double));
-    for (int pi = 0; pi < L->npairs; ++pi) {
-        const sd_loop_pair *pr = &L->pairs[pi];
-        const sd_loop_frame *f = &L->frames[pr->f], *g = &L->frames[pr->g];
-        const sd_loop_constraint *cf = &L->cons[f->constraint], *cg = &L->cons[g->constraint];
-        const int rf = cf->nrows, rg = cg->nrows;
-        const double *Ef = d->loops->E + f->e + 6 * rf * pr->pos_f, *Eg = d->loops->E + g->e + 6 * rg * pr->pos_g;
-        const double *Y = d->loops->Y + 36 * L->y_slot[pr->c];
-        for (int j = 0; j < rg; ++j) {
-            double YE[6];
-            for (int r = 0; r < 6; ++r) YE[r] = sd_s6_dot(Y + 6 * r, Eg + 6 * j);
-            for (int i = 0; i < rf; ++i) {
-                const double b = sd_s6_dot(Ef + 6 * i, YE);
-                if (pr->f == pr->g && i == j) ref = fmax(ref, b);
-                Sc[(cf->row + i) * nc + cg->row + j] += b;
-                if (pr->f != pr->g) Sc[(cg->row + j) * nc + cf->row + i] += b;
+    for (int i = L->nfb - 1; i >= 0; --i) { /* tips-to-base gather */
+        const int k = L->fb_bodies[i], nk = m->nv_k[k], vk = m->v_index[k], p = m->parent[k];
+        const int lo = L->fb_lo[i], hi = L->fb_hi[i];
+        const double *F = w->F + (size_t)6 * nc * i;
+        const double *S = d->S + 6 * vk, *Gk = d->G + 6 * vk, *Dinv = d->Dinv + 36 * k;
+        double *HF = w->HF; /* H(k) F(k): nk rows of n_c */
+        for (int col = lo; col < hi; ++col)
+            for (int s = 0; s < nk; ++s) HF[s * nc + col] = sd_s6_dot(S + 6 * s, F + 6 * col);
+        for (int a = lo; a < hi; ++a) /* Lambda_c += (H F)^T D^-1 (H F), the lower triangle */
+            for (int s = 0; s < nk; ++s) {
+                double t = 0.0;
+                for (int r = 0; r < nk; ++r) t += HF[r * nc + a] * Dinv[r * nk + s];
+                for (int b = lo; b <= a; ++b) Sc[a * nc + b] += t * HF[s * nc + b];
             }
+        if (p < 0) continue;
+        double *Fp = w->F + (size_t)6 * nc * L->fb_slot[p];
+        for (int col = lo; col < hi; ++col) { /* F(parent) += phi (F - G H F) */
+            double e[6], out[6];
+            for (int r = 0; r < 6; ++r) {
+                double v = F[6 * col + r];
+                for (int s = 0; s < nk; ++s) v -= Gk[6 * s + r] * HF[s * nc + col];
+                e[r] = v;
+            }
+            sd_force_to_parent(&d->Xup[k], e, out);
+            for (int r = 0; r < 6; ++r) Fp[6 * col + r] += out[r];
         }
     }
-    /* a floor for a constraint whose every frame sits on bodies the tree cannot move (a weld to a
-     * body that is welded already): its compliance is round-off, and the floor keeps it rank 0. No
-     * real row is this stiff: a unit force on any body moves it at least 1 / (total mass) */
+    double ref = 0.0;
+    for (int a = 0; a < nc; ++a) {
+        for (int b = 0; b < a; ++b) Sc[b * nc + a] = Sc[a * nc + b];
+        ref = fmax(ref, Sc[a * nc + a]);
+    }
+    /* a floor for constraints whose every frame sits on bodies the tree cannot move (a weld to a
+     * body that is welded already): their compliance is round-off, and the floor keeps them rank 0.
+     * No real row is this stiff: a unit force on any body moves it at least 1 / (total mass) */
     return fmax(ref, 1e-14 / m->total_mass);
 }
 

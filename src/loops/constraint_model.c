@@ -1,9 +1,10 @@
 /*
  * src/loops/constraint_model.c — closure constraints in the model: the builder's list, their
  * resolution against the built tree (names to bodies, frames turned onto the axis, rows stacked),
- * the task frames each row acts through, and the body lists that the restricted recursions of
- * closed_dynamics.c visit (computed once here so that an evaluation touches only the bodies a loop
- * involves); the workspace; the queries.
+ * the task frames each row acts through, and the body lists that the restricted recursions visit
+ * (computed once here, so that an evaluation touches only the bodies a loop involves: the world
+ * placements of the frame bodies' ancestors, and the compliance gather over the same paths); the
+ * workspace; the queries.
  *
  * Glossary: see loops_internal.h.
  */
@@ -252,12 +253,6 @@ static sd_status resolve_constraint(const sd_model *m, const sd_constraint_desc 
     return SD_OK;
 }
 
-static int common_ancestor(const sd_model *m, int a, int b)
-{
-    while (a >= 0 && !sd_model_is_ancestor(m, a, b)) a = m->parent[a];
-    return a;
-}
-
 /* The task frames of constraint c (their roles: see constraint_kinematics.c). */
 static int constraint_frames(const sd_model *m, const sd_loop_constraint *c, int *body, int *role)
 {
@@ -300,12 +295,15 @@ sd_status sd_loops_build(struct sd_loops_builder *lb, sd_model *m, sd_error *err
     L->cons = calloc((size_t)lb->n, sizeof *L->cons);
     L->frames = calloc(4 * (size_t)lb->n, sizeof *L->frames);
     L->kin_slot = malloc((size_t)nb * sizeof(int));
-    L->y_slot = malloc((size_t)nb * sizeof(int));
     L->kin_bodies = malloc((size_t)nb * sizeof(int));
-    L->y_bodies = malloc((size_t)nb * sizeof(int));
-    int *mark = calloc((size_t)nb, sizeof(int)), *top = malloc(4 * (size_t)lb->n * sizeof(int));
+    L->fb_slot = malloc((size_t)nb * sizeof(int));
+    L->fb_bodies = malloc((size_t)nb * sizeof(int));
+    L->fb_lo = malloc((size_t)nb * sizeof(int));
+    L->fb_hi = malloc((size_t)nb * sizeof(int));
+    int *mark = calloc((size_t)nb, sizeof(int)), *fmark = calloc((size_t)nb, sizeof(int));
     sd_status st = SD_OK;
-    if (!L->cons || !L->frames || !L->kin_slot || !L->y_slot || !L->kin_bodies || !L->y_bodies || !mark || !top) {
+    if (!L->cons || !L->frames || !L->kin_slot || !L->kin_bodies || !L->fb_slot || !L->fb_bodies || !L->fb_lo ||
+        !L->fb_hi || !mark || !fmark) {
         st = sd_error_set(err, SD_E_MEMORY, "out of memory");
         goto done;
     }
@@ -323,7 +321,7 @@ sd_status sd_loops_build(struct sd_loops_builder *lb, sd_model *m, sd_error *err
             goto done;
         }
     }
-    for (int i = 0; i < L->ncons; ++i) { /* task frames and the bodies that need world placements */
+    for (int i = 0; i < L->ncons; ++i) { /* task frames, and the bodies the recursions must visit */
         int body[4], role[4];
         const int nf = constraint_frames(m, &L->cons[i], body, role);
         for (int j = 0; j < nf; ++j) {
@@ -331,62 +329,30 @@ sd_status sd_loops_build(struct sd_loops_builder *lb, sd_model *m, sd_error *err
             f->body = body[j];
             f->constraint = i;
             f->role = role[j];
-            if (role[j] < 2) mark_ancestors(m, body[j], mark);
+            f->ew = L->ew_total;
+            L->ew_total += 6 * L->cons[i].nrows;
+            if (role[j] < 2) mark_ancestors(m, body[j], mark); /* world placements of F_A, F_B */
+            mark_ancestors(m, body[j], fmark);                 /* the compliance gather */
         }
     }
     L->nkin = slots_from_marks(n, mark, L->kin_bodies, L->kin_slot);
-    /* pairs of frames whose bodies share an ancestor couple through Y(c) (004 Alg 4.3) */
-    const int nf = L->nframes;
-    L->pairs = malloc((size_t)(nf * (nf + 1) / 2) * sizeof *L->pairs);
-    if (!L->pairs) {
-        st = sd_error_set(err, SD_E_MEMORY, "out of memory");
-        goto done;
-    }
-    memset(mark, 0, (size_t)nb * sizeof(int));
-    for (int f = 0; f < nf; ++f) top[f] = L->frames[f].body;
-    for (int f = 0; f < nf; ++f)
-        for (int g = f; g < nf; ++g) {
-            const int c = common_ancestor(m, L->frames[f].body, L->frames[g].body);
-            if (c < 0) continue; /* different trees: no coupling through M^-1 */
-            L->pairs[L->npairs++] = (sd_loop_pair){f, g, c, 0, 0};
-            if (c < top[f]) top[f] = c; /* an ancestor has a smaller index */
-            if (c < top[g]) top[g] = c;
-            mark_ancestors(m, c, mark);
+    L->nfb = slots_from_marks(n, fmark, L->fb_bodies, L->fb_slot);
+    /* the rows whose forces reach each gather body: those of the constraints with a frame in its
+     * subtree, spanned by one range [lo, hi) so that the gather's products stay contiguous */
+    for (int i = 0; i < L->nfb; ++i) L->fb_lo[i] = L->nrows, L->fb_hi[i] = 0;
+    for (int fi = 0; fi < L->nframes; ++fi) {
+        const sd_loop_constraint *c = &L->cons[L->frames[fi].constraint];
+        for (int k = L->frames[fi].body; k >= 0; k = m->parent[k]) {
+            const int sl = L->fb_slot[k];
+            if (c->row < L->fb_lo[sl]) L->fb_lo[sl] = c->row;
+            if (c->row + c->nrows > L->fb_hi[sl]) L->fb_hi[sl] = c->row + c->nrows;
         }
-    L->ny = slots_from_marks(n, mark, L->y_bodies, L->y_slot);
-    int path_total = 0;
-    for (int f = 0; f < nf; ++f) {
-        sd_loop_frame *fr = &L->frames[f];
-        const int r = L->cons[fr->constraint].nrows;
-        fr->path_len = 1;
-        for (int k = fr->body; k != top[f]; k = m->parent[k]) fr->path_len++;
-        fr->path = path_total;
-        path_total += fr->path_len;
-        fr->ew = L->ew_total;
-        L->ew_total += 6 * r;
-        fr->e = L->e_total;
-        L->e_total += 6 * r * fr->path_len;
-    }
-    L->path = malloc((size_t)(path_total > 0 ? path_total : 1) * sizeof(int));
-    if (!L->path) {
-        st = sd_error_set(err, SD_E_MEMORY, "out of memory");
-        goto done;
-    }
-    for (int f = 0; f < nf; ++f) {
-        const sd_loop_frame *fr = &L->frames[f];
-        int k = fr->body;
-        for (int i = 0; i < fr->path_len; ++i, k = m->parent[k]) L->path[fr->path + i] = k;
-    }
-    for (int p = 0; p < L->npairs; ++p) { /* c's position on each path */
-        sd_loop_pair *pr = &L->pairs[p];
-        for (int k = L->frames[pr->f].body; k != pr->c; k = m->parent[k]) pr->pos_f++;
-        for (int k = L->frames[pr->g].body; k != pr->c; k = m->parent[k]) pr->pos_g++;
     }
     for (int i = 0; i < lb->n; ++i) free_desc_strings(&lb->items[i]); /* the builder is emptied */
     lb->n = 0;
 done:
     free(mark);
-    free(top);
+    free(fmark);
     return st;
 }
 
@@ -400,12 +366,12 @@ void sd_loops_model_free(sd_loops_model *L)
         }
     free(L->cons);
     free(L->frames);
-    free(L->path);
-    free(L->pairs);
     free(L->kin_bodies);
     free(L->kin_slot);
-    free(L->y_bodies);
-    free(L->y_slot);
+    free(L->fb_bodies);
+    free(L->fb_slot);
+    free(L->fb_lo);
+    free(L->fb_hi);
     free(L);
 }
 
@@ -420,8 +386,8 @@ sd_loops_data *sd_loops_data_new(const sd_model *m)
     const size_t nv = (size_t)(m->nv > 0 ? m->nv : 1);
     w->Xw = malloc((size_t)(L->nkin > 0 ? L->nkin : 1) * sizeof(sd_transform));
     w->Ew = calloc((size_t)(L->ew_total > 0 ? L->ew_total : 1), sizeof(double));
-    w->E = calloc((size_t)(L->e_total > 0 ? L->e_total : 1), sizeof(double));
-    w->Y = calloc(36 * (size_t)(L->ny > 0 ? L->ny : 1), sizeof(double));
+    w->F = calloc(6 * nc * (size_t)(L->nfb > 0 ? L->nfb : 1), sizeof(double));
+    w->HF = calloc(6 * nc, sizeof(double));
     w->Sc = calloc(nc * nc, sizeof(double));
     w->Sf = calloc(nc * nc, sizeof(double));
     w->eig = calloc(nc, sizeof(double));
@@ -442,7 +408,7 @@ sd_loops_data *sd_loops_data_new(const sd_model *m)
     w->Kf = calloc(nc * nc, sizeof(double));
     w->tmp = calloc(nc, sizeof(double));
     w->piv = calloc(nc, sizeof(int));
-    if (!w->Xw || !w->Ew || !w->E || !w->Y || !w->Sc || !w->Sf || !w->eig || !w->gamma || !w->lambda || !w->rhs || !w->z ||
+    if (!w->Xw || !w->Ew || !w->F || !w->HF || !w->Sc || !w->Sf || !w->eig || !w->gamma || !w->lambda || !w->rhs || !w->z ||
         !w->zplus || !w->alpha || !w->eps || !w->nu || !w->dense || !w->vq || !w->vv || !w->vv2 || !w->work || !w->Kf || !w->tmp || !w->piv) {
         sd_loops_data_free(w);
         return NULL;
@@ -455,8 +421,8 @@ void sd_loops_data_free(sd_loops_data *w)
     if (!w) return;
     free(w->Xw);
     free(w->Ew);
-    free(w->E);
-    free(w->Y);
+    free(w->F);
+    free(w->HF);
     free(w->Sc);
     free(w->Sf);
     free(w->eig);

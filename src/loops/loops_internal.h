@@ -9,11 +9,10 @@
  *                its constraint c) such that G u = sum_f Ew_f^T V(k_f); equivalently Ew_f lambda is
  *                the spatial force (about k_f's origin) the constraint applies to k_f, and
  *                G* lambda = sum_f J(k_f)* Ew_f lambda
- *   E_f(j)       psi(j, k_f) Ew_f for the bodies j on k_f's path up to its top ancestor, so that
- *                G M^-1 G* = sum_{f,g} E_f(c)^T Y(c) E_g(c), c the nearest common ancestor of k_f and
- *                k_g (004 Lemma 5 / Alg 4.3, Eq 59-60)
- *   Y(k)         Omega(k, k) = psi* Y(parent) psi + H* D^-1 H (004 Eq 24), kept only for the
- *                ancestors of common ancestors ("Y bodies")
+ *   F(k)         6 x n_c: the rows' forces gathered to body k, F(k) = sum_j psi(k, j) F(j) + the Ew_f
+ *                of the frames on k, so that G M^-1 G* = sum_k F(k)^T H*(k) D^-1(k) H(k) F(k)
+ *                (004 Eq 59-60: Omega = psi* H* D^-1 H psi), over the ancestors of frame bodies
+ *                ("gather bodies") only
  *   kin bodies   the ancestors of the bodies that carry F_A / F_B frames: only they need world
  *                placements
  */
@@ -40,34 +39,27 @@ typedef struct sd_loop_constraint {
 typedef struct sd_loop_frame {
     int body, constraint;
     int role;              /* which side: see sd_loops_frame_weights (constraint_kinematics.c) */
-    int path, path_len;    /* bodies k_f, parent, ..., top in sd_loops_model.path[path ..] */
     int ew;                /* offset of Ew_f (6 x r_c, column-major) in the workspace */
-    int e;                 /* offset of E_f along the path (path_len blocks of 6 x r_c) */
 } sd_loop_frame;
-
-typedef struct sd_loop_pair {
-    int f, g, c;           /* frames f <= g and their nearest common ancestor c (>= 0) */
-    int pos_f, pos_g;      /* c's position on each frame's path */
-} sd_loop_pair;
 
 typedef struct sd_loops_model {
     int ncons, nrows;
     sd_loop_constraint *cons;
     int nframes;
     sd_loop_frame *frames;
-    int *path;             /* all frames' paths, concatenated */
-    int npairs;
-    sd_loop_pair *pairs;
     int nkin, *kin_bodies; /* ascending (parents first) */
     int *kin_slot;         /* per body: slot in the world-placement array, -1 if not a kin body */
-    int ny, *y_bodies;     /* ascending */
-    int *y_slot;           /* per body: slot of Y(k), -1 if not needed */
-    int ew_total, e_total; /* doubles of all Ew_f and of all E_f */
+    int nfb, *fb_bodies;   /* gather bodies: the ancestors of every frame body, ascending */
+    int *fb_slot;          /* per body: slot of F(k), -1 if not a gather body */
+    int *fb_lo, *fb_hi;    /* per slot: the rows [lo, hi) that reach it (F's other columns are zero) */
+    int ew_total;          /* doubles of all Ew_f */
 } sd_loops_model;
 
 typedef struct sd_loops_data {
     sd_transform *Xw;      /* world placements of the kin bodies (by kin slot) */
-    double *Ew, *E, *Y;    /* see the glossary */
+    double *Ew;            /* see the glossary */
+    double *F;             /* 6 n_c per gather slot: F(k), column-major */
+    double *HF;            /* 6 n_c: H(k) F(k) of the body being gathered */
     double *Sc;            /* n_c x n_c: G M^-1 G* */
     double *Sf;            /* n_c x n_c: its (pivoted) Cholesky factor */
     double *Kf;            /* n_c x n_c: L^T L of a rank-deficient factor */
