@@ -29,6 +29,9 @@
  * inertia arguments */
 #include <lapacke.h>
 
+/* max without libm's fmax (a library call in the sweeps' inner loops); the inputs are finite */
+static inline double max2(double a, double b) { return a > b ? a : b; }
+
 /* Lambda_c = G M^-1 G* without forming M: with M^-1 = [I - H psi K]* D^-1 [I - H psi K]
  * (004 Lemma 11), G M^-1 G* is Omega of 004 Eq 59-60 (psi* H* D^-1 H psi) applied to the rows'
  * forces, i.e. the sum over bodies k of F(k)^T H*(k) D^-1(k) H(k) F(k) with F gathered tips to base:
@@ -84,12 +87,12 @@ double sd_loops_compliance(const sd_model *m, sd_data *d)
     double ref = 0.0;
     for (int a = 0; a < nc; ++a) {
         for (int b = 0; b < a; ++b) Sc[b * nc + a] = Sc[a * nc + b];
-        ref = fmax(ref, Sc[a * nc + a]);
+        ref = max2(ref, Sc[a * nc + a]);
     }
     /* a floor for constraints whose every frame sits on bodies the tree cannot move (a weld to a
      * body that is welded already): their compliance is round-off, and the floor keeps them rank 0.
      * No real row is this stiff: a unit force on any body moves it at least 1 / (total mass) */
-    return fmax(ref, 1e-14 / m->total_mass);
+    return max2(ref, 1e-14 / m->total_mass);
 }
 
 _Static_assert(sizeof(lapack_int) == sizeof(int), "the workspace keeps LAPACK's pivots as int");
@@ -101,7 +104,7 @@ int sd_loops_psd_solve(sd_data *d, const double *A, int n, const double *b, doub
 {
     sd_loops_data *w = d->loops;
     double amax = ref;
-    for (int i = 0; i < n; ++i) amax = fmax(amax, A[i * n + i]);
+    for (int i = 0; i < n; ++i) amax = max2(amax, A[i * n + i]);
     memset(x, 0, (size_t)n * sizeof(double));
     if (!(amax > 0.0)) return 0;
     memcpy(w->Sf, A, (size_t)n * (size_t)n * sizeof(double)); /* symmetric: row = column major */
@@ -141,16 +144,36 @@ int sd_loops_psd_solve(sd_data *d, const double *A, int n, const double *b, doub
  * a Cholesky's cost (an eigen-decomposition costs ~10 times more, and redundant rows are the
  * common case: every planar loop closed by a full joint). Rows that are left with a residual
  * (gamma not in the range) are contradictory constraints. */
-sd_status sd_loops_solve_multipliers(const sd_model *m, sd_data *d, double ref, double gamma_floor)
+/* The size of the terms gamma is made of (row weight x body acceleration): when the free
+ * accelerations already satisfy a redundant constraint, gamma is round-off of that size and must not
+ * be taken for a contradiction. */
+static double gamma_floor(const sd_model *m, const sd_data *d)
+{
+    const sd_loops_model *L = m->loops;
+    double floor = 1e-300;
+    for (int fi = 0; fi < L->nframes; ++fi) {
+        const sd_loop_frame *f = &L->frames[fi];
+        const int len = 6 * L->cons[f->constraint].nrows;
+        double ew = 0.0, acc = 1.0;
+        for (int i = 0; i < len; ++i) ew = max2(ew, fabs(d->loops->Ew[f->ew + i]));
+        for (int r = 0; r < 6; ++r) acc = max2(acc, fabs(d->alpha[6 * f->body + r]));
+        floor = max2(floor, 1e-10 * ew * acc);
+    }
+    return floor;
+}
+
+sd_status sd_loops_solve_multipliers(const sd_model *m, sd_data *d, double ref)
 {
     const sd_loops_model *L = m->loops;
     sd_loops_data *w = d->loops;
     const int nc = L->nrows;
     double scale = 0.0, gnorm = 0.0;
-    for (int i = 0; i < nc; ++i) scale = fmax(scale, fabs(w->Sc[i * nc + i]));
-    for (int i = 0; i < nc; ++i) gnorm = fmax(gnorm, fabs(w->gamma[i]));
+    for (int i = 0; i < nc; ++i) scale = max2(scale, fabs(w->Sc[i * nc + i]));
+    for (int i = 0; i < nc; ++i) gnorm = max2(gnorm, fabs(w->gamma[i]));
     memcpy(w->Sf, w->Sc, (size_t)nc * (size_t)nc * sizeof(double));
-    if (ref > 0.0 && sd_cholesky_factor(w->Sf, nc, 1e-10 * ref) < 0) {
+    /* a mechanism keeps its redundant rows from one call to the next: after a rank-deficient solve
+     * the plain Cholesky, which would fail again, is not tried */
+    if ((w->rank < 0 || w->rank == nc) && sd_cholesky_factor(w->Sf, nc, 1e-10 * ref) < 0) {
         for (int i = 0; i < nc; ++i) w->lambda[i] = -w->gamma[i];
         sd_cholesky_solve(w->Sf, nc, w->lambda);
         w->rank = nc;
@@ -161,13 +184,13 @@ sd_status sd_loops_solve_multipliers(const sd_model *m, sd_data *d, double ref, 
     for (int i = 0; i < nc; ++i) w->lambda[i] = -w->lambda[i];
     /* consistency: Lambda_c lambda + gamma = 0 must hold (gamma in the range) */
     double lnorm = 0.0, worst = 0.0;
-    for (int i = 0; i < nc; ++i) lnorm = fmax(lnorm, fabs(w->lambda[i]));
-    const double rtol = 1e-6 * (gnorm + scale * lnorm) + gamma_floor;
+    for (int i = 0; i < nc; ++i) lnorm = max2(lnorm, fabs(w->lambda[i]));
+    const double rtol = 1e-6 * (gnorm + scale * lnorm) + gamma_floor(m, d);
     for (int i = 0; i < nc; ++i) {
         double r = w->gamma[i];
         for (int j = 0; j < nc; ++j) r += w->Sc[i * nc + j] * w->lambda[j];
         w->rhs[i] = r;
-        worst = fmax(worst, fabs(r));
+        worst = max2(worst, fabs(r));
     }
     if (worst <= rtol) return SD_OK;
     char names[200] = "";
@@ -254,20 +277,8 @@ sd_status sd_closed_loop_forward_dynamics(const sd_model *m, sd_data *d, const d
     double a0[6];
     sd_base_acceleration(m, a0);
     sd_loops_row_rates(m, d, d->alpha, a0, qdd, d->loops->gamma); /* gamma = G qdd_f + Gdot u */
-    /* the size of the terms gamma is made of (row weight x body acceleration): when the free
-     * accelerations already satisfy a redundant constraint, gamma is round-off of that size and
-     * must not be taken for a contradiction */
-    double floor = 1e-300;
-    for (int fi = 0; fi < L->nframes; ++fi) {
-        const sd_loop_frame *f = &L->frames[fi];
-        const int len = 6 * L->cons[f->constraint].nrows;
-        double ew = 0.0, acc = 1.0;
-        for (int i = 0; i < len; ++i) ew = fmax(ew, fabs(d->loops->Ew[f->ew + i]));
-        for (int r = 0; r < 6; ++r) acc = fmax(acc, fabs(d->alpha[6 * f->body + r]));
-        floor = fmax(floor, 1e-10 * ew * acc);
-    }
     const double ref = sd_loops_compliance(m, d);
-    if ((st = sd_loops_solve_multipliers(m, d, ref, floor)) != SD_OK) return st;
+    if ((st = sd_loops_solve_multipliers(m, d, ref)) != SD_OK) return st;
     sd_loops_correction_sweep(m, d, qdd, o.interbody_forces, 1);
     const char *fn = "sd_closed_loop_forward_dynamics";
     if ((st = sd_check_output(d, fn, "lambda", d->loops->lambda, (size_t)L->nrows, SD_CAUSE_TINY_INERTIA)) != SD_OK ||

@@ -97,7 +97,7 @@ void sd_loops_dense_jacobian(const sd_model *m, const sd_data *d, double *G);
  * largest single-frame compliance (the scale the rank is judged against). */
 double sd_loops_compliance(const sd_model *m, sd_data *d);
 /* lambda = -Lambda_c^+ gamma (minimum norm), the rank, and the consistency check. */
-sd_status sd_loops_solve_multipliers(const sd_model *m, sd_data *d, double ref, double gamma_floor);
+sd_status sd_loops_solve_multipliers(const sd_model *m, sd_data *d, double ref);
 /* x = A^+ b for a symmetric positive semi-definite n x n A (n <= n_c), pivots below
  * rel * max(largest diagonal, ref) dropped (LAPACK dpstrf); returns the rank, -1 on failure. */
 int sd_loops_psd_solve(sd_data *d, const double *A, int n, const double *b, double *x, double ref, double rel);
