@@ -27,8 +27,10 @@
  *
  * Redundant rows are normal (a planar four-bar closed by a full revolute constraint): the forward
  * dynamics then returns the minimum-norm multipliers and reports the rank of G M^-1 G*; rows that
- * contradict each other are an error naming the constraints. This component uses LAPACK (Debian
- * liblapacke-dev) for the rank-revealing solves.
+ * contradict each other are an error naming the constraints. The rank-revealing solves use LAPACK
+ * (Debian liblapacke-dev): the builder, queries, residuals, Jacobian and frames below are part of
+ * libsoadyn_core (libm only); everything that solves with G M^-1 G* or G G* (sd_constraint_rank,
+ * the forward and inverse dynamics, assembly, projection, forces) is in libsoadyn.
  *
  * Sizes: q has nq entries, u, qdd, tau nv, lambda n_c = sd_model_nconstraint_rows(), G n_c x nv
  * row-major. No function here allocates on an evaluation path: the workspace comes with sd_data_new().
