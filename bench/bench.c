@@ -21,6 +21,9 @@
 #ifndef SOADYN_SOURCE_DIR
 #define SOADYN_SOURCE_DIR "."
 #endif
+#ifndef SOADYN_BENCH_BUILD /* how the library was compiled (bench/CMakeLists.txt): figures compare only alike */
+#define SOADYN_BENCH_BUILD "unknown flags"
+#endif
 
 static double now_ns(void)
 {
@@ -261,7 +264,8 @@ int main(int argc, char **argv)
 {
     const int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
     const int batches = quick ? 11 : 51;
-    printf("soadyn %s benchmark: median ns per call over %d batches (kinematics included)\n\n", SOADYN_VERSION, batches);
+    printf("soadyn %s benchmark: median ns per call over %d batches (kinematics included)\n", SOADYN_VERSION, batches);
+    printf("built with %s\n\n", SOADYN_BENCH_BUILD);
     printf("| model                  |  nv |      ID |    CRBA |     ABA | ABA + forces      | ABA then NE       | Chol FD |  M^-1 | CRBA+Chol inv |   det M |\n");
     printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
     sd_model *iiwa = load_urdf("models/iiwa14.urdf", 0), *quad = load_urdf("models/quadruped.urdf", 1),

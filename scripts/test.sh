@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: installs dependencies if missing, builds with warnings as errors, runs every
-# test (the shared-model tests skip with a message when ../shared/models is absent), then builds and
-# runs the suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# test (the shared-model tests skip with a message when ../shared/models is absent; the packaging
+# tests install to a temporary prefix, link through pkg-config and build once with every component
+# off), then builds and runs the suite again under AddressSanitizer + UndefinedBehaviorSanitizer, then
+# fuzzes the parsers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -22,3 +24,13 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 LSAN_OPTIONS=suppressions="$PWD/tests/sim/lsan.supp" \
   ctest --test-dir build-sanitize --output-on-failure -j"$jobs"
+
+# The model readers and the command's value parser under libFuzzer (scripts/fuzz.sh, 60 s per
+# target with --ci); a finding fails the run.
+if [ -x scripts/fuzz.sh ]; then
+  echo "== fuzzing =="
+  scripts/fuzz.sh --ci
+elif [ -e scripts/fuzz.sh ]; then
+  echo "test.sh: scripts/fuzz.sh is not executable" >&2
+  exit 1
+fi

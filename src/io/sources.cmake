@@ -1,6 +1,24 @@
-# The io layer: URDF models in (libxml2 parses the XML).
-set(SOADYN_IO_SOURCES
-  io/urdf.c
-  io/urdf_build.c
-)
-set(SOADYN_IO_LIBS PkgConfig::LIBXML2)
+# The io component: URDF models in, libxml2 parsing the XML. Included by src/CMakeLists.txt, which
+# says what the SOADYN_COMPONENT_* lists are. Off (SOADYN_WITH_IO=OFF), the library keeps the
+# loaders' symbols and they say "not offered" (not_built.c).
+list(APPEND SOADYN_COMPONENT_HEADERS urdf.h)
+if(SOADYN_WITH_IO)
+  find_package(PkgConfig QUIET)
+  if(PKG_CONFIG_FOUND)
+    pkg_check_modules(LIBXML2 QUIET IMPORTED_TARGET GLOBAL libxml-2.0)
+  endif()
+  if(NOT LIBXML2_FOUND)
+    message(FATAL_ERROR "SOADYN_WITH_IO needs libxml2 through pkg-config (Debian: apt-get install "
+                        "pkg-config libxml2-dev), or configure with -DSOADYN_WITH_IO=OFF")
+  endif()
+  list(APPEND SOADYN_COMPONENT_SOURCES
+    io/urdf.c
+    io/urdf_build.c
+    io/io_common.c
+    io/xml_read.c
+  )
+  list(APPEND SOADYN_COMPONENT_LIBS PkgConfig::LIBXML2)
+  list(APPEND SOADYN_PC_REQUIRES_PRIVATE libxml-2.0)
+else()
+  list(APPEND SOADYN_COMPONENT_SOURCES io/not_built.c)
+endif()

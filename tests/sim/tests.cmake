@@ -1,6 +1,15 @@
 # Tests of the sim layer and the `soadyn` command (included by tests/CMakeLists.txt).
-soadyn_add_test(test_sim_integrators SOURCES sim/test_sim_integrators.c random_tree.c LABELS unit)
-# test_cli runs the program: its path, and LSan suppressions for third-party font caches (see lsan.supp).
-soadyn_add_test(test_cli SOURCES sim/test_cli.c sim/mini_json.c LABELS unit
-  ARGS $<TARGET_FILE:soadyn_cli> ${CMAKE_CURRENT_LIST_DIR}/lsan.supp)
-add_dependencies(test_cli soadyn_cli) # the test runs the program
+if(SOADYN_WITH_CVODE) # RK4 and both CVODE integrators
+  soadyn_add_test(test_sim_integrators SOURCES sim/test_sim_integrators.c random_tree.c LABELS unit)
+endif()
+# test_cli runs the program (on URDF models, with CVODE and plots): its path, and LSan suppressions
+# for third-party font caches (see lsan.supp).
+if(SOADYN_WITH_IO AND SOADYN_WITH_CVODE AND SOADYN_WITH_PLOT)
+  soadyn_add_test(test_cli SOURCES sim/test_cli.c sim/mini_json.c LABELS unit
+    ARGS $<TARGET_FILE:soadyn_cli> ${CMAKE_CURRENT_LIST_DIR}/lsan.supp)
+  add_dependencies(test_cli soadyn_cli) # the test runs the program
+endif()
+# The command's JSON writer on its own (compiled from cli/ as it is).
+soadyn_add_test(test_json_writer SOURCES sim/test_json_writer.c sim/mini_json.c ${PROJECT_SOURCE_DIR}/cli/json_writer.c
+  LABELS unit)
+target_include_directories(test_json_writer PRIVATE ${PROJECT_SOURCE_DIR}/cli)
