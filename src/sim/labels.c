@@ -32,14 +32,33 @@ static const char *component(const char *const *table, int body_dofs, int j)
     return body_dofs > 1 ? table[j] : NULL;
 }
 
+/* The body whose hinge owns coordinate i, -1 if none: bodies hold their coordinates in body order,
+ * so the first coordinates q_index(k) increase with k and a bisection finds it in O(log N) (labels
+ * of every coordinate of a 100 000-body model are then not O(N^2)). */
+static int coordinate_body(const sd_model *model, int i)
+{
+    int lo = 0, hi = sd_model_nbodies(model) - 1, found = -1;
+    while (lo <= hi) { /* the last body with q_index <= i */
+        const int mid = lo + (hi - lo) / 2;
+        if (sd_model_q_index(model, mid) <= i) {
+            found = mid;
+            lo = mid + 1;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    /* a 0-dof body shares its q_index with the next one, so the last such body holds i if any does;
+     * it does not when i is past nq */
+    return found >= 0 && i < sd_model_q_index(model, found) + sd_model_hinge_nq(model, found) ? found : -1;
+}
+
 int sd_coordinate_label(const sd_model *model, int i, char *buf, size_t size)
 {
-    for (int k = 0; k < sd_model_nbodies(model); ++k) {
-        const int q0 = sd_model_q_index(model, k), n = sd_model_hinge_nq(model, k);
-        if (i >= q0 && i < q0 + n)
-            return label(model, k, component(q_components[sd_model_hinge(model, k)], n, i - q0), buf, size);
-    }
-    return snprintf(buf, size, "q%d", i);
+    const int k = coordinate_body(model, i);
+    if (k < 0) return snprintf(buf, size, "q%d", i);
+    const int n = sd_model_hinge_nq(model, k);
+    return label(model, k, component(q_components[sd_model_hinge(model, k)], n, i - sd_model_q_index(model, k)),
+                 buf, size);
 }
 
 int sd_speed_label(const sd_model *model, int i, char *buf, size_t size)
