@@ -44,7 +44,7 @@ int cli_parse(const char *cmd, int argc, char **argv, const cli_option *options,
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(help, stdout);
+            fputs(help, stdout); /* checked when main closes stdout (cli_output_close) */
             return CLI_OK;
         }
         if (strncmp(a, "--", 2) != 0 || a[2] == '\0') {
@@ -83,19 +83,25 @@ int cli_parse(const char *cmd, int argc, char **argv, const cli_option *options,
     return -1;
 }
 
+char *cli_label(const sd_model *model, cli_list_kind kind, int i)
+{
+    const int n = kind == CLI_LIST_Q ? sd_coordinate_label(model, i, NULL, 0) : sd_speed_label(model, i, NULL, 0);
+    char *label = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (label && kind == CLI_LIST_Q) sd_coordinate_label(model, i, label, (size_t)n + 1);
+    else if (label) sd_speed_label(model, i, label, (size_t)n + 1);
+    return label;
+}
+
 /* Set entries whose label is `name` (or, for a bare joint name, all entries of that joint). Returns
- * how many were set. */
+ * how many were set, or -1 when out of memory. */
 static int set_by_name(const sd_model *model, cli_list_kind kind, const char *name, double value,
                        double *out, unsigned char *given)
 {
     const int n = kind == CLI_LIST_Q ? sd_model_nq(model) : sd_model_nv(model);
     int hits = 0;
-    char label[512];
     for (int i = 0; i < n; ++i) {
-        if (kind == CLI_LIST_Q)
-            sd_coordinate_label(model, i, label, sizeof(label));
-        else
-            sd_speed_label(model, i, label, sizeof(label));
+        char *label = cli_label(model, kind, i);
+        if (!label) return -1;
         const size_t len = strlen(name);
         /* "ball" matches "ball" and "ball.wx": a joint name sets each of its entries */
         if (strcmp(label, name) == 0 || (strncmp(label, name, len) == 0 && label[len] == '.' &&
@@ -104,6 +110,7 @@ static int set_by_name(const sd_model *model, cli_list_kind kind, const char *na
             if (given) given[i] = 1;
             ++hits;
         }
+        free(label);
     }
     return hits;
 }
@@ -124,10 +131,17 @@ static int parse_named(const sd_model *model, const char *option, char *list, cl
         if (cli_parse_double(eq + 1, &v)) {
             fprintf(stderr, "soadyn: --%s: '%s' is not a number (for %s)\n", option, eq + 1, item);
             bad = 1;
-        } else if (set_by_name(model, kind, item, v, out, given) == 0) {
-            fprintf(stderr, "soadyn: --%s: unknown %s name '%s'\n", option,
-                    kind == CLI_LIST_Q ? "joint coordinate" : "joint speed", item);
-            bad = 1;
+        } else {
+            const int hits = set_by_name(model, kind, item, v, out, given);
+            if (hits < 0) {
+                fprintf(stderr, "soadyn: --%s: out of memory\n", option);
+                return 1;
+            }
+            if (hits == 0) {
+                fprintf(stderr, "soadyn: --%s: unknown %s name '%s'\n", option,
+                        kind == CLI_LIST_Q ? "joint coordinate" : "joint speed", item);
+                bad = 1;
+            }
         }
     }
     return bad;
@@ -163,7 +177,10 @@ int cli_parse_values(const sd_model *model, const char *option, const char *text
 {
     const int n = kind == CLI_LIST_Q ? sd_model_nq(model) : sd_model_nv(model);
     char *list = malloc(strlen(text) + 1);
-    if (!list) return 1;
+    if (!list) {
+        fprintf(stderr, "soadyn: --%s: out of memory\n", option);
+        return 1;
+    }
     strcpy(list, text);
     const int bad = strchr(list, '=') ? parse_named(model, option, list, kind, out, given)
                                       : parse_full(option, list, n, out, given);

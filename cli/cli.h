@@ -4,7 +4,8 @@
  *
  * Exit status: 0 success; 1 usage error (bad option or value); 2 model error (file unreadable,
  * malformed or invalid); 3 run-time failure (a solver failed, an output file could not be written);
- * 128 + signal number when `simulate` was interrupted (130 SIGINT, 143 SIGTERM).
+ * 128 + signal number when `simulate` was interrupted (130 SIGINT, 143 SIGTERM). Every status other
+ * than 0 comes with a message on stderr; a lost write to stdout is a run-time failure (3).
  */
 #ifndef SOADYN_CLI_H
 #define SOADYN_CLI_H
@@ -14,6 +15,10 @@
 #include <soadyn/soadyn.h>
 
 enum { CLI_OK = 0, CLI_USAGE = 1, CLI_MODEL = 2, CLI_FAILURE = 3 };
+
+/* Largest nv for which eval and bench form dense nv x nv matrices (M, M^-1, the Cholesky reference:
+ * 128 MiB each, as the library's dense path); beyond it those results are left out with a note. */
+enum { CLI_DENSE_MAX_NV = 4096 };
 
 int cmd_info(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
@@ -49,6 +54,32 @@ typedef enum cli_list_kind { CLI_LIST_Q, CLI_LIST_V } cli_list_kind;
  * error on stderr naming the option and every unknown name. */
 int cli_parse_values(const sd_model *model, const char *option, const char *text, cli_list_kind kind,
                      double *out, unsigned char *given);
+/* The label of coordinate (CLI_LIST_Q) or speed (CLI_LIST_V) i, as long as the joint name makes it;
+ * the caller frees it. NULL when out of memory. */
+char *cli_label(const sd_model *model, cli_list_kind kind, int i);
+
+/* ---------------------------------------------------------------- standard output (output.c) */
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CLI_PRINTF_LIKE(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define CLI_PRINTF_LIKE(fmt, args)
+#endif
+
+/* Everything a command prints on stdout goes through these two, so that no lost write goes unseen:
+ * the first failure (disk full, closed pipe) is remembered with its errno and later writes are
+ * skipped. Messages and progress go to stderr as usual. */
+int cli_printf(const char *format, ...) CLI_PRINTF_LIKE(1, 2);
+void cli_write(const char *text, size_t length);
+/* 1 once a write to stdout has failed: commands with long outputs stop early. */
+int cli_output_failed(void);
+/* Hand what is buffered to the system now (bench rows appear as they are measured, and a closed
+ * pipe is seen at once). */
+void cli_output_flush(void);
+/* At exit (main): flush and close stdout. If any write failed, print "soadyn COMMAND: cannot write
+ * to standard output: <reason>" on stderr and turn CLI_OK into CLI_FAILURE; any other
+ * status is kept. */
+int cli_output_close(const char *command, int status);
 
 /* ---------------------------------------------------------------- models (model_load.c) */
 

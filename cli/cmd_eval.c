@@ -4,7 +4,8 @@
  * Forward dynamics gives qdd from tau (with --prescribed, mixed dynamics: the prescribed joints'
  * accelerations are given and their forces computed); the inter-body forces are those of that motion.
  * Inverse dynamics is evaluated at --qdd when given, else at the forward-dynamics qdd (so that it
- * returns tau again: a built-in check).
+ * returns tau again: a built-in check). The dense nv x nv results (M, M^-1) are formed only up to
+ * CLI_DENSE_MAX_NV speeds; everything else is O(N), so eval answers on a 100 000-body chain.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -27,20 +28,23 @@ static const char help[] =
     "  --qdd VALUES      accelerations for inverse dynamics (default: the forward-dynamics qdd)\n"
     "  --prescribed J=A,...  joints whose accelerations are prescribed (mixed dynamics); their\n"
     "                    joint forces are computed and printed\n"
-    "  --json            print one JSON object (keys name the joints and bodies)\n"
+    "  --json            print one JSON object (keys name the joints and bodies, whole)\n"
     "  --floating        attach the root link with a free hinge\n"
     "  --keep-fixed      keep fixed joints as 0-dof bodies\n"
     "  --help            this text\n"
     "\n"
     "VALUES is either every value in order (--q 0.1,0.2,0.3) or NAME=VALUE pairs\n"
     "(--q shoulder=0.3,elbow=-1.2); names are joint names, with a component for several-dof\n"
-    "joints (base.x, base.qw, ball.wx, ...: see `soadyn info`). Units: rad, m, rad/s, m/s, N m, N.\n";
+    "joints (base.x, base.qw, ball.wx, ...: see `soadyn info`). Units: rad, m, rad/s, m/s, N m, N.\n"
+    "M and M^-1 are formed for models of up to 4096 speeds; past that they are left out (JSON: null)\n"
+    "with a note, and everything else is still printed.\n";
 
 typedef struct eval_result {
     const sd_model *m;
     sd_data *d;
     int n, nq, nv;
-    char (*qlab)[128], (*vlab)[128];
+    char **qlab, **vlab;             /* coordinate and speed labels, whole */
+    int dense;                       /* M and M^-1 formed (nv <= CLI_DENSE_MAX_NV) */
     double *q, *u, *tau, *qdd_in;     /* inputs; qdd_in: --qdd or NaN-free zeros */
     unsigned char *qdd_given, *presc_given, *presc_body;
     double *presc_acc;
@@ -56,6 +60,7 @@ static void *zalloc(size_t n, size_t size) { return calloc(n > 0 ? n : 1, size);
 static int eval_alloc(eval_result *r)
 {
     const size_t nq = (size_t)r->nq, nv = (size_t)r->nv, n = (size_t)r->n;
+    const size_t ndense = r->dense ? nv * nv : 0;
     r->qlab = zalloc(nq, sizeof(*r->qlab));
     r->vlab = zalloc(nv, sizeof(*r->vlab));
     r->q = zalloc(nq, sizeof(double));
@@ -70,19 +75,24 @@ static int eval_alloc(eval_result *r)
     r->tau_fd = zalloc(nv, sizeof(double));
     r->tau_id = zalloc(nv, sizeof(double));
     r->c = zalloc(nv, sizeof(double));
-    r->M = zalloc(nv * nv, sizeof(double));
-    r->Minv = zalloc(nv * nv, sizeof(double));
+    r->M = zalloc(ndense, sizeof(double));
+    r->Minv = zalloc(ndense, sizeof(double));
     r->force = zalloc(6 * n, sizeof(double));
     r->free_part = zalloc(6 * n, sizeof(double));
     r->constrained = zalloc(6 * n, sizeof(double));
     r->d = sd_data_new(r->m);
-    return r->qlab && r->vlab && r->q && r->u && r->tau && r->qdd_in && r->qdd_given && r->presc_given &&
+    int ok = r->qlab && r->vlab;
+    for (int i = 0; ok && i < r->nq; ++i) ok = (r->qlab[i] = cli_label(r->m, CLI_LIST_Q, i)) != NULL;
+    for (int i = 0; ok && i < r->nv; ++i) ok = (r->vlab[i] = cli_label(r->m, CLI_LIST_V, i)) != NULL;
+    return ok && r->qlab && r->vlab && r->q && r->u && r->tau && r->qdd_in && r->qdd_given && r->presc_given &&
            r->presc_body && r->presc_acc && r->qdd && r->tau_fd && r->tau_id && r->c && r->M && r->Minv &&
            r->force && r->free_part && r->constrained && r->d;
 }
 
 static void eval_free(eval_result *r)
 {
+    for (int i = 0; r->qlab && i < r->nq; ++i) free(r->qlab[i]);
+    for (int i = 0; r->vlab && i < r->nv; ++i) free(r->vlab[i]);
     void *p[] = {r->qlab, r->vlab, r->q, r->u, r->tau, r->qdd_in, r->qdd_given, r->presc_given, r->presc_body,
                  r->presc_acc, r->qdd, r->tau_fd, r->tau_id, r->c, r->M, r->Minv, r->force, r->free_part,
                  r->constrained};
@@ -114,8 +124,8 @@ static sd_status eval_all(eval_result *r)
     const double *qdd_id = r->have_qdd ? r->qdd_in : r->qdd;
     if (st == SD_OK) st = sd_inverse_dynamics(r->m, r->d, r->q, r->u, qdd_id, NULL, r->tau_id);
     if (st == SD_OK) st = sd_bias_forces(r->m, r->d, r->q, r->u, NULL, r->c);
-    if (st == SD_OK) st = sd_mass_matrix(r->m, r->d, r->q, r->M);
-    if (st == SD_OK) st = sd_mass_matrix_inverse(r->m, r->d, r->q, r->Minv);
+    if (st == SD_OK && r->dense) st = sd_mass_matrix(r->m, r->d, r->q, r->M);
+    if (st == SD_OK && r->dense) st = sd_mass_matrix_inverse(r->m, r->d, r->q, r->Minv);
     if (st == SD_OK) st = sd_mass_matrix_determinant(r->m, r->d, r->q, &r->det, &r->log_det);
     if (st == SD_OK) st = sd_sim_energy(r->m, r->d, r->q, r->u, &r->kinetic, &r->potential);
     return st;
@@ -123,76 +133,87 @@ static sd_status eval_all(eval_result *r)
 
 /* ---------------------------------------------------------------- text output */
 
-static void print_vector(const char *title, const double *x, int n, char (*lab)[128], const char *unit)
+static void print_vector(const char *title, const double *x, int n, char **lab, const char *unit)
 {
-    printf("%s:\n", title);
-    for (int i = 0; i < n; ++i) printf("  %-24s %22.15g %s\n", lab[i], x[i], unit);
+    cli_printf("%s:\n", title);
+    for (int i = 0; i < n && !cli_output_failed(); ++i) cli_printf("  %-24s %22.15g %s\n", lab[i], x[i], unit);
 }
 
-static void print_matrix(const char *title, const double *A, int n, char (*lab)[128])
+static void print_matrix(const eval_result *r, const char *title, const double *A)
 {
-    printf("%s (rows and columns in speed order):\n", title);
-    for (int i = 0; i < n; ++i) {
-        printf("  %-24s", lab[i]);
-        for (int j = 0; j < n; ++j) printf(" %12.6g", A[i * n + j]);
-        printf("\n");
+    const int n = r->nv;
+    if (!r->dense) {
+        cli_printf("%s: not formed (nv = %d > %d: an nv x nv matrix; the O(N) results are above and below)\n",
+                   title, n, CLI_DENSE_MAX_NV);
+        return;
+    }
+    cli_printf("%s (rows and columns in speed order):\n", title);
+    for (int i = 0; i < n && !cli_output_failed(); ++i) {
+        cli_printf("  %-24s", r->vlab[i]);
+        for (int j = 0; j < n; ++j) cli_printf(" %12.6g", A[(size_t)i * (size_t)n + (size_t)j]);
+        cli_printf("\n");
     }
 }
 
 static void print_forces(const eval_result *r)
 {
-    printf("inter-body forces f(k) on each body from its parent, body frame [moment N m; force N]:\n");
-    for (int k = 0; k < r->n; ++k) {
+    cli_printf("inter-body forces f(k) on each body from its parent, body frame [moment N m; force N]:\n");
+    for (int k = 0; k < r->n && !cli_output_failed(); ++k) {
         const double *f = r->force + 6 * k;
         const int nv = sd_model_hinge_nv(r->m, k);
-        printf("  %-20s moment %12.6g %12.6g %12.6g  force %12.6g %12.6g %12.6g\n", sd_model_body_name(r->m, k),
+        cli_printf("  %-20s moment %12.6g %12.6g %12.6g  force %12.6g %12.6g %12.6g\n", sd_model_body_name(r->m, k),
                f[0], f[1], f[2], f[3], f[4], f[5]);
-        printf("  %-20s free part (%d):", "", nv);
-        for (int i = 0; i < nv; ++i) printf(" %.6g", r->free_part[6 * k + i]);
-        printf("   constrained part (%d):", 6 - nv);
-        for (int i = 0; i < 6 - nv; ++i) printf(" %.6g", r->constrained[6 * k + i]);
-        printf("\n");
+        cli_printf("  %-20s free part (%d):", "", nv);
+        for (int i = 0; i < nv; ++i) cli_printf(" %.6g", r->free_part[6 * k + i]);
+        cli_printf("   constrained part (%d):", 6 - nv);
+        for (int i = 0; i < 6 - nv; ++i) cli_printf(" %.6g", r->constrained[6 * k + i]);
+        cli_printf("\n");
     }
 }
 
 static void print_text(const eval_result *r)
 {
-    printf("model %s: nq %d, nv %d\n", sd_model_name(r->m), r->nq, r->nv);
+    cli_printf("model %s: nq %d, nv %d\n", sd_model_name(r->m), r->nq, r->nv);
     print_vector("q", r->q, r->nq, r->qlab, "");
     print_vector("u", r->u, r->nv, r->vlab, "");
     print_vector("tau (forward-dynamics input)", r->tau, r->nv, r->vlab, "");
-    print_matrix("mass matrix M", r->M, r->nv, r->vlab);
+    print_matrix(r, "mass matrix M", r->M);
     print_vector("bias forces C", r->c, r->nv, r->vlab, "");
     print_vector("forward dynamics qdd", r->qdd, r->nv, r->vlab, "");
     if (r->have_presc) {
-        printf("prescribed joints, forces needed:\n");
+        cli_printf("prescribed joints, forces needed:\n");
         for (int i = 0; i < r->nv; ++i)
             if (r->presc_body[sd_model_v_body(r->m, i)])
-                printf("  %-24s qdd %14.8g  tau %22.15g\n", r->vlab[i], r->qdd[i], r->tau_fd[i]);
+                cli_printf("  %-24s qdd %14.8g  tau %22.15g\n", r->vlab[i], r->qdd[i], r->tau_fd[i]);
     }
     print_vector(r->have_qdd ? "inverse dynamics tau (at --qdd)" : "inverse dynamics tau (at the qdd above)",
                  r->tau_id, r->nv, r->vlab, "");
     print_forces(r);
-    print_matrix("mass matrix inverse M^-1", r->Minv, r->nv, r->vlab);
-    printf("det M:      %.17g\nlog det M:  %.17g\n", r->det, r->log_det);
-    printf("energy:     kinetic %.17g J, potential %.17g J, total %.17g J\n", r->kinetic, r->potential,
+    print_matrix(r, "mass matrix inverse M^-1", r->Minv);
+    cli_printf("det M:      %.17g\nlog det M:  %.17g\n", r->det, r->log_det);
+    cli_printf("energy:     kinetic %.17g J, potential %.17g J, total %.17g J\n", r->kinetic, r->potential,
            r->kinetic + r->potential);
 }
 
 /* ---------------------------------------------------------------- JSON output */
 
-static void json_vector(json_writer *w, const char *key, const double *x, int n, char (*lab)[128])
+static void json_vector(json_writer *w, const char *key, const double *x, int n, char **lab)
 {
     jw_begin_object(w, key);
     for (int i = 0; i < n; ++i) jw_number(w, lab[i], x[i]);
     jw_end_object(w);
 }
 
-/* A matrix as {row label: [row]} with columns in the order of "speeds". */
-static void json_matrix(json_writer *w, const char *key, const double *A, int n, char (*lab)[128])
+/* A matrix as {row label: [row]} with columns in the order of "speeds"; null when not formed. */
+static void json_matrix(json_writer *w, const eval_result *r, const char *key, const double *A)
 {
+    const int n = r->nv;
+    if (!r->dense) {
+        jw_null(w, key);
+        return;
+    }
     jw_begin_object(w, key);
-    for (int i = 0; i < n; ++i) jw_numbers(w, lab[i], A + (size_t)i * (size_t)n, n);
+    for (int i = 0; i < n; ++i) jw_numbers(w, r->vlab[i], A + (size_t)i * (size_t)n, n);
     jw_end_object(w);
 }
 
@@ -227,7 +248,7 @@ static void json_all(json_writer *w, const eval_result *r)
     json_vector(w, "q", r->q, r->nq, r->qlab);
     json_vector(w, "u", r->u, r->nv, r->vlab);
     json_vector(w, "tau", r->tau, r->nv, r->vlab);
-    json_matrix(w, "mass_matrix", r->M, r->nv, r->vlab);
+    json_matrix(w, r, "mass_matrix", r->M);
     json_vector(w, "bias_forces", r->c, r->nv, r->vlab);
     json_vector(w, "qdd", r->qdd, r->nv, r->vlab);
     json_vector(w, "tau_inverse_dynamics", r->tau_id, r->nv, r->vlab);
@@ -238,7 +259,7 @@ static void json_all(json_writer *w, const eval_result *r)
         jw_end_object(w);
     }
     json_forces(w, r);
-    json_matrix(w, "mass_matrix_inverse", r->Minv, r->nv, r->vlab);
+    json_matrix(w, r, "mass_matrix_inverse", r->Minv);
     if (isfinite(r->det)) jw_number(w, "det_mass_matrix", r->det);
     else jw_null(w, "det_mass_matrix"); /* over- or underflow on big trees: the log is the answer */
     jw_number(w, "log_det_mass_matrix", r->log_det);
@@ -256,11 +277,18 @@ static int print_json(const eval_result *r)
     jw_init(&w);
     json_all(&w, r);
     int rc = CLI_OK;
-    if (w.failed == 2) {
-        fprintf(stderr, "soadyn eval: '%s' is not a finite number; no JSON written\n", w.bad_key);
-        rc = CLI_FAILURE;
-    } else if (jw_print(&w, stdout)) {
-        fprintf(stderr, "soadyn eval: cannot write the JSON output\n");
+    size_t length = 0;
+    const char *text = jw_text(&w, &length);
+    if (text) {
+        cli_write(text, length);
+        cli_write("\n", 1);
+    } else {
+        if (w.failed == 2)
+            fprintf(stderr, "soadyn eval: '%s' is not a finite number; no JSON written\n",
+                    w.bad_key ? w.bad_key : "(a value)");
+        else
+            fprintf(stderr, "soadyn eval: %s; no JSON written\n",
+                    w.failed == 1 ? "out of memory forming the JSON text" : "JSON nested too deep");
         rc = CLI_FAILURE;
     }
     jw_free(&w);
@@ -308,16 +336,17 @@ static int run_eval(sd_model *model, const eval_args *a)
     r.n = sd_model_nbodies(model);
     r.nq = sd_model_nq(model);
     r.nv = sd_model_nv(model);
+    r.dense = r.nv <= CLI_DENSE_MAX_NV;
     int rc = CLI_OK;
     if (!eval_alloc(&r)) {
         fprintf(stderr, "soadyn eval: out of memory\n");
         rc = CLI_FAILURE;
     }
-    for (int i = 0; rc == CLI_OK && i < r.nq; ++i) sd_coordinate_label(model, i, r.qlab[i], sizeof(r.qlab[i]));
-    for (int i = 0; rc == CLI_OK && i < r.nv; ++i) sd_speed_label(model, i, r.vlab[i], sizeof(r.vlab[i]));
     if (rc == CLI_OK) rc = read_inputs(&r, a);
-    if (rc == CLI_OK && eval_all(&r) != SD_OK) {
-        fprintf(stderr, "soadyn eval: %s\n", sd_data_error(r.d));
+    sd_status st = rc == CLI_OK ? eval_all(&r) : SD_OK;
+    if (st != SD_OK) {
+        const char *why = sd_data_error(r.d);
+        fprintf(stderr, "soadyn eval: %s\n", why && why[0] ? why : sd_status_name(st));
         rc = CLI_FAILURE;
     }
     if (rc == CLI_OK) {

@@ -1,12 +1,24 @@
 /*
  * cli/cmd_info.c — `soadyn info MODEL`: what a model is made of. The tree is drawn with one line
- * per body, indented by depth; serial-chain segments are the maximal paths whose inner bodies have
- * exactly one child; the mass-matrix sparsity counts the entries (i, j) that may be nonzero, those
- * whose bodies are related as ancestor and descendant (004 Sec 7).
+ * per body in the model's depth-first order, indented by depth; serial-chain segments are the
+ * maximal paths whose inner bodies have exactly one child; the mass-matrix sparsity counts the
+ * entries (i, j) that may be nonzero, those whose bodies are related as ancestor and descendant
+ * (004 Sec 7).
+ *
+ * The output stays proportional to what it says, whatever the model: a serial chain of more than
+ * CHAIN_FOLD_ABOVE bodies is drawn as its first and last two bodies around one line that summarises
+ * the bodies between (a 100 000-link chain is a few lines, not the 10 GB that indenting every level
+ * would take), the bodies after it are drawn one level below that line, and the indentation stops
+ * growing at MAX_INDENT_LEVEL. A line whose indentation is not its depth says "(depth N)".
+ * Everything is O(N).
  */
 #include <stdlib.h>
 
 #include "cli.h"
+
+#define MAX_INDENT_LEVEL 24 /* deeper bodies are drawn at this indentation, with "(depth N)" */
+#define CHAIN_FOLD_ABOVE 20 /* a serial chain of more bodies than this is folded; robots' are shorter */
+#define CHAIN_ENDS 2        /* bodies drawn at each end of a folded chain */
 
 static const char help[] =
     "usage: soadyn info MODEL [--floating] [--keep-fixed]\n"
@@ -14,92 +26,183 @@ static const char help[] =
     "Describe a model: name, bodies, hinges by type, nq/nv, total mass, the tree, serial-chain\n"
     "segments and the structural sparsity of the mass matrix.\n"
     "\n"
+    "The tree has one line per body, indented by depth. A serial chain of more than 20 bodies shows\n"
+    "its first and last two bodies and one line for those between (\"- a .. b  (N bodies in a\n"
+    "chain: ...)\"); indentation stops growing at 24 levels. A line indented less than its depth\n"
+    "ends with \"(depth N)\".\n"
+    "\n"
     "options:\n"
     "  --floating     attach the root link with a free (6-dof) hinge\n"
     "  --keep-fixed   keep fixed joints as 0-dof bodies instead of merging them\n"
     "  --help         this text\n";
 
-static int nchildren(const sd_model *m, int k)
+/* Per body: the number of children and the depth (1 for a child of the world); parent-first order
+ * makes both one pass. In depth-first order the only child of body k, if it has one, is k + 1.
+ * level: the indentation level a body is drawn at (its depth less the chains folded above it). */
+typedef struct tree_shape {
+    int *nchild, *depth, *level;
+} tree_shape;
+
+static int shape_init(tree_shape *t, const sd_model *m)
 {
-    int c = 0;
-    for (int j = k + 1; j < sd_model_nbodies(m); ++j) c += sd_model_parent(m, j) == k;
-    return c;
+    const size_t n = (size_t)sd_model_nbodies(m);
+    t->nchild = calloc(n > 0 ? n : 1, sizeof(int));
+    t->depth = calloc(n > 0 ? n : 1, sizeof(int));
+    t->level = calloc(n > 0 ? n : 1, sizeof(int));
+    if (!t->nchild || !t->depth || !t->level) return 0;
+    for (int k = 0; k < (int)n; ++k) {
+        const int p = sd_model_parent(m, k);
+        t->depth[k] = p < 0 ? 1 : t->depth[p] + 1;
+        if (p >= 0) ++t->nchild[p];
+    }
+    return 1;
 }
 
-static void print_tree(const sd_model *m)
+static void shape_free(tree_shape *t)
+{
+    free(t->nchild);
+    free(t->depth);
+    free(t->level);
+}
+
+/* The last body of the serial path from k: follow only children while there is exactly one. */
+static int chain_end(const tree_shape *t, int k)
+{
+    while (t->nchild[k] == 1) ++k;
+    return k;
+}
+
+/* Body k is drawn one level below its parent (which was drawn, or folded into a chain's line). */
+static void set_level(tree_shape *t, const sd_model *m, int k)
+{
+    const int p = sd_model_parent(m, k);
+    t->level[k] = p < 0 ? 1 : t->level[p] + 1;
+}
+
+static void indent(int level)
+{
+    cli_printf("%*s", 2 * (level < MAX_INDENT_LEVEL ? level : MAX_INDENT_LEVEL), "");
+}
+
+static void end_line(const tree_shape *t, int k)
+{
+    if (t->level[k] != t->depth[k] || t->level[k] > MAX_INDENT_LEVEL) cli_printf("  (depth %d)", t->depth[k]);
+    cli_printf("\n");
+}
+
+static void print_body(const sd_model *m, tree_shape *t, int k)
+{
+    set_level(t, m, k);
+    indent(t->level[k]);
+    cli_printf("- %s  [%s %s, %d dof, %.6g kg]", sd_model_body_name(m, k), sd_hinge_type_name(sd_model_hinge(m, k)),
+               sd_model_joint_name(m, k), sd_model_hinge_nv(m, k), sd_model_body_mass(m, k));
+    end_line(t, k);
+}
+
+/* One line for the bodies first .. last of a chain: how many, their hinges by type, dof and mass.
+ * They share the line's level, so the body after the chain is drawn one level below it. */
+static void print_chain_summary(const sd_model *m, tree_shape *t, int first, int last)
+{
+    int by_type[SD_HINGE_TYPE_COUNT] = {0}, dof = 0;
+    double mass = 0.0;
+    set_level(t, m, first);
+    for (int k = first; k <= last; ++k) {
+        ++by_type[sd_model_hinge(m, k)];
+        dof += sd_model_hinge_nv(m, k);
+        mass += sd_model_body_mass(m, k);
+        t->level[k] = t->level[first];
+    }
+    indent(t->level[first]);
+    cli_printf("- %s .. %s  (%d bodies in a chain:", sd_model_body_name(m, first), sd_model_body_name(m, last),
+               last - first + 1);
+    for (int h = 0; h < SD_HINGE_TYPE_COUNT; ++h)
+        if (by_type[h]) cli_printf(" %d %s,", by_type[h], sd_hinge_type_name((sd_hinge_type)h));
+    cli_printf(" %d dof, %.6g kg)", dof, mass);
+    end_line(t, first);
+}
+
+static void print_tree(const sd_model *m, tree_shape *t)
 {
     const int n = sd_model_nbodies(m);
-    int *depth = calloc((size_t)(n > 0 ? n : 1), sizeof(int));
-    if (!depth) return;
-    printf("tree:\n  (world)\n");
-    for (int k = 0; k < n; ++k) { /* parent-first: the parent's depth is known */
-        const int p = sd_model_parent(m, k);
-        depth[k] = p < 0 ? 1 : depth[p] + 1;
-        printf("%*s- %s  [%s %s, %d dof, %.6g kg]\n", 2 * depth[k], "", sd_model_body_name(m, k),
-               sd_hinge_type_name(sd_model_hinge(m, k)), sd_model_joint_name(m, k), sd_model_hinge_nv(m, k),
-               sd_model_body_mass(m, k));
+    cli_printf("tree:\n  (world)\n");
+    for (int k = 0; k < n && !cli_output_failed();) {
+        const int last = chain_end(t, k);
+        if (last - k + 1 <= CHAIN_FOLD_ABOVE) { /* short: every body */
+            print_body(m, t, k++);
+            continue;
+        }
+        for (int j = 0; j < CHAIN_ENDS; ++j) print_body(m, t, k + j);
+        print_chain_summary(m, t, k + CHAIN_ENDS, last - CHAIN_ENDS);
+        for (int j = CHAIN_ENDS - 1; j >= 0; --j) print_body(m, t, last - j);
+        k = last + 1; /* depth-first: the next body is the first child of `last`, or a later branch */
     }
-    free(depth);
 }
 
 /* A segment starts at a body whose parent is the world or branches (not exactly one child). */
-static void print_segments(const sd_model *m)
+static void print_segments(const sd_model *m, const tree_shape *t)
 {
     const int n = sd_model_nbodies(m);
     int count = 0;
-    printf("serial-chain segments:\n");
-    for (int k = 0; k < n; ++k) {
+    cli_printf("serial-chain segments:\n");
+    for (int k = 0; k < n && !cli_output_failed(); ++k) {
         const int p = sd_model_parent(m, k);
-        if (p >= 0 && nchildren(m, p) == 1) continue; /* k continues its parent's segment */
-        int len = 1, last = k;
-        while (nchildren(m, last) == 1) {
-            int c = last + 1;
-            while (sd_model_parent(m, c) != last) ++c;
-            last = c;
-            ++len;
-        }
-        printf("  %d: %s .. %s (%d bod%s)\n", ++count, sd_model_body_name(m, k), sd_model_body_name(m, last),
-               len, len == 1 ? "y" : "ies");
+        if (p >= 0 && t->nchild[p] == 1) continue; /* k continues its parent's segment */
+        const int last = chain_end(t, k), len = last - k + 1;
+        cli_printf("  %d: %s .. %s (%d bod%s)\n", ++count, sd_model_body_name(m, k), sd_model_body_name(m, last),
+                   len, len == 1 ? "y" : "ies");
     }
 }
 
-/* Fraction of the nv x nv entries of M that are structurally nonzero. */
-static double sparsity(const sd_model *m, long *nonzero)
+/* Structurally nonzero entries of M: the blocks (a, b) with a = b or one an ancestor of the other,
+ * nv(a) nv(b) entries each. Summed over b's ancestors a once each (and doubled for the transposed
+ * block): nz = sum_b nv(b) (nv(b) + 2 sum_{a ancestor of b} nv(a)). */
+static long long sparsity_nonzeros(const sd_model *m)
 {
     const int n = sd_model_nbodies(m);
-    const long nv = sd_model_nv(m);
-    long nz = 0;
-    for (int a = 0; a < n; ++a)
-        for (int b = 0; b < n; ++b)
-            if (sd_model_is_ancestor(m, a, b) || sd_model_is_ancestor(m, b, a))
-                nz += (long)sd_model_hinge_nv(m, a) * sd_model_hinge_nv(m, b);
-    *nonzero = nz;
-    return nv > 0 ? (double)nz / (double)(nv * nv) : 0.0;
+    long long *above = calloc((size_t)(n > 0 ? n : 1), sizeof(long long)); /* dof of the strict ancestors */
+    if (!above) return -1;
+    long long nz = 0;
+    for (int b = 0; b < n; ++b) {
+        const int p = sd_model_parent(m, b);
+        const long long nv_b = sd_model_hinge_nv(m, b);
+        above[b] = p < 0 ? 0 : above[p] + sd_model_hinge_nv(m, p);
+        nz += nv_b * (nv_b + 2 * above[b]);
+    }
+    free(above);
+    return nz;
 }
 
-static void print_info(const sd_model *m)
+static int print_info(const sd_model *m)
 {
     const int n = sd_model_nbodies(m);
+    tree_shape t;
+    const long long nz = sparsity_nonzeros(m);
+    if (!shape_init(&t, m) || nz < 0) {
+        shape_free(&t);
+        fprintf(stderr, "soadyn info: out of memory (%d bodies)\n", n);
+        return CLI_FAILURE;
+    }
     int by_type[SD_HINGE_TYPE_COUNT] = {0};
     for (int k = 0; k < n; ++k) ++by_type[sd_model_hinge(m, k)];
     double g[3];
     sd_model_gravity(m, g);
-    printf("model:       %s\n", sd_model_name(m));
-    printf("bodies:      %d\n", n);
-    printf("hinges:     ");
-    for (int t = 0; t < SD_HINGE_TYPE_COUNT; ++t)
-        if (by_type[t]) printf(" %d %s", by_type[t], sd_hinge_type_name((sd_hinge_type)t));
-    printf("\n");
-    printf("nq, nv:      %d, %d\n", sd_model_nq(m), sd_model_nv(m));
-    printf("total mass:  %.6g kg\n", sd_model_total_mass(m));
-    printf("gravity:     %g %g %g m/s^2\n", g[0], g[1], g[2]);
-    printf("frames:      %d\n", sd_model_nframes(m));
-    print_tree(m);
-    print_segments(m);
-    long nz;
-    const double frac = sparsity(m, &nz);
-    printf("mass matrix: %d x %d, %ld structurally nonzero entries (%.1f%%)\n", sd_model_nv(m), sd_model_nv(m),
-           nz, 100.0 * frac);
+    cli_printf("model:       %s\n", sd_model_name(m));
+    cli_printf("bodies:      %d\n", n);
+    cli_printf("hinges:     ");
+    for (int h = 0; h < SD_HINGE_TYPE_COUNT; ++h)
+        if (by_type[h]) cli_printf(" %d %s", by_type[h], sd_hinge_type_name((sd_hinge_type)h));
+    cli_printf("\n");
+    cli_printf("nq, nv:      %d, %d\n", sd_model_nq(m), sd_model_nv(m));
+    cli_printf("total mass:  %.6g kg\n", sd_model_total_mass(m));
+    cli_printf("gravity:     %g %g %g m/s^2\n", g[0], g[1], g[2]);
+    cli_printf("frames:      %d\n", sd_model_nframes(m));
+    print_tree(m, &t);
+    print_segments(m, &t);
+    const double nv = sd_model_nv(m);
+    cli_printf("mass matrix: %d x %d, %lld structurally nonzero entries (%.1f%%)\n", sd_model_nv(m), sd_model_nv(m),
+               nz, nv > 0 ? 100.0 * (double)nz / (nv * nv) : 0.0);
+    shape_free(&t);
+    return CLI_OK;
 }
 
 int cmd_info(int argc, char **argv)
@@ -113,7 +216,7 @@ int cmd_info(int argc, char **argv)
     sd_model *model;
     rc = cli_load_model(path, floating, keep_fixed, &model);
     if (rc != CLI_OK) return rc;
-    print_info(model);
+    rc = print_info(model);
     sd_model_free(model);
-    return CLI_OK;
+    return rc;
 }

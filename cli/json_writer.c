@@ -3,6 +3,7 @@
  * arrays of numbers stay on one line so that matrices read as rows.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,7 +18,8 @@ void jw_init(json_writer *w)
 void jw_free(json_writer *w)
 {
     free(w->buf);
-    w->buf = NULL;
+    free(w->bad_key);
+    w->buf = w->bad_key = NULL;
 }
 
 static void put(json_writer *w, const char *s, size_t n)
@@ -38,11 +40,32 @@ static void put(json_writer *w, const char *s, size_t n)
 
 static void puts_(json_writer *w, const char *s) { put(w, s, strlen(s)); }
 
-/* A string literal with the escapes JSON requires (quote, backslash, control characters). */
+/* Length of the well-formed UTF-8 sequence at s (1 to 4), or 0 if the bytes there are not one
+ * (a stray continuation byte, a truncated or overlong sequence, a surrogate, past U+10FFFF). */
+static int utf8_length(const unsigned char *s)
+{
+    int n;
+    unsigned min;
+    unsigned cp;
+    if (s[0] < 0x80) return 1;
+    if ((s[0] & 0xE0) == 0xC0) { n = 2; min = 0x80; cp = s[0] & 0x1Fu; }
+    else if ((s[0] & 0xF0) == 0xE0) { n = 3; min = 0x800; cp = s[0] & 0x0Fu; }
+    else if ((s[0] & 0xF8) == 0xF0) { n = 4; min = 0x10000; cp = s[0] & 0x07u; }
+    else return 0;
+    for (int i = 1; i < n; ++i) { /* stops at the terminating NUL, which is no continuation byte */
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (s[i] & 0x3Fu);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return n;
+}
+
+/* A string literal with the escapes JSON requires (quote, backslash, control characters); text
+ * that is not UTF-8 (a name from the C API can hold any bytes) becomes U+FFFD byte by byte. */
 static void put_string(json_writer *w, const char *s)
 {
     puts_(w, "\"");
-    for (const unsigned char *c = (const unsigned char *)s; *c; ++c) {
+    for (const unsigned char *c = (const unsigned char *)s; *c;) {
         char esc[8];
         switch (*c) {
         case '"': puts_(w, "\\\""); break;
@@ -55,9 +78,17 @@ static void put_string(json_writer *w, const char *s)
                 snprintf(esc, sizeof(esc), "\\u%04x", *c);
                 puts_(w, esc);
             } else {
-                put(w, (const char *)c, 1); /* UTF-8 bytes pass through */
+                const int n = utf8_length(c);
+                if (n == 0) {
+                    puts_(w, "\\ufffd");
+                } else {
+                    put(w, (const char *)c, (size_t)n);
+                    c += n;
+                    continue;
+                }
             }
         }
+        ++c;
     }
     puts_(w, "\"");
 }
@@ -79,14 +110,19 @@ static void begin_value(json_writer *w, const char *key, int inline_item)
 
 static void open_container(json_writer *w, const char *key, const char *bracket)
 {
+    if (w->depth + 1 >= JW_MAX_DEPTH) { /* the text would no longer match its structure */
+        if (!w->failed) w->failed = 3;
+        return;
+    }
     begin_value(w, key, 0);
     puts_(w, bracket);
-    if (w->depth + 1 < (int)(sizeof(w->first) / sizeof(w->first[0]))) ++w->depth;
+    ++w->depth;
     w->first[w->depth] = 1;
 }
 
 static void close_container(json_writer *w, const char *bracket)
 {
+    if (w->failed == 3) return;
     const int empty = w->first[w->depth];
     if (w->depth > 0) --w->depth;
     if (!empty) {
@@ -111,8 +147,10 @@ static void put_number(json_writer *w, const char *key, double value)
 {
     if (!isfinite(value)) {
         if (!w->failed) {
+            const char *name = key ? key : "(array entry)";
             w->failed = 2;
-            snprintf(w->bad_key, sizeof(w->bad_key), "%s", key ? key : "(array entry)");
+            w->bad_key = malloc(strlen(name) + 1);
+            if (w->bad_key) strcpy(w->bad_key, name);
         }
         puts_(w, "null");
         return;
@@ -153,10 +191,9 @@ void jw_numbers(json_writer *w, const char *key, const double *values, int n)
     puts_(w, "]");
 }
 
-int jw_print(json_writer *w, FILE *fp)
+const char *jw_text(const json_writer *w, size_t *length)
 {
-    if (w->failed || !w->buf) return 1;
-    fputs(w->buf, fp);
-    fputc('\n', fp);
-    return ferror(fp) ? 1 : 0;
+    if (w->failed || !w->buf) return NULL;
+    *length = w->len;
+    return w->buf;
 }

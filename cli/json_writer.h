@@ -1,21 +1,24 @@
 /*
- * cli/json_writer.h — a small JSON writer into a memory buffer: strings escaped, numbers with 17
- * significant digits (they read back exactly), and no NaN or infinity (JSON has none): writing one
- * marks the writer failed and names the key, and the caller prints an error instead of the text.
+ * cli/json_writer.h — a small JSON writer into a memory buffer: strings of any length escaped
+ * (quote, backslash, control characters; bytes that are not UTF-8 become U+FFFD, so the text is
+ * always valid JSON), numbers with 17 significant digits (they read back exactly), and no NaN or
+ * infinity (JSON has none): writing one marks the writer failed and names the key, and the caller
+ * prints an error instead of the text.
  */
 #ifndef SOADYN_CLI_JSON_WRITER_H
 #define SOADYN_CLI_JSON_WRITER_H
 
 #include <stddef.h>
-#include <stdio.h>
+
+enum { JW_MAX_DEPTH = 32 };
 
 typedef struct json_writer {
     char *buf;
     size_t len, cap;
     int depth;
-    int first[32];      /* per open container: nothing written in it yet */
-    int failed;         /* 1: out of memory, 2: a number was not finite */
-    char bad_key[128];  /* the key of the first non-finite number */
+    int first[JW_MAX_DEPTH]; /* per open container: nothing written in it yet */
+    int failed;              /* 1: out of memory, 2: a number was not finite, 3: nested too deep */
+    char *bad_key;           /* the key of the first non-finite number (a copy, whole) */
 } json_writer;
 
 void jw_init(json_writer *w);
@@ -31,7 +34,7 @@ void jw_int(json_writer *w, const char *key, long value);
 void jw_null(json_writer *w, const char *key);
 /* An array of n numbers on one line. */
 void jw_numbers(json_writer *w, const char *key, const double *values, int n);
-/* Write the text and a newline to fp; returns 0, or nonzero (nothing written) if the writer failed. */
-int jw_print(json_writer *w, FILE *fp);
+/* The text written so far and its length, or NULL if the writer failed (see `failed`). */
+const char *jw_text(const json_writer *w, size_t *length);
 
 #endif /* SOADYN_CLI_JSON_WRITER_H */

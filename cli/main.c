@@ -1,5 +1,7 @@
 /*
- * cli/main.c — the `soadyn` command: picks the subcommand and hands it the rest of the arguments.
+ * cli/main.c — the `soadyn` command: picks the subcommand and hands it the rest of the arguments,
+ * then closes standard output, so that output lost on the way (disk full, closed pipe) makes the
+ * exit status 3 rather than 0.
  */
 #include <stdio.h>
 #include <string.h>
@@ -18,7 +20,8 @@ static const char usage[] =
     "  bench      time each algorithm on a model\n"
     "\n"
     "`soadyn COMMAND --help` describes a command's options.\n"
-    "exit status: 0 ok, 1 usage error, 2 model error, 3 run-time failure,\n"
+    "exit status: 0 ok, 1 usage error, 2 model error, 3 run-time failure (also: output\n"
+    "             lost, e.g. disk full),\n"
     "             130/143 simulate interrupted by SIGINT/SIGTERM\n";
 
 typedef struct command {
@@ -36,15 +39,16 @@ int main(int argc, char **argv)
         return CLI_USAGE;
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
-        fputs(usage, stdout);
-        return CLI_OK;
+        cli_write(usage, sizeof(usage) - 1);
+        return cli_output_close(NULL, CLI_OK);
     }
     if (strcmp(argv[1], "--version") == 0) {
-        printf("soadyn %s\n", SOADYN_VERSION);
-        return CLI_OK;
+        cli_printf("soadyn %s\n", SOADYN_VERSION);
+        return cli_output_close(NULL, CLI_OK);
     }
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); ++i)
-        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return cli_output_close(commands[i].name, commands[i].run(argc - 1, argv + 1));
     fprintf(stderr, "soadyn: unknown command '%s'\n\n%s", argv[1], usage);
     return CLI_USAGE;
 }
