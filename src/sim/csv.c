@@ -1,23 +1,33 @@
 /*
  * src/sim/csv.c — trajectories as CSV: one header line naming every column, one line per sample,
  * and, when a run did not complete, a last comment line "# truncated at t=... (why)". Numbers use
- * %.17g so they read back bit for bit. Joint names are written as given; a name containing a comma
- * or a quote is quoted (RFC 4180).
+ * %.17g so they read back bit for bit. Joint names are written as given, whatever their length; a
+ * name containing a comma or a quote is quoted (RFC 4180). The file is written beside its name and
+ * renamed onto it when complete (output_file.h), so a file of that name never ends short.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/output_file.h"
 #include "sim/sim_internal.h"
 
 struct sd_csv_writer {
     const sd_model *model;
     FILE *fp;
-    char *path;
+    sim_output_file file;
     double last_t;
     int nsamples;
+    int write_errno; /* errno of the first failed write, 0: none yet */
 };
+
+/* Has a write failed? Remember the first failure's reason for sd_csv_close. */
+static int write_failed(sd_csv_writer *w)
+{
+    if (ferror(w->fp) && w->write_errno == 0) w->write_errno = errno != 0 ? errno : EIO;
+    return w->write_errno != 0;
+}
 
 /* Write one header field, quoting it when it needs to be. */
 static void put_field(FILE *fp, const char *prefix, const char *name)
@@ -34,19 +44,31 @@ static void put_field(FILE *fp, const char *prefix, const char *name)
     }
 }
 
-static void write_header(sd_csv_writer *w)
+/* A label as long as it is: a joint name has no length limit. NULL when out of memory. */
+static char *state_label(const sd_model *model, int i, int speed)
 {
-    char buf[512];
+    const int n = speed ? sd_speed_label(model, i, NULL, 0) : sd_coordinate_label(model, i, NULL, 0);
+    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (buf && speed) sd_speed_label(model, i, buf, (size_t)n + 1);
+    else if (buf) sd_coordinate_label(model, i, buf, (size_t)n + 1);
+    return buf;
+}
+
+static sd_status write_header(sd_csv_writer *w, sd_error *err)
+{
+    errno = 0;
     fputs("time", w->fp);
-    for (int i = 0; i < sd_model_nq(w->model); ++i) {
-        sd_coordinate_label(w->model, i, buf, sizeof(buf));
-        put_field(w->fp, "", buf);
-    }
-    for (int i = 0; i < sd_model_nv(w->model); ++i) {
-        sd_speed_label(w->model, i, buf, sizeof(buf));
-        put_field(w->fp, "u.", buf);
+    const int nq = sd_model_nq(w->model), nv = sd_model_nv(w->model);
+    for (int i = 0; i < nq + nv; ++i) {
+        char *label = state_label(w->model, i < nq ? i : i - nq, i >= nq);
+        if (!label) return sd_error_set(err, SD_E_MEMORY, "%s: out of memory writing the header", w->file.path);
+        put_field(w->fp, i < nq ? "" : "u.", label);
+        free(label);
     }
     fputs(",kinetic,potential,total\n", w->fp);
+    if (write_failed(w))
+        return sd_error_set(err, SD_E_IO, "%s: write failed: %s", w->file.path, strerror(w->write_errno));
+    return SD_OK;
 }
 
 sd_status sd_csv_open(const sd_model *model, const char *path, sd_csv_writer **writer, sd_error *err)
@@ -56,15 +78,25 @@ sd_status sd_csv_open(const sd_model *model, const char *path, sd_csv_writer **w
     sd_csv_writer *w = calloc(1, sizeof(*w));
     if (!w) return sd_error_set(err, SD_E_MEMORY, "out of memory");
     w->model = model;
-    w->fp = fopen(path, "w");
-    if (!w->fp) {
-        sd_status st = sd_error_set(err, SD_E_IO, "%s: cannot create: %s", path, strerror(errno));
+    sd_status st = sim_output_begin(&w->file, path, err);
+    if (st != SD_OK) {
         free(w);
         return st;
     }
-    w->path = malloc(strlen(path) + 1);
-    if (w->path) strcpy(w->path, path);
-    write_header(w);
+    w->fp = fopen(sim_output_write_path(&w->file), "w");
+    if (!w->fp) {
+        st = sd_error_set(err, SD_E_IO, "%s: cannot create: %s", w->file.path, strerror(errno));
+        sim_output_abandon(&w->file);
+        free(w);
+        return st;
+    }
+    st = write_header(w, err);
+    if (st != SD_OK) {
+        fclose(w->fp);
+        sim_output_abandon(&w->file);
+        free(w);
+        return st;
+    }
     *writer = w;
     return SD_OK;
 }
@@ -73,29 +105,34 @@ sd_status sd_csv_write(sd_csv_writer *w, const sd_sim_sample *s, sd_error *err)
 {
     if (!w || !s) return sd_error_set(err, SD_E_ARGUMENT, "sd_csv_write: NULL argument");
     FILE *fp = w->fp;
+    errno = 0;
     fprintf(fp, "%.17g", s->t);
     for (int i = 0; i < sd_model_nq(w->model); ++i) fprintf(fp, ",%.17g", s->q[i]);
     for (int i = 0; i < sd_model_nv(w->model); ++i) fprintf(fp, ",%.17g", s->u[i]);
     fprintf(fp, ",%.17g,%.17g,%.17g\n", s->kinetic, s->potential, s->kinetic + s->potential);
     w->last_t = s->t;
     ++w->nsamples;
-    if (ferror(fp))
-        return sd_error_set(err, SD_E_IO, "%s: write failed: %s", w->path ? w->path : "CSV", strerror(errno));
+    if (write_failed(w))
+        return sd_error_set(err, SD_E_IO, "%s: write failed: %s", w->file.path, strerror(w->write_errno));
     return SD_OK;
 }
 
 sd_status sd_csv_close(sd_csv_writer *w, const char *truncated_note, sd_error *err)
 {
     if (!w) return SD_OK;
+    errno = 0;
     if (truncated_note) fprintf(w->fp, "# truncated at t=%.17g (%s)\n", w->last_t, truncated_note);
-    const int bad = ferror(w->fp) | fflush(w->fp);
-    const int saved = errno;
-    const int bad_close = fclose(w->fp);
+    if (!write_failed(w) && fflush(w->fp) != 0) w->write_errno = errno != 0 ? errno : EIO;
+    errno = 0;
+    if (fclose(w->fp) != 0 && w->write_errno == 0) w->write_errno = errno != 0 ? errno : EIO;
     sd_status st = SD_OK;
-    if (bad || bad_close)
-        st = sd_error_set(err, SD_E_IO, "%s: write failed: %s", w->path ? w->path : "CSV",
-                          strerror(bad ? saved : errno));
-    free(w->path);
+    if (w->write_errno != 0) {
+        st = sd_error_set(err, SD_E_IO, "%s: write failed: %s; %s", w->file.path, strerror(w->write_errno),
+                          w->file.partial ? "the incomplete file was removed" : "the output is incomplete");
+        sim_output_abandon(&w->file);
+    } else {
+        st = sim_output_commit(&w->file, err);
+    }
     free(w);
     return st;
 }

@@ -4,7 +4,9 @@
  *
  * PLplot exits the process on fatal errors, so everything that could make it fail is checked
  * first: the device must be compiled in (plgFileDevs) and the file writable. Each call uses a
- * fresh PLplot stream (plmkstrm / plend1), so plots do not disturb one another.
+ * fresh PLplot stream (plmkstrm / plend1), so plots do not disturb one another. PLplot does not
+ * report write errors either: the picture is drawn beside its name (output_file.h), and only a file
+ * that ends as a whole PNG or SVG file ends is renamed onto the name asked for.
  */
 #include <errno.h>
 #include <math.h>
@@ -14,6 +16,7 @@
 
 #include <plplot.h>
 
+#include "sim/output_file.h"
 #include "sim/sim_trajectory.h"
 
 #define MAX_POINTS 20000  /* more points than pixels only makes files big */
@@ -145,21 +148,20 @@ static sd_status draw(const sd_trajectory *tr, size_t step)
     size_t m = 0;
     for (int j = 0; st == SD_OK && j < nq + 3; ++j) {
         ys[j] = buf + mcap * (size_t)(j + 1);
-        labels[j] = malloc(128);
+        const int len = j < nq ? sd_coordinate_label(tr->model, j, NULL, 0) : 16; /* names: any length */
+        labels[j] = len >= 0 ? malloc((size_t)len + 1) : NULL;
         if (!labels[j]) st = SD_E_MEMORY;
+        else if (j < nq) sd_coordinate_label(tr->model, j, labels[j], (size_t)len + 1);
     }
     if (st == SD_OK) {
         m = column(tr, 0, step, buf);
-        for (int j = 0; j < nq; ++j) {
-            column(tr, (size_t)j + 1, step, ys[j]);
-            sd_coordinate_label(tr->model, j, labels[j], 128);
-        }
+        for (int j = 0; j < nq; ++j) column(tr, (size_t)j + 1, step, ys[j]);
         column(tr, (size_t)nq + 1, step, ys[nq]);     /* kinetic */
         column(tr, (size_t)nq + 2, step, ys[nq + 1]); /* potential */
         for (size_t i = 0; i < m; ++i) ys[nq + 2][i] = ys[nq][i] + ys[nq + 1][i];
-        snprintf(labels[nq], 128, "kinetic");
-        snprintf(labels[nq + 1], 128, "potential");
-        snprintf(labels[nq + 2], 128, "total");
+        snprintf(labels[nq], 16, "kinetic");
+        snprintf(labels[nq + 1], 16, "potential");
+        snprintf(labels[nq + 2], 16, "total");
         char title[160];
         snprintf(title, sizeof(title), "%s: joint positions", sd_model_name(tr->model));
         const int ncol = legend_columns(nlines);
@@ -177,6 +179,23 @@ static sd_status draw(const sd_trajectory *tr, size_t step)
     return st;
 }
 
+/* Does the file end as a whole picture of its kind ends? A PNG ends with its IEND chunk (length 0,
+ * type, CRC), an SVG with its closing tag. A write that failed part-way leaves neither. */
+static int picture_is_whole(const char *path, const char *device)
+{
+    static const unsigned char png_end[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return 0;
+    unsigned char tail[64];
+    size_t n = 0;
+    if (fseek(fp, -(long)sizeof(tail), SEEK_END) != 0) rewind(fp); /* a file shorter than the tail */
+    n = fread(tail, 1, sizeof(tail), fp);
+    fclose(fp);
+    if (strcmp(device, "pngcairo") == 0) return n >= sizeof(png_end) && memcmp(tail + n - 12, png_end, 12) == 0;
+    while (n > 0 && (tail[n - 1] == '\n' || tail[n - 1] == '\r' || tail[n - 1] == ' ')) --n;
+    return n >= 6 && memcmp(tail + n - 6, "</svg>", 6) == 0;
+}
+
 sd_status sd_plot_trajectory(const sd_trajectory *tr, const char *path, sd_error *err)
 {
     if (!tr || !path) return sd_error_set(err, SD_E_ARGUMENT, "sd_plot_trajectory: NULL argument");
@@ -186,23 +205,39 @@ sd_status sd_plot_trajectory(const sd_trajectory *tr, const char *path, sd_error
     if (!device_available(device))
         return sd_error_set(err, SD_E_NOT_SUPPORTED, "%s: PLplot device %s is not installed", path, device);
     if (tr->n < 1) return sd_error_set(err, SD_E_ARGUMENT, "%s: no samples to plot", path);
-    FILE *probe = fopen(path, "wb"); /* PLplot would exit() on an unwritable file */
-    if (!probe) return sd_error_set(err, SD_E_IO, "%s: cannot create: %s", path, strerror(errno));
+    sim_output_file file;
+    sd_status st = sim_output_begin(&file, path, err);
+    if (st != SD_OK) return st;
+    FILE *probe = fopen(sim_output_write_path(&file), "wb"); /* PLplot would exit() on an unwritable file */
+    if (!probe) {
+        st = sd_error_set(err, SD_E_IO, "%s: cannot create: %s", path, strerror(errno));
+        sim_output_abandon(&file);
+        return st;
+    }
     fclose(probe);
 
     PLINT old_stream, stream;
     plgstrm(&old_stream);
     plmkstrm(&stream);
     plsdev(device);
-    plsfnam(path);
+    plsfnam(sim_output_write_path(&file));
     plspage(0.0, 0.0, 1200, 900, 0, 0);
     set_colors();
     plssub(1, 2);
     plinit();
     const size_t step = tr->n > MAX_POINTS ? (tr->n + MAX_POINTS - 1) / MAX_POINTS : 1;
-    sd_status st = draw(tr, step);
+    st = draw(tr, step);
     plend1();
     plsstrm(old_stream);
-    if (st != SD_OK) return sd_error_set(err, st, "%s: out of memory while plotting", path);
-    return SD_OK;
+    if (st != SD_OK) {
+        sim_output_abandon(&file);
+        return sd_error_set(err, st, "%s: out of memory while plotting", path);
+    }
+    if (file.partial && !picture_is_whole(file.partial, device)) { /* a stream written in place cannot be read back */
+        sim_output_abandon(&file);
+        return sd_error_set(err, SD_E_IO, "%s: the picture was not written whole (disk full or a file size "
+                                          "limit?); no file written",
+                            path);
+    }
+    return sim_output_commit(&file, err);
 }
