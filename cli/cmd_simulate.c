@@ -11,34 +11,42 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cli.h"
+#include "progress.h"
+#include <soadyn/config.h> /* SOADYN_HAS_CVODE, SOADYN_HAS_PLOT: refuse what this build lacks before running */
 
 static const char help[] =
     "usage: soadyn simulate MODEL [options]\n"
     "\n"
     "Integrate the equations of motion from an initial state, under constant joint forces and the\n"
-    "model's joint damping. A summary goes to stdout; a progress bar to stderr when it is a terminal.\n"
+    "model's joint damping. A summary goes to stdout. On a terminal, a run that takes more than a\n"
+    "second shows a progress line on stderr (time reached, real-time factor, time left); when stderr\n"
+    "is not a terminal nothing is drawn.\n"
     "\n"
     "options:\n"
-    "  --duration T        simulated time, s (default 1)\n"
-    "  --dt H              RK4 step, and output interval for CVODE, s (default 0.001)\n"
+    "  --duration T        simulated time, s, > 0 (default 1)\n"
+    "  --dt H              RK4 step, and output interval for CVODE, s, 0 < H <= T (default 0.001);\n"
+    "                      the last step ends at T (shorter when T is not a multiple of H)\n"
     "  --integrator NAME   rk4 (default), cvode-bdf (stiff) or cvode-adams (non-stiff)\n"
     "  --rtol R, --atol A  CVODE tolerances (default 1e-8, 1e-10)\n"
     "  --q0 VALUES         initial configuration (default: neutral)\n"
     "  --u0 VALUES         initial speeds (default: zero)\n"
     "  --tau VALUES        constant joint forces (default: zero)\n"
     "  --output FILE.csv   write the trajectory: time, q, u, kinetic, potential, total energy\n"
-    "  --every N           write every N-th output interval (default 1)\n"
-    "  --plot FILE         plot joint positions and energy (.png or .svg)\n"
+    "                      (written as FILE.csv.partial, renamed to FILE.csv when complete)\n"
+    "  --every N           write every N-th output interval, N >= 1 (default 1)\n"
+    "  --plot FILE         plot joint positions and energy (.png or .svg; also written beside\n"
+    "                      and renamed when whole)\n"
     "  --floating          attach the root link with a free hinge\n"
     "  --keep-fixed        keep fixed joints as 0-dof bodies\n"
     "  --help              this text\n"
     "\n"
     "VALUES is every value in order (0.1,0.2) or NAME=VALUE pairs (shoulder=0.3,elbow=-1.2).\n"
     "Interrupted by SIGINT/SIGTERM, the run stops cleanly: the CSV ends with a line\n"
-    "'# truncated at t=... (interrupted by SIGINT)' and the exit status is 130/143.\n";
+    "'# truncated at t=... (interrupted by SIGINT)' and the exit status is 130/143. If the CSV or\n"
+    "the plot cannot be written whole (disk full), the incomplete file is removed and the exit\n"
+    "status is 3.\n";
 
 static volatile sig_atomic_t stop_signal = 0;
 
@@ -53,15 +61,14 @@ typedef struct sim_args {
     int floating, keep_fixed;
 } sim_args;
 
-/* What the observer writes to, and the progress bar's state. */
+/* What the observer writes to, and the progress line. */
 typedef struct sim_out {
     sd_csv_writer *csv;
     sd_trajectory *traj;
     sd_error err;
     int failed;
-    int progress;          /* stderr is a terminal */
-    double t0, duration;
-    double last_draw;      /* wall time of the last progress update */
+    int csv_failed; /* the failure was the CSV's: sd_csv_close() reports it, with what became of the file */
+    cli_progress progress;
 } sim_out;
 
 static double wall_now(void)
@@ -71,37 +78,22 @@ static double wall_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void draw_progress(sim_out *o, double t, int final)
-{
-    const double now = wall_now();
-    if (!final && now - o->last_draw < 0.1) return;
-    o->last_draw = now;
-    const double frac = o->duration > 0 ? fmin(1.0, (t - o->t0) / o->duration) : 1.0;
-    const int width = 40, filled = (int)(frac * width);
-    fprintf(stderr, "\r[%.*s%*s] %5.1f%%  t = %.4g s", filled, "========================================",
-            width - filled, "", 100.0 * frac, t);
-    if (final) fputc('\n', stderr);
-    fflush(stderr);
-}
-
 static int observer(void *user, const sd_sim_sample *s)
 {
     sim_out *o = user;
-    if (o->csv && sd_csv_write(o->csv, s, &o->err) != SD_OK) o->failed = 1;
+    if (o->csv && sd_csv_write(o->csv, s, &o->err) != SD_OK) o->failed = o->csv_failed = 1;
     if (o->traj && sd_trajectory_append(o->traj, s) != SD_OK) {
         snprintf(o->err.message, sizeof(o->err.message), "out of memory keeping the trajectory for the plot");
         o->failed = 1;
     }
-    if (o->progress) draw_progress(o, s->t, 0);
     return o->failed; /* stop on an output error: going on would only lose more */
 }
 
-static int parse_number(const char *opt, const char *text, double *out, int positive)
+static int parse_positive(const char *opt, const char *text, double *out)
 {
     if (!text) return 0;
-    if (cli_parse_double(text, out) || (positive && !(*out > 0.0)) || *out < 0.0) {
-        fprintf(stderr, "soadyn simulate: --%s: '%s' is not a %s number\n", opt, text,
-                positive ? "positive" : "non-negative");
+    if (cli_parse_double(text, out) || !(*out > 0.0)) {
+        fprintf(stderr, "soadyn simulate: --%s: '%s' is not a positive number\n", opt, text);
         return 1;
     }
     return 0;
@@ -111,9 +103,15 @@ static int parse_number(const char *opt, const char *text, double *out, int posi
 static int parse_settings(const sim_args *a, sd_sim_options *so)
 {
     long every = 1;
-    if (parse_number("duration", a->duration, &so->duration, 0) || parse_number("dt", a->dt, &so->dt, 1) ||
-        parse_number("rtol", a->rtol, &so->rtol, 1) || parse_number("atol", a->atol, &so->atol, 1))
+    if (parse_positive("duration", a->duration, &so->duration) || parse_positive("dt", a->dt, &so->dt) ||
+        parse_positive("rtol", a->rtol, &so->rtol) || parse_positive("atol", a->atol, &so->atol))
         return CLI_USAGE;
+    if (so->dt > so->duration) { /* refused, not shortened: the step asked for would not be taken */
+        fprintf(stderr, "soadyn simulate: --dt %g%s is longer than --duration %g%s: not one step of dt fits in "
+                        "the run; give --dt <= --duration\n",
+                so->dt, a->dt ? "" : " (the default)", so->duration, a->duration ? "" : " (the default)");
+        return CLI_USAGE;
+    }
     if (a->every && (cli_parse_long(a->every, &every) || every < 1 || every > 1000000000L)) {
         fprintf(stderr, "soadyn simulate: --every: '%s' is not a positive integer\n", a->every);
         return CLI_USAGE;
@@ -122,6 +120,15 @@ static int parse_settings(const sim_args *a, sd_sim_options *so)
     if (a->integrator && sd_integrator_from_name(a->integrator, &so->integrator) != SD_OK) {
         fprintf(stderr, "soadyn simulate: --integrator: unknown '%s' (rk4, cvode-bdf, cvode-adams)\n",
                 a->integrator);
+        return CLI_USAGE;
+    }
+    if (!SOADYN_HAS_CVODE && so->integrator != SD_INTEGRATOR_RK4) {
+        fprintf(stderr, "soadyn simulate: --integrator %s is not offered: built without SUNDIALS CVODE "
+                        "(SOADYN_WITH_CVODE=OFF); rk4 is\n", a->integrator);
+        return CLI_USAGE;
+    }
+    if (!SOADYN_HAS_PLOT && a->plot) {
+        fprintf(stderr, "soadyn simulate: --plot is not offered: built without PLplot (SOADYN_WITH_PLOT=OFF)\n");
         return CLI_USAGE;
     }
     if (a->plot) {
@@ -165,26 +172,26 @@ static void print_summary(const sd_model *m, const sd_sim_options *so, const sd_
 {
     const double simulated = st->t_end - so->t0;
     const double e0 = st->energy_start, e1 = st->energy_end;
-    printf("model            %s (nq %d, nv %d)\n", sd_model_name(m), sd_model_nq(m), sd_model_nv(m));
+    cli_printf("model            %s (nq %d, nv %d)\n", sd_model_name(m), sd_model_nq(m), sd_model_nv(m));
     if (so->integrator == SD_INTEGRATOR_RK4)
-        printf("integrator       rk4, dt = %g s\n", so->dt);
+        cli_printf("integrator       rk4, dt = %g s\n", so->dt);
     else
-        printf("integrator       %s, rtol = %g, atol = %g, output every %g s\n", sd_integrator_name(so->integrator),
-               so->rtol, so->atol, so->dt);
-    printf("steps            %ld (%ld dynamics evaluations", st->steps, st->rhs_evals);
-    if (st->rebases) printf(", %ld chart re-bases", st->rebases);
-    printf(")\n");
-    printf("simulated time   %.6g s%s\n", simulated, st->stop_reason != SD_STOP_NONE ? " (stopped early)" : "");
-    printf("wall time        %.6g s\n", wall);
-    printf("real-time factor %.4g (%.4g steps/s)\n", wall > 0 ? simulated / wall : INFINITY,
-           wall > 0 ? (double)st->steps / wall : INFINITY);
-    printf("energy start     %.12g J\n", e0);
-    printf("energy end       %.12g J\n", e1);
+        cli_printf("integrator       %s, rtol = %g, atol = %g, output every %g s\n",
+                   sd_integrator_name(so->integrator), so->rtol, so->atol, so->dt);
+    cli_printf("steps            %ld (%ld dynamics evaluations", st->steps, st->rhs_evals);
+    if (st->rebases) cli_printf(", %ld chart re-bases", st->rebases);
+    cli_printf(")\n");
+    cli_printf("simulated time   %.6g s%s\n", simulated, st->stop_reason != SD_STOP_NONE ? " (stopped early)" : "");
+    cli_printf("wall time        %.6g s\n", wall);
+    cli_printf("real-time factor %.4g (%.4g steps/s)\n", wall > 0 ? simulated / wall : INFINITY,
+               wall > 0 ? (double)st->steps / wall : INFINITY);
+    cli_printf("energy start     %.12g J\n", e0);
+    cli_printf("energy end       %.12g J\n", e1);
     const double scale = fabs(e0) > 1e-300 ? fabs(e0) : 1.0; /* a zero start: the drift is absolute */
-    printf("energy drift     %.3e %s%s\n", (e1 - e0) / scale, fabs(e0) > 1e-300 ? "(relative)" : "J (absolute)",
-           energy_conserved(m, so->tau) ? "" : "  [not conserved: damping or joint forces act]");
+    cli_printf("energy drift     %.3e %s%s\n", (e1 - e0) / scale, fabs(e0) > 1e-300 ? "(relative)" : "J (absolute)",
+               energy_conserved(m, so->tau) ? "" : "  [not conserved: damping or joint forces act]");
     if (has_quaternions(m))
-        printf("max | |quat|-1 | %.3e (never renormalised)\n", st->max_quat_norm_error);
+        cli_printf("max | |quat|-1 | %.3e (never renormalised)\n", st->max_quat_norm_error);
 }
 
 /* Finish the outputs; returns the exit status of the run. */
@@ -202,9 +209,9 @@ static int finish(const sim_args *a, sim_out *o, sd_status run_status, const sd_
         truncated = run_status != SD_OK ? "integration failed" : "output failed";
         rc = CLI_FAILURE;
     }
-    if (o->progress) draw_progress(o, st->t_end, 1);
+    cli_progress_finish(&o->progress, st->t_end);
     if (run_status != SD_OK) fprintf(stderr, "soadyn simulate: %s\n", run_err->message);
-    if (o->failed) fprintf(stderr, "soadyn simulate: %s\n", o->err.message);
+    if (o->failed && !o->csv_failed) fprintf(stderr, "soadyn simulate: %s\n", o->err.message);
     sd_error err = {0};
     if (o->csv && sd_csv_close(o->csv, truncated, &err) != SD_OK) {
         fprintf(stderr, "soadyn simulate: %s\n", err.message);
@@ -230,7 +237,11 @@ static int run_simulation(sd_model *m, const sim_args *a, sd_sim_options *so)
     double *tau = calloc((size_t)nv + 1, sizeof(double));
     sim_out o;
     memset(&o, 0, sizeof(o));
-    int rc = q && u && tau ? CLI_OK : CLI_FAILURE;
+    int rc = CLI_OK;
+    if (!q || !u || !tau) {
+        fprintf(stderr, "soadyn simulate: out of memory (nq %d, nv %d)\n", nq, nv);
+        rc = CLI_FAILURE;
+    }
     if (rc == CLI_OK) {
         sd_configuration_neutral(m, q);
         if ((a->q0 && cli_parse_values(m, "q0", a->q0, CLI_LIST_Q, q, NULL)) ||
@@ -243,31 +254,34 @@ static int run_simulation(sd_model *m, const sim_args *a, sd_sim_options *so)
                 sd_configuration_quaternion_error(m, q));
         rc = CLI_USAGE;
     }
+    if (rc == CLI_OK && a->plot && !(o.traj = sd_trajectory_new(m))) {
+        fprintf(stderr, "soadyn simulate: out of memory setting up the trajectory for the plot\n");
+        rc = CLI_FAILURE;
+    }
+    /* the CSV is opened last: once it exists, the run goes ahead and finish() closes it */
     if (rc == CLI_OK && a->output && sd_csv_open(m, a->output, &o.csv, &o.err) != SD_OK) {
         fprintf(stderr, "soadyn simulate: %s\n", o.err.message);
         rc = CLI_FAILURE;
     }
-    if (rc == CLI_OK && a->plot && !(o.traj = sd_trajectory_new(m))) rc = CLI_FAILURE;
     if (rc == CLI_OK) {
         so->tau = tau;
         so->stop = &stop_signal;
-        o.progress = isatty(STDERR_FILENO);
-        if (o.csv || o.traj || o.progress) { /* samples cost a kinematics pass: only when wanted */
+        if (o.csv || o.traj) { /* samples cost a kinematics pass: only when wanted */
             so->observer = observer;
             so->observer_user = &o;
         }
-        o.t0 = so->t0;
-        o.duration = so->duration;
+        so->progress = cli_progress_update; /* costs nothing: draws only on a terminal, after 1 s */
+        so->progress_user = &o.progress;
         install_handlers();
         sd_sim_stats st;
         sd_error err = {0};
+        cli_progress_start(&o.progress, so->t0, so->t0 + so->duration);
         const double w0 = wall_now();
         const sd_status s = sd_simulate(m, so, q, u, &st, &err);
         const double wall = wall_now() - w0;
         rc = finish(a, &o, s, &err, &st);
         if (s == SD_OK) print_summary(m, so, &st, wall);
     }
-    sd_csv_close(o.csv, NULL, NULL);
     sd_trajectory_free(o.traj);
     free(q);
     free(u);

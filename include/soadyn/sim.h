@@ -71,13 +71,19 @@ typedef struct sd_sim_sample {
  * to go on, nonzero to stop the run early (sd_sim_stats.stop_reason = SD_STOP_OBSERVER). */
 typedef int (*sd_observer_fn)(void *user, const sd_sim_sample *sample);
 
+/* Called after every output interval with the time reached and the integrator steps taken so far;
+ * nothing is computed for it (unlike a sample), so a progress display costs nothing. */
+typedef void (*sd_progress_fn)(void *user, double t, long steps);
+
 /* Options of sd_simulate(). Initialise with sd_sim_options_init(), then set what you need. */
 typedef struct sd_sim_options {
     sd_integrator integrator;      /* default RK4 */
     double t0;                     /* start time, s (default 0) */
-    double duration;               /* simulated time, s (default 1) */
-    double dt;                     /* RK4 step; for CVODE the output interval (default 1e-3) */
-    int every;                     /* observe every `every`-th dt interval (default 1) */
+    double duration;               /* simulated time, s, > 0 (default 1) */
+    double dt;                     /* RK4 step; for CVODE the output interval; 0 < dt <= duration
+                                    * (default 1e-3). The last interval ends at t0 + duration (it
+                                    * is shorter when duration is not a multiple of dt). */
+    int every;                     /* observe every `every`-th dt interval, >= 1 (default 1) */
     double rtol, atol;             /* CVODE relative and absolute tolerances (default 1e-8, 1e-10) */
     double max_step;               /* CVODE largest internal step, 0: no limit */
     long max_internal_steps;       /* CVODE steps allowed per output interval (default 100000) */
@@ -86,6 +92,8 @@ typedef struct sd_sim_options {
     void *control_user;
     sd_observer_fn observer;       /* NULL: no output */
     void *observer_user;
+    sd_progress_fn progress;       /* NULL: none */
+    void *progress_user;
     /* NULL, or a flag that stops the run when nonzero (checked after every RK4 step, and after
      * every dt output interval for CVODE); a signal handler may set it. */
     const volatile sig_atomic_t *stop;
@@ -111,7 +119,11 @@ typedef struct sd_sim_stats {
 } sd_sim_stats;
 
 /* Integrate from (q, u) at options->t0 for options->duration. On return q and u hold the state at
- * stats->t_end (also after an early stop). stats may be NULL. Errors: SD_E_ARGUMENT (bad options),
+ * stats->t_end (also after an early stop). stats may be NULL. Errors: SD_E_ARGUMENT (bad options,
+ * named in the message: a dt that is not finite and positive or is longer than the duration - the
+ * run would not take the step asked for -, a duration that is not finite and positive, every < 1,
+ * tolerances not finite and positive, max_step or max_internal_steps negative, a non-finite entry
+ * of q, u or tau),
  * SD_E_SINGULAR (forward dynamics failed), SD_E_SOLVER (CVODE failed: message says why),
  * SD_E_MEMORY. */
 SD_API sd_status sd_simulate(const sd_model *model, const sd_sim_options *options, double *q, double *u,
@@ -139,13 +151,18 @@ SD_API int sd_speed_label(const sd_model *model, int i, char *buf, size_t size);
  * with 17 significant digits, so they read back exactly. */
 typedef struct sd_csv_writer sd_csv_writer;
 
-/* Create (truncate) `path` and write the header line. *writer is freed by sd_csv_close(). */
+/* Start the file `path` and write the header line; *writer is freed by sd_csv_close(). The lines go
+ * to "<path>.partial" beside it, renamed onto `path` by sd_csv_close() only when everything was
+ * written: a file named `path` is always complete (or says where it was truncated), and a failed
+ * run leaves an existing `path` untouched. A path that is not a regular file (a pipe, /dev/stdout)
+ * is written directly. */
 SD_API sd_status sd_csv_open(const sd_model *model, const char *path, sd_csv_writer **writer, sd_error *err);
 /* Append one sample as a line. */
 SD_API sd_status sd_csv_write(sd_csv_writer *writer, const sd_sim_sample *sample, sd_error *err);
 /* Finish the file and free the writer. If `truncated_note` is not NULL the run did not complete,
  * and a last line "# truncated at t=<last time> (<note>)" says so. Everything is flushed and
- * closed; a write error anywhere (disk full) is reported here. writer may be NULL. */
+ * closed, then renamed onto the path asked for; a write error anywhere (disk full) is reported here,
+ * and the incomplete file is removed. writer may be NULL. */
 SD_API sd_status sd_csv_close(sd_csv_writer *writer, const char *truncated_note, sd_error *err);
 
 /* ---------------------------------------------------------------- trajectories and plots */
@@ -162,7 +179,9 @@ SD_API size_t sd_trajectory_length(const sd_trajectory *trajectory);
 
 /* Plot the trajectory with PLplot into `path`: the device is chosen by the extension, ".png"
  * (pngcairo) or ".svg" (svgcairo). Two panels: every joint coordinate against time (legend with the
- * coordinate labels), and the kinetic, potential and total energy against time. */
+ * coordinate labels), and the kinetic, potential and total energy against time. Like the CSV, the
+ * picture is drawn into "<path>.partial", checked to be whole (PLplot reports no write errors: the
+ * file must end as a PNG or SVG file ends), then renamed onto `path`; SD_E_IO if it is not. */
 SD_API sd_status sd_plot_trajectory(const sd_trajectory *trajectory, const char *path, sd_error *err);
 
 #ifdef __cplusplus
