@@ -2,7 +2,12 @@
  * src/model_builder.c — collects bodies, frames and warnings, then validates them once and builds
  * the immutable sd_model: bodies renumbered parent-first in depth-first preorder (so every subtree
  * is a contiguous range, which the mass-matrix sparsity and the M^-1 sweep use), cycles and unknown
- * names rejected, numbers checked, spatial inertias M(k) formed.
+ * names rejected, numbers checked (finite, signed right, within the physical bounds of
+ * model_bounds.h), spatial inertias M(k) formed.
+ *
+ * Names are copied whole and compared whole: bodies are unique among bodies, joints among joints
+ * (a hinge without a joint name takes its body's name, which then counts as a joint name), frames
+ * among frames.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -11,6 +16,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "model_bounds.h"
 #include "name_table.h"
 
 struct sd_builder {
@@ -108,8 +114,9 @@ sd_status sd_builder_set_name(sd_builder *b, const char *name)
 sd_status sd_builder_set_gravity(sd_builder *b, const double gravity[3])
 {
     if (!b || !gravity) return SD_E_ARGUMENT;
-    for (int i = 0; i < 3; ++i)
-        if (!isfinite(gravity[i])) return SD_E_ARGUMENT;
+    for (int i = 0; i < 3; ++i) /* finite and bounded one by one first, so that the norm cannot overflow */
+        if (!(fabs(gravity[i]) <= SD_MAX_GRAVITY)) return SD_E_ARGUMENT;
+    if (sd_v3_norm(gravity) > SD_MAX_GRAVITY) return SD_E_ARGUMENT;
     memcpy(b->gravity, gravity, sizeof b->gravity);
     return SD_OK;
 }
@@ -129,12 +136,67 @@ sd_status sd_builder_add_warning(sd_builder *b, const char *message)
     return SD_OK;
 }
 
-/* "file:line: " when the description says where it came from, else "". */
-static void where(const sd_body_desc *d, char *buf, size_t n)
+/* Fail with a message about one description, prefixed by "file:line: " when the description says
+ * where it came from. Written straight into err, so only the message's own size limits it. */
+static sd_status desc_fail(sd_error *err, sd_status status, const sd_body_desc *d, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+static sd_status desc_fail(sd_error *err, sd_status status, const sd_body_desc *d, const char *fmt, ...)
 {
-    if (d->source_file && d->source_line > 0) snprintf(buf, n, "%s:%d: ", d->source_file, d->source_line);
-    else if (d->source_file) snprintf(buf, n, "%s: ", d->source_file);
-    else buf[0] = '\0';
+    if (!err) return status;
+    const size_t size = sizeof err->message;
+    int n = 0;
+    if (d->source_file && d->source_line > 0) n = snprintf(err->message, size, "%s:%d: ", d->source_file, d->source_line);
+    else if (d->source_file) n = snprintf(err->message, size, "%s: ", d->source_file);
+    else err->message[0] = '\0';
+    if (n >= 0 && (size_t)n < size) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->message + n, size - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    err->status = status;
+    return status;
+}
+
+/* Keep a warning about one description, prefixed like desc_fail's messages; of any length. */
+static sd_status desc_warn(sd_builder *b, const sd_body_desc *d, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static sd_status desc_warn(sd_builder *b, const sd_body_desc *d, const char *fmt, ...)
+{
+    const char *file = d->source_file ? d->source_file : "";
+    const int line = d->source_line;
+    const int head = !d->source_file ? 0
+                     : line > 0      ? snprintf(NULL, 0, "%s:%d: ", file, line)
+                                     : snprintf(NULL, 0, "%s: ", file);
+    va_list ap;
+    va_start(ap, fmt);
+    const int body = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *text = head >= 0 && body >= 0 ? malloc((size_t)head + (size_t)body + 1) : NULL;
+    if (!text) return SD_E_MEMORY;
+    if (!d->source_file) text[0] = '\0';
+    else if (line > 0) snprintf(text, (size_t)head + 1, "%s:%d: ", file, line);
+    else snprintf(text, (size_t)head + 1, "%s: ", file);
+    va_start(ap, fmt);
+    vsnprintf(text + head, (size_t)body + 1, fmt, ap);
+    va_end(ap);
+    const sd_status st = sd_builder_add_warning(b, text);
+    free(text);
+    return st;
+}
+
+/* The name of a description's hinge: its joint name, or its body name when it has none. */
+static const char *joint_of(const sd_body_desc *d)
+{
+    return d->joint_name && d->joint_name[0] ? d->joint_name : d->name;
 }
 
 static int all_finite(const double *x, int n)
@@ -159,21 +221,76 @@ static int is_rotation(const double R[9])
     return det > 0;
 }
 
+/* One numeric field of a body description and what it may hold. */
+typedef struct number_rule {
+    const char *what; /* the field, for messages */
+    const double *x;
+    int n;            /* how many numbers; 0: the field is unused by this description */
+    double bound;     /* largest magnitude (model_bounds.h); HUGE_VAL: any finite value */
+    const char *unit;
+    int nonnegative;
+    int of_joint;     /* the message names the joint, else the body */
+} number_rule;
+
+/* Every number finite, signed right and within its physical bound; the message names the field,
+ * the value and the bound. Inertia is bounded together with the mass (check_inertia). */
+static sd_status check_numbers(const sd_body_desc *d, sd_error *err)
+{
+    const int prismatic = d->hinge == SD_HINGE_PRISMATIC;
+    const double travel = prismatic ? SD_MAX_LENGTH : SD_MAX_ANGLE;
+    const char *travel_unit = prismatic ? "m" : "rad";
+    const int limited = d->has_limits != 0, mimic = d->mimic_joint != NULL;
+    const number_rule rules[] = {
+        {"placement offset", d->placement.p, 3, SD_MAX_LENGTH, "m", 0, 1},
+        {"placement rotation", d->placement.R, 9, HUGE_VAL, "", 0, 1},
+        {"hinge axis", d->axis, 3, HUGE_VAL, "", 0, 1},
+        {"second hinge axis", d->axis2, 3, HUGE_VAL, "", 0, 1},
+        {"mass", &d->mass, 1, SD_MAX_MASS, "kg", 1, 0},
+        {"centre of mass", d->com, 3, SD_MAX_LENGTH, "m", 0, 0},
+        {"rotational inertia", d->inertia, 9, HUGE_VAL, "kg m^2", 0, 0},
+        {"damping", &d->damping, 1, SD_MAX_DAMPING, "", 1, 1},
+        {"friction", &d->friction, 1, SD_MAX_EFFORT, "", 1, 1},
+        {"effort limit", &d->effort_limit, 1, SD_MAX_EFFORT, "", 1, 1},
+        {"velocity limit", &d->velocity_limit, 1, SD_MAX_SPEED, prismatic ? "m/s" : "rad/s", 1, 1},
+        {"lower limit", &d->lower, limited, travel, travel_unit, 0, 1},
+        {"upper limit", &d->upper, limited, travel, travel_unit, 0, 1},
+        {"mimic multiplier", &d->mimic_multiplier, mimic, SD_MAX_GEAR_RATIO, "", 0, 1},
+        {"mimic offset", &d->mimic_offset, mimic, travel, travel_unit, 0, 1},
+    };
+    for (size_t r = 0; r < sizeof rules / sizeof rules[0]; ++r) {
+        const number_rule *rule = &rules[r];
+        const char *kind = rule->of_joint ? "joint" : "body", *name = rule->of_joint ? joint_of(d) : d->name;
+        const char *space = rule->unit[0] ? " " : "";
+        for (int i = 0; i < rule->n; ++i) {
+            const double v = rule->x[i];
+            if (!isfinite(v))
+                return desc_fail(err, SD_E_MODEL, d, "%s '%s': %s is not finite (%g)", kind, name, rule->what, v);
+            if (rule->nonnegative && v < 0)
+                return desc_fail(err, SD_E_MODEL, d, "%s '%s': negative %s %g%s%s", kind, name, rule->what, v, space,
+                                 rule->unit);
+            if (fabs(v) > rule->bound)
+                return desc_fail(err, SD_E_MODEL, d,
+                                 "%s '%s': %s %g%s%s is beyond %g%s%s, the bound of physical models", kind, name,
+                                 rule->what, v, space, rule->unit, rule->bound, space, rule->unit);
+        }
+    }
+    if (limited && d->lower > d->upper)
+        return desc_fail(err, SD_E_MODEL, d, "joint '%s': lower limit %g > upper limit %g", joint_of(d), d->lower,
+                         d->upper);
+    return SD_OK;
+}
+
 sd_status sd_builder_add_body(sd_builder *b, const sd_body_desc *desc, sd_error *err)
 {
     if (!b || !desc) return sd_error_set(err, SD_E_ARGUMENT, "sd_builder_add_body: NULL argument");
-    char at[300];
-    where(desc, at, sizeof at);
-    if (!desc->name || !desc->name[0]) return sd_error_set(err, SD_E_MODEL, "%sa body has no name", at);
+    if (!desc->name || !desc->name[0]) return desc_fail(err, SD_E_MODEL, desc, "a body has no name");
     if ((int)desc->hinge < 0 || desc->hinge >= SD_HINGE_TYPE_COUNT)
-        return sd_error_set(err, SD_E_MODEL, "%sbody '%s': unknown hinge type %d", at, desc->name, (int)desc->hinge);
-    if (!placement_finite(&desc->placement) || !all_finite(desc->axis, 3) || !all_finite(desc->axis2, 3) ||
-        !isfinite(desc->mass) || !all_finite(desc->com, 3) || !all_finite(desc->inertia, 9) ||
-        !isfinite(desc->damping) || !isfinite(desc->friction))
-        return sd_error_set(err, SD_E_MODEL, "%sbody '%s': a number is not finite (NaN or infinity)", at, desc->name);
+        return desc_fail(err, SD_E_MODEL, desc, "body '%s': unknown hinge type %d", desc->name, (int)desc->hinge);
+    const sd_status checked = check_numbers(desc, err);
+    if (checked != SD_OK) return checked;
     if (!is_rotation(desc->placement.R))
-        return sd_error_set(err, SD_E_MODEL, "%sbody '%s': the joint placement's rotation is not a proper rotation matrix",
-                            at, desc->name);
+        return desc_fail(err, SD_E_MODEL, desc, "joint '%s': the placement's rotation is not a proper rotation matrix",
+                         joint_of(desc));
     if (!grow((void **)&b->bodies, &b->cap_bodies, b->nbodies + 1, sizeof *b->bodies))
         return sd_error_set(err, SD_E_MEMORY, "out of memory");
     sd_body_desc *d = &b->bodies[b->nbodies];
@@ -199,6 +316,10 @@ sd_status sd_builder_add_frame(sd_builder *b, const char *name, const char *body
         return sd_error_set(err, SD_E_ARGUMENT, "sd_builder_add_frame: missing name, body or placement");
     if (!placement_finite(placement) || !is_rotation(placement->R))
         return sd_error_set(err, SD_E_MODEL, "frame '%s': placement is not a finite rigid transform", name);
+    for (int i = 0; i < 3; ++i)
+        if (fabs(placement->p[i]) > SD_MAX_LENGTH)
+            return sd_error_set(err, SD_E_MODEL, "frame '%s': placement offset %g m is beyond %g m, the bound of physical models",
+                                name, placement->p[i], SD_MAX_LENGTH);
     int cap = b->cap_frames;
     if (!grow((void **)&b->frame_name, &cap, b->nframes + 1, sizeof(char *))) goto oom;
     cap = b->cap_frames;
@@ -247,58 +368,77 @@ static void sym3_eigenvalues(const double A[9], double ev[3])
             if (ev[j] > ev[j + 1]) { double t = ev[j]; ev[j] = ev[j + 1]; ev[j + 1] = t; }
 }
 
-/* Check mass and inertia; a doubtful but usable inertia gives a warning. */
+/* Check the inertia against the mass; a doubtful but usable inertia gives a warning. The bound
+ * comes from mass and size together (model_bounds.h): no principal moment about the centre of mass
+ * exceeds m r^2 for a body whose mass lies within r of it. */
 static sd_status check_inertia(sd_builder *b, const sd_body_desc *d, sd_error *err)
 {
-    char at[300];
-    where(d, at, sizeof at);
     const double *I = d->inertia;
-    if (d->mass < 0) return sd_error_set(err, SD_E_MODEL, "%sbody '%s': negative mass %g", at, d->name, d->mass);
+    const double largest = d->mass * SD_MAX_LENGTH * SD_MAX_LENGTH;
     double scale = 0;
     for (int i = 0; i < 9; ++i) scale = fmax(scale, fabs(I[i]));
+    if (d->mass == 0 && scale > 0)
+        return desc_fail(err, SD_E_MODEL, d, "body '%s': zero mass with nonzero rotational inertia", d->name);
+    /* no entry of a positive semi-definite matrix exceeds its largest eigenvalue: checked first, as
+     * the eigenvalue formula squares the entries */
+    if (scale > largest)
+        return desc_fail(err, SD_E_MODEL, d,
+                         "body '%s': rotational inertia entry %g kg m^2 is beyond mass x (%g m)^2 = %g kg m^2, "
+                         "the bound of physical models",
+                         d->name, scale, SD_MAX_LENGTH, largest);
     const double tol = 1e-9 * fmax(scale, 1e-300);
     if (fabs(I[1] - I[3]) > tol || fabs(I[2] - I[6]) > tol || fabs(I[5] - I[7]) > tol)
-        return sd_error_set(err, SD_E_MODEL, "%sbody '%s': rotational inertia is not symmetric", at, d->name);
+        return desc_fail(err, SD_E_MODEL, d, "body '%s': rotational inertia is not symmetric", d->name);
     double ev[3];
     sym3_eigenvalues(I, ev);
     if (ev[0] < -tol)
-        return sd_error_set(err, SD_E_MODEL,
-                            "%sbody '%s': rotational inertia is not positive semi-definite (eigenvalue %g)", at,
-                            d->name, ev[0]);
-    if (d->mass == 0 && scale > 0)
-        return sd_error_set(err, SD_E_MODEL, "%sbody '%s': zero mass with nonzero rotational inertia", at, d->name);
+        return desc_fail(err, SD_E_MODEL, d, "body '%s': rotational inertia is not positive semi-definite (eigenvalue %g)",
+                         d->name, ev[0]);
+    if (ev[2] > largest * (1 + 1e-12))
+        return desc_fail(err, SD_E_MODEL, d,
+                         "body '%s': principal moment of inertia %g kg m^2 is beyond mass x (%g m)^2 = %g kg m^2, "
+                         "the bound of physical models",
+                         d->name, ev[2], SD_MAX_LENGTH, largest);
     /* principal moments of a real body satisfy the triangle inequality J1 + J2 >= J3 */
-    if (ev[0] + ev[1] < ev[2] - 1e-9 * fmax(ev[2], 1e-300)) {
-        char msg[512];
-        snprintf(msg, sizeof msg,
-                 "%sbody '%s': principal moments of inertia (%g, %g, %g) break the triangle inequality; "
-                 "physically impossible, accepted as given",
-                 at, d->name, ev[0], ev[1], ev[2]);
-        if (sd_builder_add_warning(b, msg) != SD_OK) return sd_error_set(err, SD_E_MEMORY, "out of memory");
-    }
+    if (ev[0] + ev[1] < ev[2] - 1e-9 * fmax(ev[2], 1e-300) &&
+        desc_warn(b, d,
+                  "body '%s': principal moments of inertia (%g, %g, %g) break the triangle inequality; "
+                  "physically impossible, accepted as given",
+                  d->name, ev[0], ev[1], ev[2]) != SD_OK)
+        return sd_error_set(err, SD_E_MEMORY, "out of memory");
     return SD_OK;
 }
 
-/* Normalise the hinge axes and derive the planar in-plane directions t1, t2. */
+/* u = a / |a|, with |a| formed without overflow or underflow of the squares; returns |a| (0 for
+ * a zero vector, infinity when |a| itself is beyond the range). */
+static double unit_vector(const double a[3], double u[3])
+{
+    const double s = fmax(fabs(a[0]), fmax(fabs(a[1]), fabs(a[2])));
+    if (s == 0) {
+        sd_v3_set(u, 0, 0, 0);
+        return 0;
+    }
+    double b[3] = {a[0] / s, a[1] / s, a[2] / s};
+    const double n = sd_v3_norm(b); /* in [1, sqrt 3] */
+    for (int i = 0; i < 3; ++i) u[i] = b[i] / n;
+    return s * n;
+}
+
+/* Normalise the hinge axes and derive the planar in-plane directions t1, t2. An axis is a
+ * direction: its length does not matter unless it is so short (below 1e-12) that it is noise. */
 static sd_status hinge_axes(const sd_body_desc *d, double out[9], sd_error *err)
 {
-    char at[300];
-    where(d, at, sizeof at);
     memset(out, 0, 9 * sizeof(double));
     if (d->hinge == SD_HINGE_FIXED || d->hinge == SD_HINGE_SPHERICAL || d->hinge == SD_HINGE_FREE) return SD_OK;
-    const double n1 = sd_v3_norm(d->axis);
-    if (!(n1 > 1e-12))
-        return sd_error_set(err, SD_E_MODEL, "%sjoint '%s': hinge axis has zero length", at, d->joint_name);
-    for (int i = 0; i < 3; ++i) out[i] = d->axis[i] / n1;
+    if (!(unit_vector(d->axis, out) > 1e-12))
+        return desc_fail(err, SD_E_MODEL, d, "joint '%s': hinge axis has zero length", d->joint_name);
     if (d->hinge == SD_HINGE_UNIVERSAL) {
-        const double n2 = sd_v3_norm(d->axis2);
         double c[3];
-        if (!(n2 > 1e-12))
-            return sd_error_set(err, SD_E_MODEL, "%sjoint '%s': second hinge axis has zero length", at, d->joint_name);
-        for (int i = 0; i < 3; ++i) out[3 + i] = d->axis2[i] / n2;
+        if (!(unit_vector(d->axis2, out + 3) > 1e-12))
+            return desc_fail(err, SD_E_MODEL, d, "joint '%s': second hinge axis has zero length", d->joint_name);
         sd_v3_cross(out, out + 3, c);
         if (sd_v3_norm(c) < 1e-9)
-            return sd_error_set(err, SD_E_MODEL, "%sjoint '%s': universal joint axes are parallel", at, d->joint_name);
+            return desc_fail(err, SD_E_MODEL, d, "joint '%s': universal joint axes are parallel", d->joint_name);
     } else if (d->hinge == SD_HINGE_PLANAR) {
         /* t1: the unit vector most perpendicular to n among x, y, z, orthogonalised; t2 = n x t1 */
         const double *n = out;
@@ -319,13 +459,15 @@ static sd_status hinge_axes(const sd_body_desc *d, double out[9], sd_error *err)
 
 /* Depth-first preorder of the bodies (children in insertion order), iterative so that a 100 000
  * body chain does not exhaust the stack. Returns the number of bodies reached from the roots;
- * fewer than n means the rest sit on cycles. */
+ * fewer than n means the rest sit on cycles; -1 when memory runs out. */
 static int preorder(int n, const int *parent_in, int *order)
 {
-    int *first_child = malloc((size_t)n * sizeof(int)), *next_sibling = malloc((size_t)n * sizeof(int)),
-        *last_child = malloc((size_t)n * sizeof(int)), *stack = malloc((size_t)n * sizeof(int));
-    int count = 0;
+    const size_t N = (size_t)(n > 0 ? n : 1);
+    int *first_child = malloc(N * sizeof(int)), *next_sibling = malloc(N * sizeof(int)),
+        *last_child = malloc(N * sizeof(int)), *stack = malloc(N * sizeof(int));
+    int count = -1;
     if (!first_child || !next_sibling || !last_child || !stack) goto done;
+    count = 0;
     for (int i = 0; i < n; ++i) first_child[i] = next_sibling[i] = last_child[i] = -1;
     int root_first = -1, root_last = -1;
     for (int i = 0; i < n; ++i) { /* link children in insertion order */
@@ -359,38 +501,49 @@ static sd_status resolve_parents(const sd_builder *b, sd_name_table *bodies, int
 {
     for (int i = 0; i < b->nbodies; ++i) {
         const sd_body_desc *d = &b->bodies[i];
-        char at[300];
-        where(d, at, sizeof at);
         const int existing = sd_name_table_insert(bodies, d->name, i);
         if (existing == -2) return sd_error_set(err, SD_E_MEMORY, "out of memory");
-        if (existing >= 0) return sd_error_set(err, SD_E_MODEL, "%sduplicate body name '%s'", at, d->name);
+        if (existing >= 0) return desc_fail(err, SD_E_MODEL, d, "duplicate body name '%s'", d->name);
     }
     for (int i = 0; i < b->nbodies; ++i) {
         const sd_body_desc *d = &b->bodies[i];
-        char at[300];
-        where(d, at, sizeof at);
         parent_in[i] = -1;
         if (!d->parent) continue;
         parent_in[i] = sd_name_table_find(bodies, d->parent);
         if (parent_in[i] < 0)
-            return sd_error_set(err, SD_E_MODEL, "%sbody '%s': unknown parent body '%s'", at, d->name, d->parent);
-        if (parent_in[i] == i)
-            return sd_error_set(err, SD_E_MODEL, "%sbody '%s' is its own parent", at, d->name);
+            return desc_fail(err, SD_E_MODEL, d, "body '%s': unknown parent body '%s'", d->name, d->parent);
+        if (parent_in[i] == i) return desc_fail(err, SD_E_MODEL, d, "body '%s' is its own parent", d->name);
     }
     return SD_OK;
 }
 
+/* Joint names unique among joints (bodies are another namespace), and each mimic joint naming
+ * another joint of the model. */
 static sd_status check_joint_names(const sd_model *m, sd_error *err)
 {
     sd_name_table *joints = sd_name_table_new(m->n);
     if (!joints) return sd_error_set(err, SD_E_MEMORY, "out of memory");
     sd_status st = SD_OK;
     for (int k = 0; k < m->n && st == SD_OK; ++k) {
-        const int existing = sd_name_table_insert(joints, m->desc[k].joint_name, k);
-        char at[300];
-        where(&m->desc[k], at, sizeof at);
-        if (existing == -2) st = sd_error_set(err, SD_E_MEMORY, "out of memory");
-        else if (existing >= 0) st = sd_error_set(err, SD_E_MODEL, "%sduplicate joint name '%s'", at, m->desc[k].joint_name);
+        const sd_body_desc *d = &m->desc[k];
+        const int existing = sd_name_table_insert(joints, d->joint_name, k);
+        if (existing == -2) {
+            st = sd_error_set(err, SD_E_MEMORY, "out of memory");
+        } else if (existing >= 0) {
+            const sd_body_desc *first = &m->desc[existing];
+            const int defaulted = strcmp(first->joint_name, first->name) == 0 || strcmp(d->joint_name, d->name) == 0;
+            st = desc_fail(err, SD_E_MODEL, d, "duplicate joint name '%s' (the hinges of bodies '%s' and '%s')%s",
+                           d->joint_name, first->name, d->name,
+                           defaulted ? "; a hinge without a joint name takes its body's name" : "");
+        }
+    }
+    for (int k = 0; k < m->n && st == SD_OK; ++k) {
+        const sd_body_desc *d = &m->desc[k];
+        if (!d->mimic_joint) continue;
+        const int target = sd_name_table_find(joints, d->mimic_joint);
+        if (target < 0 || target == k)
+            st = desc_fail(err, SD_E_MODEL, d, "joint '%s': mimic joint '%s' %s", d->joint_name, d->mimic_joint,
+                           target < 0 ? "is not a joint of the model" : "is the joint itself");
     }
     sd_name_table_free(joints);
     return st;
@@ -449,11 +602,6 @@ static sd_status fill_bodies(sd_builder *b, sd_model *m, const int *order, const
         sd_rigid_inertia_from_com(d->mass, d->com, d->inertia, m->rigid + 13 * k);
         m->total_mass += d->mass;
         if ((st = check_inertia(b, d, err)) == SD_OK) st = hinge_axes(d, m->hinge_axes + 9 * k, err);
-        if (d->damping < 0 && st == SD_OK) {
-            char at[300];
-            where(d, at, sizeof at);
-            st = sd_error_set(err, SD_E_MODEL, "%sjoint '%s': negative damping %g", at, d->joint_name, d->damping);
-        }
     }
     free(new_index);
     m->nq = nq;
@@ -507,11 +655,16 @@ static sd_status move_frames(sd_builder *b, sd_model *m, const sd_name_table *bo
         return sd_error_set(err, SD_E_MEMORY, "out of memory");
     }
     for (int k = 0; k < n; ++k) new_index[order[k]] = k;
-    sd_status st = SD_OK;
+    sd_name_table *names = sd_name_table_new(b->nframes); /* frames are unique among frames */
+    sd_status st = names ? SD_OK : sd_error_set(err, SD_E_MEMORY, "out of memory");
     for (int i = 0; i < b->nframes && st == SD_OK; ++i) {
         const int body = sd_name_table_find(bodies, b->frame_body[i]);
         if (body < 0) {
             st = sd_error_set(err, SD_E_MODEL, "frame '%s': unknown body '%s'", b->frame_name[i], b->frame_body[i]);
+            break;
+        }
+        if (sd_name_table_insert(names, b->frame_name[i], i) != -1) {
+            st = sd_error_set(err, SD_E_MODEL, "frame '%s' is defined twice", b->frame_name[i]);
             break;
         }
         m->frame_name[i] = b->frame_name[i];
@@ -520,6 +673,7 @@ static sd_status move_frames(sd_builder *b, sd_model *m, const sd_name_table *bo
         m->frame_placement[i] = b->frame_placement[i];
         m->nframes = i + 1;
     }
+    sd_name_table_free(names);
     free(new_index);
     return st;
 }
@@ -542,19 +696,25 @@ sd_status sd_builder_build(sd_builder *b, sd_model **out, sd_error *err)
     memcpy(m->gravity, b->gravity, sizeof m->gravity);
     if ((st = resolve_parents(b, bodies, parent_in, err)) != SD_OK) goto done;
     const int reached = preorder(n, parent_in, order);
+    if (reached < 0) {
+        st = sd_error_set(err, SD_E_MEMORY, "out of memory");
+        goto done;
+    }
     if (reached < n) {
         /* a body not reached from a root lies on (or hangs from) a cycle: name one on the cycle */
         char *seen = calloc((size_t)n, 1);
+        if (!seen) {
+            st = sd_error_set(err, SD_E_MEMORY, "out of memory");
+            goto done;
+        }
         int k = -1;
         for (int i = 0; i < reached; ++i) seen[order[i]] = 1;
         for (int i = 0; i < n && k < 0; ++i)
             if (!seen[i]) k = i;
         for (int steps = 0; steps < n; ++steps) k = parent_in[k]; /* walk n steps: now on the cycle */
         free(seen);
-        char at[300];
-        where(&b->bodies[k], at, sizeof at);
-        st = sd_error_set(err, SD_E_MODEL, "%sbody '%s' is part of a cycle in the parent relation", at,
-                          b->bodies[k].name);
+        st = desc_fail(err, SD_E_MODEL, &b->bodies[k], "body '%s' is part of a cycle in the parent relation",
+                       b->bodies[k].name);
         goto done;
     }
     if ((st = fill_bodies(b, m, order, parent_in, err)) != SD_OK) goto done;

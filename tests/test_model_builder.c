@@ -533,6 +533,153 @@ static void test_massless_leaf(void)
     sd_model_free(m);
 }
 
+/* Finite numbers no physical model has are refused when the body is added, naming the body or the
+ * joint, the field and the bound (model_bounds.h); values at the bounds build and evaluate to finite
+ * numbers. */
+static void test_physical_bounds(void)
+{
+    sd_body_desc d[2];
+    for (int c = 0; c < 19; ++c) {
+        good_body(&d[0], "base", NULL);
+        good_body(&d[1], "arm", "base");
+        d[1].joint_name = "elbow";
+        const char *kind = "'elbow'", *field = NULL;
+        switch (c) {
+        case 0: d[1].mass = 1e308; kind = "body 'arm'"; field = "mass"; break;
+        case 1: d[1].mass = 2e12; kind = "body 'arm'"; field = "beyond 1e+12 kg"; break;
+        case 2: d[1].placement.p[1] = 1e308; field = "placement offset"; break;
+        case 3: d[1].placement.p[2] = -1.5e6; field = "beyond 1e+06 m"; break;
+        case 4: d[1].com[0] = 1e300; kind = "body 'arm'"; field = "centre of mass"; break;
+        case 5: for (int i = 0; i < 9; i += 4) d[1].inertia[i] = 1e300; kind = "body 'arm'"; field = "inertia"; break;
+        case 6: /* entries within m (1e6 m)^2 = 1.5e12, largest principal moment 3 x 0.9e12 beyond it */
+            for (int i = 0; i < 9; ++i) d[1].inertia[i] = 0.9e12;
+            for (int i = 0; i < 9; i += 4) d[1].inertia[i] = 1.2e12;
+            kind = "body 'arm'"; field = "principal moment"; break;
+        case 7: d[1].damping = 1e300; field = "damping"; break;
+        case 8: d[1].friction = -1; field = "friction"; break;
+        case 9: d[1].friction = 1e300; field = "friction"; break;
+        case 10: d[1].effort_limit = -2; field = "effort limit"; break;
+        case 11: d[1].velocity_limit = 1e300; field = "velocity limit"; break;
+        case 12: d[1].has_limits = 1; d[1].lower = -1e308; d[1].upper = 1e308; field = "lower limit"; break;
+        case 13: d[1].has_limits = 1; d[1].lower = 1; d[1].upper = -1; field = "lower limit 1 > upper limit -1"; break;
+        case 14: d[1].has_limits = 1; d[1].lower = NAN; field = "not finite"; break;
+        case 15: d[1].mimic_joint = "base"; d[1].mimic_multiplier = 1e300; field = "mimic multiplier"; break;
+        case 16: d[1].mimic_joint = "base"; d[1].mimic_offset = INFINITY; field = "mimic offset"; break;
+        case 17: d[1].mimic_joint = "nosuch"; field = "not a joint of the model"; break;
+        case 18: d[1].mimic_joint = "elbow"; field = "the joint itself"; break;
+        }
+        char what[32];
+        snprintf(what, sizeof what, "bounds case %d", c);
+        expect_model_error(what, d, 2, kind, field);
+    }
+    /* limits are bounded only when they are limits; the mimic numbers only for a mimic joint */
+    good_body(&d[0], "base", NULL);
+    good_body(&d[1], "arm", "base");
+    d[1].lower = -1e308;
+    d[1].upper = 1e308;
+    d[1].mimic_multiplier = 1e308;
+    {
+        sd_error err;
+        CHECK(try_build(d, 2, &err, NULL) == SD_OK);
+    }
+    /* the axis is a direction: huge components are normalised without overflow (1e300 squared is
+     * infinite, which made the axis zero); below 1e-12 it is noise */
+    good_body(&d[0], "base", NULL);
+    good_body(&d[1], "arm", "base");
+    sd_v3_set(d[1].axis, 0, 1e-300, 0);
+    expect_model_error("tiny axis", d, 2, "'arm'", "zero length");
+    sd_v3_set(d[1].axis, 1e300, 0, 1e300);
+    d[0].hinge = SD_HINGE_UNIVERSAL;
+    sd_v3_set(d[0].axis, 0, 1e-6, 0);
+    sd_v3_set(d[0].axis2, 1e308, 0, 0);
+    {
+        sd_error err;
+        sd_model *m = NULL;
+        CHECK(try_build(d, 2, &err, &m) == SD_OK);
+        if (m) {
+            const double r = sqrt(0.5), *a = sd_model_axis(m, sd_model_body_index(m, "arm"));
+            const double *b = sd_model_axis(m, sd_model_body_index(m, "base"));
+            CHECK_CLOSE(a[0], r, 1e-15);
+            CHECK_CLOSE(a[1], 0.0, 1e-15);
+            CHECK_CLOSE(a[2], r, 1e-15);
+            CHECK_CLOSE(b[1], 1.0, 1e-15);
+            CHECK_CLOSE(b[3], 1.0, 1e-15);
+            sd_model_free(m);
+        }
+    }
+    /* gravity: finite and at most 1e7 m/s^2 */
+    sd_builder *bld = sd_builder_new();
+    const double g_ok[3] = {0, 0, -1e7}, g_far[3] = {0, 0, -1.1e7}, g_huge[3] = {1e300, 1e300, 0},
+                 g_diag[3] = {6e6, 6e6, 6e6};
+    CHECK(sd_builder_set_gravity(bld, g_ok) == SD_OK);
+    CHECK(sd_builder_set_gravity(bld, g_far) == SD_E_ARGUMENT);
+    CHECK(sd_builder_set_gravity(bld, g_huge) == SD_E_ARGUMENT);
+    CHECK(sd_builder_set_gravity(bld, g_diag) == SD_E_ARGUMENT); /* each below, the magnitude beyond */
+    /* a frame far away, and a frame name given twice */
+    sd_transform far;
+    sd_transform_identity(&far);
+    far.p[0] = 2e6;
+    sd_error err;
+    good_body(&d[0], "base", NULL);
+    CHECK(sd_builder_add_body(bld, &d[0], &err) == SD_OK);
+    CHECK(sd_builder_add_frame(bld, "antenna", "base", &far, &err) == SD_E_MODEL && strstr(err.message, "'antenna'") &&
+          strstr(err.message, "beyond"));
+    far.p[0] = 1e6;
+    CHECK(sd_builder_add_frame(bld, "tip", "base", &far, &err) == SD_OK);
+    CHECK(sd_builder_add_frame(bld, "tip", "base", &far, &err) == SD_OK);
+    sd_model *m = NULL;
+    CHECK(sd_builder_build(bld, &m, &err) == SD_E_MODEL && m == NULL && strstr(err.message, "'tip'") &&
+          strstr(err.message, "twice"));
+    sd_builder_free(bld);
+
+    /* at the bounds: the heaviest, largest bodies with the stiffest dampers, the strongest gravity */
+    sd_body_desc e[12];
+    const char *names[12] = {"b0", "b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "b9", "b10", "b11"};
+    bld = sd_builder_new();
+    CHECK(sd_builder_set_gravity(bld, g_ok) == SD_OK);
+    for (int k = 0; k < 12; ++k) {
+        sd_body_desc_init(&e[k]);
+        e[k].name = names[k];
+        e[k].parent = k ? names[k - 1] : NULL;
+        e[k].hinge = k == 0 ? SD_HINGE_FREE : (k % 3 == 0 ? SD_HINGE_PRISMATIC : SD_HINGE_REVOLUTE);
+        sd_v3_set(e[k].axis, k % 2, 1 - k % 2, 1e-3);
+        sd_v3_set(e[k].placement.p, 1e6, -1e6, 1e6);
+        e[k].mass = 1e12;
+        sd_v3_set(e[k].com, -1e6, 1e6, 1e6);
+        for (int i = 0; i < 9; i += 4) e[k].inertia[i] = 0.5e24;
+        e[k].damping = 1e30;
+        e[k].has_limits = 1;
+        e[k].lower = -1e6;
+        e[k].upper = 1e6;
+        CHECK(sd_builder_add_body(bld, &e[k], &err) == SD_OK);
+    }
+    m = NULL;
+    CHECK(sd_builder_build(bld, &m, &err) == SD_OK);
+    sd_builder_free(bld);
+    if (m) {
+        const int nq = sd_model_nq(m), nv = sd_model_nv(m);
+        double q[32], u[32], tau[32], qdd[32], M[32 * 32];
+        CHECK(nq <= 32 && nv <= 32);
+        uint64_t rng = 42;
+        sd_data *data = sd_data_new(m);
+        for (int t = 0; t < 5; ++t) {
+            sd_configuration_random(m, &rng, q);
+            for (int i = 0; i < nv; ++i) u[i] = 2 * sd_random_uniform(&rng) - 1, tau[i] = 0;
+            CHECK(sd_forward_dynamics(m, data, q, u, tau, NULL, qdd) == SD_OK);
+            CHECK(sd_mass_matrix(m, data, q, M) == SD_OK);
+            int finite = 1;
+            for (int i = 0; i < nv; ++i) finite &= isfinite(qdd[i]);
+            for (int i = 0; i < nv * nv; ++i) finite &= isfinite(M[i]);
+            CHECK(finite);
+            CHECK(sd_inverse_dynamics(m, data, q, u, qdd, NULL, tau) == SD_OK);
+            for (int i = 0; i < nv; ++i) finite &= isfinite(tau[i]);
+            CHECK(finite);
+        }
+        sd_data_free(data);
+        sd_model_free(m);
+    }
+}
+
 int main(void)
 {
     uint64_t rng = 777;
@@ -542,5 +689,6 @@ int main(void)
     test_big_chain();
     test_frames();
     test_massless_leaf();
+    test_physical_bounds();
     return test_summary("test_model_builder");
 }
