@@ -11,7 +11,17 @@
  * The root: a root link named "world" is the inertial frame, not a body (a Drake-style file that
  * names "world" as a parent without defining it gets one); links welded to it stay fixed bodies.
  * Otherwise the root link is fixed to the inertial frame, or, with floating_base, attached by a
- * free hinge (on a "world" root, the free hinge goes on the links welded to it).
+ * free hinge (on a "world" root, the free hinge goes on the links welded to it). That root hinge
+ * is not in the file: it is named after the root link, or "<link>_root" when a joint of the file
+ * already has the link's name (links and joints are separate namespaces in URDF).
+ *
+ * Names are kept whole, of any length. Every number is checked: finite, signed right and within
+ * the bounds of physical models (an offset or a prismatic travel of at most 1e6 m, a mass of at
+ * most 1e12 kg, an inertia of at most mass x (1e6 m)^2, ...); a value beyond them is refused with a
+ * message giving the bound, so that every model that loads evaluates to finite numbers.
+ *
+ * The XML is read without network access and without loading external entities or DTDs; every
+ * message of libxml2 comes back in the sd_error, never on stderr.
  */
 #ifndef SOADYN_URDF_H
 #define SOADYN_URDF_H
@@ -24,6 +34,11 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The largest model text read, 256 MiB (the full Talos humanoid's URDF is 110 kB): a larger file
+ * or string is refused ("file too large"). Only regular files are read: a directory,
+ * a FIFO or a device such as /dev/zero is refused at once. */
+#define SD_MODEL_FILE_MAX_BYTES ((size_t)256 << 20)
 
 typedef struct sd_urdf_options {
     int floating_base;     /* nonzero: attach the root link to the world with a free hinge */

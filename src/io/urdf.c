@@ -1,58 +1,24 @@
 /*
- * io/urdf.c — reading a URDF file into an sd_urdf_robot: links with their inertials, joints with
- * their origins, axes, limits, dynamics and mimic tags. Every number is checked (count, syntax,
- * finiteness, sign) and every error names file:line and the element. Unknown elements (gazebo,
- * transmission, sensors, drake:*, xacro:*) are skipped. The tree checks, the lumping of fixed joints
- * and the hand-over to the model builder live in urdf_build.c.
- *
- * libxml2 does the XML; its own printing is silenced by a structured error handler on the parser
- * context (no global state), and its first fatal error is reported with its line.
+ * io/urdf.c — reading a URDF document into an sd_urdf_robot: links with their inertials, joints
+ * with their origins, axes, limits, dynamics and mimic tags. Every number is checked (count,
+ * syntax, finiteness, sign, and the bounds of physical models of model_bounds.h) and every error
+ * names file:line and the element, names whole. Unknown elements (gazebo, transmission, sensors,
+ * drake:*, xacro:*) are skipped. The XML is read by io/xml_read.c (quiet, no network, no external
+ * entities), the file by io/io_common.c (regular files of bounded size); the tree checks, the
+ * lumping of fixed joints and the hand-over to the model builder live in urdf_build.c.
  */
-#include <errno.h>
 #include <limits.h>
 #include <locale.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <libxml/parser.h>
 #include <libxml/tree.h>
 
 #include "io/urdf_internal.h"
-
-/* ---------------------------------------------------------------- small helpers shared by io */
-
-sd_status sd_urdf_vfail(sd_error *err, sd_status status, const char *source, int line, const char *fmt,
-                        va_list ap)
-{
-    if (err == NULL) return status;
-    const size_t size = sizeof err->message;
-    int n = line > 0 ? snprintf(err->message, size, "%s:%d: ", source, line)
-                     : snprintf(err->message, size, "%s: ", source);
-    if (n >= 0 && (size_t)n < size) vsnprintf(err->message + n, size - (size_t)n, fmt, ap);
-    err->status = status;
-    return status;
-}
-
-sd_status sd_urdf_fail(sd_error *err, sd_status status, const char *source, int line, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    sd_status st = sd_urdf_vfail(err, status, source, line, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
-char *sd_urdf_strdup(const char *s)
-{
-    if (s == NULL) return NULL;
-    size_t n = strlen(s) + 1;
-    char *copy = malloc(n);
-    if (copy != NULL) memcpy(copy, s, n);
-    return copy;
-}
+#include "io/xml_read.h"
+#include "model_bounds.h"
 
 void sd_urdf_robot_clear(sd_urdf_robot *robot)
 {
@@ -104,37 +70,42 @@ static char *get_attr(const xmlNode *node, const char *name)
 {
     xmlChar *value = xmlGetNoNsProp(node, (const xmlChar *)name);
     if (value == NULL) return NULL;
-    char *copy = sd_urdf_strdup((const char *)value);
+    char *copy = sd_io_strdup((const char *)value);
     xmlFree(value);
     return copy;
 }
 
 static sd_status out_of_memory(const parse_ctx *pc)
 {
-    return sd_urdf_fail(pc->err, SD_E_MEMORY, pc->source, 0, "out of memory");
+    return sd_io_fail(pc->err, SD_E_MEMORY, pc->source, 0, "out of memory");
 }
+
+/* ---------------------------------------------------------------- numbers */
 
 static int is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
-/* One number of XML text. XML always writes '.' for the decimal point, while strtod follows the
- * C locale the program may have set, so the point is translated for strtod. */
+/* One number of XML text, of any length. XML always writes '.' for the decimal point, while
+ * strtod follows the C locale the program may have set, so the point is translated for strtod. */
 static const char *parse_one(const char *token, size_t len, double *out)
 {
-    char buf[128];
-    if (len >= sizeof buf) return "has a number too long to read";
+    char small[64];
+    char *buf = len < sizeof small ? small : malloc(len + 1);
+    if (buf == NULL) return "could not be read (out of memory)";
     memcpy(buf, token, len);
     buf[len] = '\0';
+    const char *why = NULL;
     const char point = localeconv()->decimal_point[0];
     if (point != '.') {
-        if (strchr(buf, point) != NULL) return "is not a number";
+        if (strchr(buf, point) != NULL) why = "is not a number";
         for (char *p = buf; *p != '\0'; ++p)
             if (*p == '.') *p = point;
     }
     char *end;
-    *out = strtod(buf, &end);
-    if (end == buf || *end != '\0') return "is not a number";
-    if (!isfinite(*out)) return "is not finite";
-    return NULL;
+    if (why == NULL) *out = strtod(buf, &end);
+    if (why == NULL && (end == buf || *end != '\0')) why = "is not a number";
+    if (why == NULL && !isfinite(*out)) why = "is not finite";
+    if (buf != small) free(buf);
+    return why;
 }
 
 /* Parse exactly n whitespace-separated finite numbers. Returns NULL on success, else a reason. */
@@ -153,38 +124,52 @@ static const char *parse_numbers(const char *text, int n, double *out)
     return *s == '\0' ? NULL : "has too many numbers";
 }
 
-/* Read attribute `attr` of `node` as n numbers into out. An absent attribute keeps out as it is,
- * unless `required`. `owner` names the link or joint for the message. */
+/* What a number of the file may hold: the largest magnitude (model_bounds.h; HUGE_VAL: any finite
+ * value), its unit for messages, and whether it must not be negative. */
+typedef struct number_kind {
+    double bound;
+    const char *unit;
+    int nonnegative;
+} number_kind;
+
+static const number_kind ANY = {HUGE_VAL, "", 0};
+static const number_kind LENGTH = {SD_MAX_LENGTH, " m", 0};
+static const number_kind ANGLE = {SD_MAX_ANGLE, " rad", 0};
+static const number_kind DAMPING = {SD_MAX_DAMPING, "", 1};
+static const number_kind FRICTION = {SD_MAX_EFFORT, "", 1};
+static const number_kind GEAR_RATIO = {SD_MAX_GEAR_RATIO, "", 0};
+
+/* Read attribute `attr` of `node` as n numbers of the given kind into out. An absent attribute
+ * keeps out as it is, unless `required`. `owner` names the link or joint for the message. */
 static sd_status read_numbers(const parse_ctx *pc, const xmlNode *node, const char *owner, const char *attr,
-                              int n, int required, double *out)
+                              int n, int required, number_kind kind, double *out)
 {
     char *text = get_attr(node, attr);
     if (text == NULL) {
         if (!required) return SD_OK;
-        return sd_urdf_fail(pc->err, SD_E_PARSE, pc->source, line_of(node),
-                            "%s: <%s> has no attribute %s", owner, (const char *)node->name, attr);
+        return sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(node), "%s: <%s> has no attribute %s", owner,
+                          (const char *)node->name, attr);
     }
     double values[3];
     const char *why = parse_numbers(text, n, values);
     sd_status st = SD_OK;
-    if (why != NULL)
-        st = sd_urdf_fail(pc->err, SD_E_PARSE, pc->source, line_of(node), "%s: <%s %s=\"%.60s\">: %s%s",
-                          owner, (const char *)node->name, attr, text, why,
-                          n == 3 ? " (3 numbers expected)" : "");
-    else
-        memcpy(out, values, (size_t)n * sizeof(double));
+    if (why != NULL) {
+        st = sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(node), "%s: <%s %s=\"%.60s\">: %s%s", owner,
+                        (const char *)node->name, attr, text, why, n == 3 ? " (3 numbers expected)" : "");
+    } else {
+        for (int i = 0; i < n && st == SD_OK; ++i) {
+            if (kind.nonnegative && values[i] < 0.0)
+                st = sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(node),
+                                "%s: <%s %s=\"%.60s\">: must not be negative", owner, (const char *)node->name,
+                                attr, text);
+            else if (fabs(values[i]) > kind.bound)
+                st = sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(node),
+                                "%s: <%s %s=\"%.60s\">: %g%s is beyond %g%s, the bound of physical models", owner,
+                                (const char *)node->name, attr, text, values[i], kind.unit, kind.bound, kind.unit);
+        }
+        if (st == SD_OK) memcpy(out, values, (size_t)n * sizeof(double));
+    }
     free(text);
-    return st;
-}
-
-/* An attribute that must be a number >= 0. */
-static sd_status read_nonnegative(const parse_ctx *pc, const xmlNode *node, const char *owner,
-                                  const char *attr, int required, double *out)
-{
-    sd_status st = read_numbers(pc, node, owner, attr, 1, required, out);
-    if (st == SD_OK && *out < 0.0)
-        st = sd_urdf_fail(pc->err, SD_E_PARSE, pc->source, line_of(node), "%s: <%s %s=\"%g\">: must not be negative",
-                          owner, (const char *)node->name, attr, *out);
     return st;
 }
 
@@ -195,8 +180,8 @@ static sd_status read_origin(const parse_ctx *pc, const xmlNode *parent, const c
     const xmlNode *origin = child_element(parent, "origin");
     if (origin == NULL) return SD_OK;
     double rpy[3] = {0.0, 0.0, 0.0};
-    sd_status st = read_numbers(pc, origin, owner, "xyz", 3, 0, X->p);
-    if (st == SD_OK) st = read_numbers(pc, origin, owner, "rpy", 3, 0, rpy);
+    sd_status st = read_numbers(pc, origin, owner, "xyz", 3, 0, LENGTH, X->p);
+    if (st == SD_OK) st = read_numbers(pc, origin, owner, "rpy", 3, 0, ANGLE, rpy);
     if (st == SD_OK) sd_m3_rpy(rpy[0], rpy[1], rpy[2], X->R);
     return st;
 }
@@ -238,16 +223,46 @@ static int breaks_triangle(const double e[3])
 
 /* ---------------------------------------------------------------- links */
 
+/* The six numbers of <inertia>; each bounded with the mass below, as they are read. */
 static sd_status read_inertia_matrix(const parse_ctx *pc, const xmlNode *node, const char *owner, double I[9])
 {
     static const char *const names[6] = {"ixx", "ixy", "ixz", "iyy", "iyz", "izz"};
     static const int slots[6][2] = {{0, 0}, {1, 3}, {2, 6}, {4, 4}, {5, 7}, {8, 8}};
     for (int k = 0; k < 6; ++k) {
         double v = 0.0;
-        sd_status st = read_numbers(pc, node, owner, names[k], 1, 1, &v);
+        sd_status st = read_numbers(pc, node, owner, names[k], 1, 1, ANY, &v);
         if (st != SD_OK) return st;
         I[slots[k][0]] = I[slots[k][1]] = v;
     }
+    return SD_OK;
+}
+
+/* The inertia against the mass: a massless link has none, and no principal moment about the centre
+ * of mass exceeds m r^2 for a body whose mass lies within r of it (model_bounds.h). No entry of a
+ * positive semi-definite matrix exceeds its largest eigenvalue, so the entries are bounded first:
+ * the eigenvalue formula squares them. Fills e with the principal moments. */
+static sd_status check_inertia(const parse_ctx *pc, const xmlNode *mass, const xmlNode *inertia, const char *owner,
+                               double m, const double I[9], double e[3])
+{
+    const double largest = m * SD_MAX_LENGTH * SD_MAX_LENGTH;
+    double scale = 0.0;
+    for (int i = 0; i < 9; ++i) scale = fabs(I[i]) > scale ? fabs(I[i]) : scale;
+    if (m == 0.0 && scale > 0.0)
+        return sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(mass),
+                          "%s: <mass value=\"0\"> with a nonzero <inertia> (a massless link has no inertia)", owner);
+    if (scale > largest)
+        return sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(inertia),
+                          "%s: <inertia> entry %g kg m^2 is beyond mass x (%g m)^2 = %g kg m^2, the bound of physical "
+                          "models", owner, scale, SD_MAX_LENGTH, largest);
+    sym3_eigenvalues(I, e);
+    if (e[0] < -INERTIA_TOL * scale)
+        return sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(inertia),
+                          "%s: <inertia> is not positive semi-definite (principal moments %g, %g, %g)", owner, e[0],
+                          e[1], e[2]);
+    if (e[2] > largest * (1.0 + 1e-12))
+        return sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(inertia),
+                          "%s: <inertia> principal moment %g kg m^2 is beyond mass x (%g m)^2 = %g kg m^2, the bound "
+                          "of physical models", owner, e[2], SD_MAX_LENGTH, largest);
     return SD_OK;
 }
 
@@ -261,25 +276,21 @@ static sd_status parse_inertial(const parse_ctx *pc, const xmlNode *node, const 
     const xmlNode *mass = child_element(node, "mass");
     const xmlNode *inertia = child_element(node, "inertia");
     if (mass == NULL || inertia == NULL)
-        return sd_urdf_fail(pc->err, SD_E_PARSE, pc->source, line_of(node), "%s: <inertial> has no <%s>", owner,
-                            mass == NULL ? "mass" : "inertia");
-    st = read_numbers(pc, mass, owner, "value", 1, 1, &link->mass);
+        return sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(node), "%s: <inertial> has no <%s>", owner,
+                          mass == NULL ? "mass" : "inertia");
+    st = read_numbers(pc, mass, owner, "value", 1, 1, ANY, &link->mass);
     if (st != SD_OK) return st;
     if (link->mass < 0.0)
-        return sd_urdf_fail(pc->err, SD_E_PARSE, pc->source, line_of(mass), "%s: <mass value=\"%g\">: negative mass",
-                            owner, link->mass);
+        return sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(mass), "%s: <mass value=\"%g\">: negative mass",
+                          owner, link->mass);
+    if (link->mass > SD_MAX_MASS)
+        return sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(mass),
+                          "%s: <mass value=\"%g\">: beyond %g kg, the bound of physical models", owner, link->mass,
+                          SD_MAX_MASS);
     double I[9], T[9], e[3];
     st = read_inertia_matrix(pc, inertia, owner, I);
+    if (st == SD_OK) st = check_inertia(pc, mass, inertia, owner, link->mass, I, e);
     if (st != SD_OK) return st;
-    sym3_eigenvalues(I, e);
-    const double scale = fabs(e[0]) > fabs(e[2]) ? fabs(e[0]) : fabs(e[2]);
-    if (e[0] < -INERTIA_TOL * scale)
-        return sd_urdf_fail(pc->err, SD_E_PARSE, pc->source, line_of(inertia),
-                            "%s: <inertia> is not positive semi-definite (principal moments %g, %g, %g)", owner, e[0],
-                            e[1], e[2]);
-    if (link->mass == 0.0 && (e[0] != 0.0 || e[2] != 0.0))
-        return sd_urdf_fail(pc->err, SD_E_PARSE, pc->source, line_of(mass),
-                            "%s: <mass value=\"0\"> with a nonzero <inertia> (a massless link has no inertia)", owner);
     link->triangle_broken = breaks_triangle(e);
     sd_m3_mul(X.R, I, T);
     sd_m3_mul_t(T, X.R, link->inertia);
@@ -311,13 +322,16 @@ static sd_status parse_link(const parse_ctx *pc, const xmlNode *node, sd_urdf_ro
     link->name = get_attr(node, "name");
     if (link->name == NULL || link->name[0] == '\0') {
         free(link->name);
-        return sd_urdf_fail(pc->err, SD_E_PARSE, pc->source, link->line, "<link> has no name");
+        return sd_io_fail(pc->err, SD_E_PARSE, pc->source, link->line, "<link> has no name");
     }
     ++robot->nlinks; /* from here on the robot owns the name */
-    char owner[300];
-    snprintf(owner, sizeof owner, "link '%.250s'", link->name);
     const xmlNode *inertial = child_element(node, "inertial");
-    return inertial != NULL ? parse_inertial(pc, inertial, owner, link) : SD_OK;
+    if (inertial == NULL) return SD_OK;
+    char *owner = sd_io_describe("link", link->name);
+    if (owner == NULL) return out_of_memory(pc);
+    const sd_status st = parse_inertial(pc, inertial, owner, link);
+    free(owner);
+    return st;
 }
 
 /* ---------------------------------------------------------------- joints */
@@ -345,46 +359,72 @@ static sd_status read_link_ref(const parse_ctx *pc, const xmlNode *node, const c
     const xmlNode *ref = child_element(node, which);
     *out = ref != NULL ? get_attr(ref, "link") : NULL;
     if (*out == NULL || (*out)[0] == '\0')
-        return sd_urdf_fail(pc->err, SD_E_PARSE, pc->source, line_of(ref != NULL ? ref : node),
-                            "%s: no <%s link=\"...\"/>", owner, which);
+        return sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(ref != NULL ? ref : node),
+                          "%s: no <%s link=\"...\"/>", owner, which);
     return SD_OK;
 }
 
-/* <axis xyz>, normalised; URDF's default is x. Only moving joints need a nonzero axis. */
+/* <axis xyz>, normalised; URDF's default is x. Only moving joints need a nonzero axis. An axis is a
+ * direction of any length, so it is scaled by its largest component before its norm is formed
+ * (1e300 would overflow the squares, 1e-300 underflow them); below 1e-12 it is noise. */
 static sd_status read_axis(const parse_ctx *pc, const xmlNode *node, const char *owner, sd_urdf_joint *j)
 {
     sd_v3_set(j->axis, 1.0, 0.0, 0.0);
     const xmlNode *axis = child_element(node, "axis");
     if (axis == NULL) return SD_OK;
-    sd_status st = read_numbers(pc, axis, owner, "xyz", 3, 0, j->axis);
+    double a[3] = {1.0, 0.0, 0.0};
+    sd_status st = read_numbers(pc, axis, owner, "xyz", 3, 0, ANY, a);
     if (st != SD_OK) return st;
-    const double n = sd_v3_norm(j->axis);
+    double s = 0.0;
+    for (int i = 0; i < 3; ++i) s = fabs(a[i]) > s ? fabs(a[i]) : s;
+    double u[3] = {0.0, 0.0, 0.0}, n = 0.0;
+    if (s > 0.0) {
+        for (int i = 0; i < 3; ++i) u[i] = a[i] / s;
+        n = sd_v3_norm(u); /* in [1, sqrt 3] */
+    }
     const int needs_axis = j->hinge == SD_HINGE_REVOLUTE || j->hinge == SD_HINGE_PRISMATIC ||
                            j->hinge == SD_HINGE_PLANAR;
-    if (n < 1e-12) {
+    if (!(s * n >= 1e-12)) {
         if (needs_axis)
-            return sd_urdf_fail(pc->err, SD_E_PARSE, pc->source, line_of(axis), "%s: <axis> has zero length", owner);
-        sd_v3_set(j->axis, 1.0, 0.0, 0.0);
+            return sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(axis), "%s: <axis> has zero length", owner);
         return SD_OK;
     }
-    for (int i = 0; i < 3; ++i) j->axis[i] /= n;
+    for (int i = 0; i < 3; ++i) j->axis[i] = u[i] / n;
     return SD_OK;
 }
 
-/* <limit lower upper effort velocity>: position limits only for revolute and prismatic joints. */
+/* <limit lower upper effort velocity>: position limits only for revolute and prismatic joints.
+ * Files write "no limit" as a huge number (Gazebo's 1e16, or the largest double): a limit beyond
+ * the physical bounds is read as no limit, with a warning (urdf_build.c), and never reaches the
+ * model, where it would make random configurations overflow. */
 static sd_status read_limit(const parse_ctx *pc, const xmlNode *node, const char *owner, sd_urdf_joint *j)
 {
     const xmlNode *limit = child_element(node, "limit");
     if (limit == NULL) return SD_OK;
-    sd_status st = read_numbers(pc, limit, owner, "lower", 1, 0, &j->lower);
-    if (st == SD_OK) st = read_numbers(pc, limit, owner, "upper", 1, 0, &j->upper);
-    if (st == SD_OK) st = read_nonnegative(pc, limit, owner, "effort", 0, &j->effort);
-    if (st == SD_OK) st = read_nonnegative(pc, limit, owner, "velocity", 0, &j->velocity);
+    static const number_kind nonnegative = {HUGE_VAL, "", 1};
+    sd_status st = read_numbers(pc, limit, owner, "lower", 1, 0, ANY, &j->lower);
+    if (st == SD_OK) st = read_numbers(pc, limit, owner, "upper", 1, 0, ANY, &j->upper);
+    if (st == SD_OK) st = read_numbers(pc, limit, owner, "effort", 1, 0, nonnegative, &j->effort);
+    if (st == SD_OK) st = read_numbers(pc, limit, owner, "velocity", 1, 0, nonnegative, &j->velocity);
     if (st != SD_OK) return st;
     if (j->lower > j->upper)
-        return sd_urdf_fail(pc->err, SD_E_PARSE, pc->source, line_of(limit), "%s: <limit> lower %g > upper %g",
-                            owner, j->lower, j->upper);
+        return sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(limit), "%s: <limit> lower %g > upper %g", owner,
+                          j->lower, j->upper);
     const int positional = (j->hinge == SD_HINGE_REVOLUTE && !j->continuous) || j->hinge == SD_HINGE_PRISMATIC;
+    const double travel = j->hinge == SD_HINGE_PRISMATIC ? SD_MAX_LENGTH : SD_MAX_ANGLE;
+    j->limit_line = line_of(limit);
+    if (positional && (fabs(j->lower) > travel || fabs(j->upper) > travel)) {
+        j->unbounded_limit = fabs(j->lower) > travel ? "lower" : "upper";
+        j->lower = j->upper = 0.0;
+    }
+    if (j->effort > SD_MAX_EFFORT) {
+        if (j->unbounded_limit == NULL) j->unbounded_limit = "effort";
+        j->effort = 0.0;
+    }
+    if (j->velocity > SD_MAX_SPEED) {
+        if (j->unbounded_limit == NULL) j->unbounded_limit = "velocity";
+        j->velocity = 0.0;
+    }
     j->has_limits = positional && j->lower < j->upper;
     if (!positional) j->lower = j->upper = 0.0;
     return SD_OK;
@@ -396,8 +436,8 @@ static sd_status read_dynamics_and_mimic(const parse_ctx *pc, const xmlNode *nod
     const xmlNode *dynamics = child_element(node, "dynamics");
     sd_status st = SD_OK;
     if (dynamics != NULL) {
-        st = read_nonnegative(pc, dynamics, owner, "damping", 0, &j->damping);
-        if (st == SD_OK) st = read_nonnegative(pc, dynamics, owner, "friction", 0, &j->friction);
+        st = read_numbers(pc, dynamics, owner, "damping", 1, 0, DAMPING, &j->damping);
+        if (st == SD_OK) st = read_numbers(pc, dynamics, owner, "friction", 1, 0, FRICTION, &j->friction);
         if (st != SD_OK) return st;
     }
     const xmlNode *mimic = child_element(node, "mimic");
@@ -405,21 +445,21 @@ static sd_status read_dynamics_and_mimic(const parse_ctx *pc, const xmlNode *nod
     j->mimic_line = line_of(mimic);
     j->mimic = get_attr(mimic, "joint");
     if (j->mimic == NULL || j->mimic[0] == '\0')
-        return sd_urdf_fail(pc->err, SD_E_PARSE, pc->source, j->mimic_line, "%s: <mimic> has no joint", owner);
-    st = read_numbers(pc, mimic, owner, "multiplier", 1, 0, &j->mimic_multiplier);
-    if (st == SD_OK) st = read_numbers(pc, mimic, owner, "offset", 1, 0, &j->mimic_offset);
+        return sd_io_fail(pc->err, SD_E_PARSE, pc->source, j->mimic_line, "%s: <mimic> has no joint", owner);
+    const number_kind offset = j->hinge == SD_HINGE_PRISMATIC ? LENGTH : ANGLE;
+    st = read_numbers(pc, mimic, owner, "multiplier", 1, 0, GEAR_RATIO, &j->mimic_multiplier);
+    if (st == SD_OK) st = read_numbers(pc, mimic, owner, "offset", 1, 0, offset, &j->mimic_offset);
     return st;
 }
 
 static sd_status parse_joint_body(const parse_ctx *pc, const xmlNode *node, const char *owner, sd_urdf_joint *j)
 {
     char *type = get_attr(node, "type");
-    if (type == NULL)
-        return sd_urdf_fail(pc->err, SD_E_PARSE, pc->source, j->line, "%s: no type", owner);
+    if (type == NULL) return sd_io_fail(pc->err, SD_E_PARSE, pc->source, j->line, "%s: no type", owner);
     int known = joint_type_from_name(type, &j->hinge, &j->continuous);
     sd_status st = known ? SD_OK
-                         : sd_urdf_fail(pc->err, SD_E_PARSE, pc->source, j->line, "%s: unknown joint type '%.40s'",
-                                        owner, type);
+                         : sd_io_fail(pc->err, SD_E_PARSE, pc->source, j->line, "%s: unknown joint type '%.40s'",
+                                      owner, type);
     free(type);
     if (st == SD_OK) st = read_link_ref(pc, node, owner, "parent", &j->parent_name);
     if (st == SD_OK) st = read_link_ref(pc, node, owner, "child", &j->child_name);
@@ -443,10 +483,12 @@ static sd_status parse_joint(const parse_ctx *pc, const xmlNode *node, sd_urdf_r
     sd_transform_identity(&j->origin);
     j->name = get_attr(node, "name");
     if (j->name == NULL || j->name[0] == '\0')
-        return sd_urdf_fail(pc->err, SD_E_PARSE, pc->source, j->line, "<joint> has no name");
-    char owner[300];
-    snprintf(owner, sizeof owner, "joint '%.250s'", j->name);
-    return parse_joint_body(pc, node, owner, j);
+        return sd_io_fail(pc->err, SD_E_PARSE, pc->source, j->line, "<joint> has no name");
+    char *owner = sd_io_describe("joint", j->name);
+    if (owner == NULL) return out_of_memory(pc);
+    const sd_status st = parse_joint_body(pc, node, owner, j);
+    free(owner);
+    return st;
 }
 
 /* ---------------------------------------------------------------- document */
@@ -455,9 +497,9 @@ static sd_status parse_robot(const parse_ctx *pc, const xmlDoc *doc, sd_urdf_rob
 {
     const xmlNode *root = xmlDocGetRootElement(doc);
     if (root == NULL || !is_element(root, "robot"))
-        return sd_urdf_fail(pc->err, SD_E_PARSE, pc->source, root != NULL ? line_of(root) : 0,
-                            "no <robot> element (the root element is <%.40s>)",
-                            root != NULL ? (const char *)root->name : "nothing");
+        return sd_io_fail(pc->err, SD_E_PARSE, pc->source, root != NULL ? line_of(root) : 0,
+                          "no <robot> element (the root element is <%.40s>)",
+                          root != NULL ? (const char *)root->name : "nothing");
     robot->name = get_attr(root, "name");
     for (const xmlNode *c = root->children; c != NULL; c = c->next) {
         sd_status st = SD_OK;
@@ -468,59 +510,8 @@ static sd_status parse_robot(const parse_ctx *pc, const xmlDoc *doc, sd_urdf_rob
         if (st != SD_OK) return st;
     }
     if (robot->nlinks == 0)
-        return sd_urdf_fail(pc->err, SD_E_PARSE, pc->source, line_of(root), "<robot> has no <link>");
+        return sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(root), "<robot> has no <link>");
     return SD_OK;
-}
-
-/* The first fatal XML error, caught instead of printed. */
-typedef struct xml_error_sink {
-    int have;
-    int line;
-    char message[200];
-} xml_error_sink;
-
-#if LIBXML_VERSION >= 21200
-static void record_xml_error(void *user, const xmlError *error)
-#else
-static void record_xml_error(void *user, xmlErrorPtr error)
-#endif
-{
-    xmlParserCtxtPtr ctxt = user;
-    xml_error_sink *sink = ctxt != NULL ? ctxt->_private : NULL;
-    if (sink == NULL || sink->have || error == NULL || error->level != XML_ERR_FATAL) return;
-    sink->have = 1;
-    sink->line = error->line;
-    snprintf(sink->message, sizeof sink->message, "%s", error->message != NULL ? error->message : "error");
-    size_t n = strlen(sink->message);
-    while (n > 0 && (sink->message[n - 1] == '\n' || sink->message[n - 1] == ' ')) sink->message[--n] = '\0';
-}
-
-/* Parse XML text; never touches the network, never prints. */
-static sd_status parse_xml(const parse_ctx *pc, const char *xml, size_t length, xmlDoc **doc)
-{
-    *doc = NULL;
-    if (length > INT_MAX)
-        return sd_urdf_fail(pc->err, SD_E_ARGUMENT, pc->source, 0, "file too large (%zu bytes)", length);
-    xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
-    if (ctxt == NULL) return out_of_memory(pc);
-    xml_error_sink sink = {0, 0, ""};
-    ctxt->_private = &sink;
-#if LIBXML_VERSION >= 21300
-    xmlCtxtSetErrorHandler(ctxt, record_xml_error, ctxt);
-#else
-    ctxt->sax->serror = record_xml_error; /* called with ctxt->userData, which is ctxt */
-#endif
-    const int options = XML_PARSE_NONET | XML_PARSE_NOWARNING | XML_PARSE_NOERROR | XML_PARSE_BIG_LINES;
-    *doc = xmlCtxtReadMemory(ctxt, xml, (int)length, pc->source, NULL, options);
-    sd_status st = SD_OK;
-    if (*doc == NULL || !ctxt->wellFormed) {
-        st = sd_urdf_fail(pc->err, SD_E_PARSE, pc->source, sink.have ? sink.line : 0, "malformed XML: %s",
-                          sink.have ? sink.message : "the document could not be parsed");
-        xmlFreeDoc(*doc);
-        *doc = NULL;
-    }
-    xmlFreeParserCtxt(ctxt);
-    return st;
 }
 
 /* ---------------------------------------------------------------- public entry points */
@@ -531,12 +522,15 @@ sd_status sd_urdf_load_string(const char *xml, size_t length, const char *source
     if (err != NULL) { err->status = SD_OK; err->message[0] = '\0'; }
     const char *source = source_name != NULL ? source_name : "<string>";
     if (model == NULL || xml == NULL)
-        return sd_urdf_fail(err, SD_E_ARGUMENT, source, 0, "sd_urdf_load_string: %s is NULL",
-                            model == NULL ? "model" : "xml");
+        return sd_io_fail(err, SD_E_ARGUMENT, source, 0, "sd_urdf_load_string: %s is NULL",
+                          model == NULL ? "model" : "xml");
     *model = NULL;
+    if (length > SD_MODEL_FILE_MAX_BYTES)
+        return sd_io_fail(err, SD_E_IO, source, 0, "file too large: %zu bytes, model texts are read up to %zu MiB",
+                          length, (size_t)SD_MODEL_FILE_MAX_BYTES >> 20);
     parse_ctx pc = {source, err};
     xmlDoc *doc = NULL;
-    sd_status st = parse_xml(&pc, xml, length, &doc);
+    sd_status st = sd_xml_read(xml, length, source, &doc, err);
     if (st != SD_OK) return st;
     sd_urdf_robot robot;
     memset(&robot, 0, sizeof robot);
@@ -548,44 +542,15 @@ sd_status sd_urdf_load_string(const char *xml, size_t length, const char *source
     return st;
 }
 
-/* The whole file in a malloc'ed buffer. */
-static sd_status read_file(const char *path, char **text, size_t *length, sd_error *err)
-{
-    *text = NULL;
-    *length = 0;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return sd_urdf_fail(err, SD_E_IO, path, 0, "cannot open: %s", strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf != NULL) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap) break;
-        char *bigger = realloc(buf, 2 * cap);
-        if (bigger == NULL) { free(buf); buf = NULL; break; }
-        buf = bigger;
-        cap *= 2;
-    }
-    const int failed = buf != NULL && ferror(f);
-    fclose(f);
-    if (buf == NULL) return sd_urdf_fail(err, SD_E_MEMORY, path, 0, "out of memory");
-    if (failed) {
-        free(buf);
-        return sd_urdf_fail(err, SD_E_IO, path, 0, "read error");
-    }
-    *text = buf;
-    *length = n;
-    return SD_OK;
-}
-
 sd_status sd_urdf_load_file(const char *path, const sd_urdf_options *options, sd_model **model, sd_error *err)
 {
     if (err != NULL) { err->status = SD_OK; err->message[0] = '\0'; }
     if (path == NULL || model == NULL)
-        return sd_urdf_fail(err, SD_E_ARGUMENT, "sd_urdf_load_file", 0, "%s is NULL", path == NULL ? "path" : "model");
+        return sd_io_fail(err, SD_E_ARGUMENT, "sd_urdf_load_file", 0, "%s is NULL", path == NULL ? "path" : "model");
     *model = NULL;
     char *text;
     size_t length;
-    sd_status st = read_file(path, &text, &length, err);
+    sd_status st = sd_io_read_model_file(path, &text, &length, err);
     if (st != SD_OK) return st;
     st = sd_urdf_load_string(text, length, path, options, model, err);
     free(text);

@@ -19,12 +19,14 @@
  * the inertial frame. With options->floating_base the root link gets a free hinge instead; when
  * the root is "world", each link welded to it gets the free hinge.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "io/urdf_internal.h"
+#include "model_bounds.h"
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -127,6 +129,7 @@ typedef struct build_state {
     sd_transform *X_host;   /* per link: its frame in its host's frame */
     sd_transform *placement;/* per body link: its joint frame in its parent body's frame */
     lump *mass;             /* per body link: lumped mass properties, body frame */
+    char *root_joint;       /* the name of the root body's hinge, which the file does not name */
     sd_builder *builder;
 } build_state;
 
@@ -140,7 +143,7 @@ static sd_status fail(build_state *b, sd_status st, int line, const char *fmt, .
 {
     va_list ap;
     va_start(ap, fmt);
-    st = sd_urdf_vfail(b->err, st, b->src, line, fmt, ap);
+    st = sd_io_vfail(b->err, st, b->src, line, fmt, ap);
     va_end(ap);
     return st;
 }
@@ -171,6 +174,7 @@ static void release(build_state *b)
     free(b->X_host);
     free(b->placement);
     free(b->mass);
+    free(b->root_joint);
     sd_builder_free(b->builder);
 }
 
@@ -193,7 +197,7 @@ static sd_status add_implicit_world(build_state *b)
     r->links_cap = r->nlinks + 1;
     sd_urdf_link *w = &r->links[r->nlinks];
     memset(w, 0, sizeof *w);
-    w->name = sd_urdf_strdup("world");
+    w->name = sd_io_strdup("world");
     if (w->name == NULL) return fail(b, SD_E_MEMORY, 0, "out of memory");
     w->line = line; /* the first joint that names it */
     w->parent_joint = w->first_child = w->last_child = -1;
@@ -298,6 +302,26 @@ static sd_status order_links(build_state *b)
     return SD_OK;
 }
 
+/* The root body's hinge (fixed, or free with floating_base) is not in the file, so it needs a
+ * name: the root link's, unless a joint of the file has it (links and joints are separate
+ * namespaces in URDF, so a joint may well be called like a link), then "<link>_root",
+ * "<link>_root2", ... whichever no joint has. */
+static sd_status name_root_joint(build_state *b)
+{
+    if (b->world_root) return SD_OK;
+    const sd_urdf_robot *r = b->robot;
+    const char *link = r->links[b->order[0]].name;
+    const size_t size = strlen(link) + 32;
+    b->root_joint = malloc(size);
+    if (b->root_joint == NULL) return fail(b, SD_E_MEMORY, 0, "out of memory");
+    snprintf(b->root_joint, size, "%s", link);
+    for (int k = 1; find_named(b->joint_names, r->njoints, b->root_joint) >= 0; ++k) {
+        if (k == 1) snprintf(b->root_joint, size, "%s_root", link);
+        else snprintf(b->root_joint, size, "%s_root%d", link, k);
+    }
+    return SD_OK;
+}
+
 /* A mimic joint must name another one-coordinate joint of the file. */
 static sd_status check_mimics(build_state *b)
 {
@@ -368,6 +392,14 @@ static sd_status add_body(build_state *b, int L)
 {
     const sd_urdf_link *link = &b->robot->links[L];
     const sd_urdf_joint *j = link->parent_joint >= 0 ? &b->robot->joints[link->parent_joint] : NULL;
+    /* each <origin> was bounded where it was read; merged fixed joints add theirs up */
+    const double *p = b->placement[L].p;
+    for (int i = 0; i < 3 && j != NULL; ++i)
+        if (fabs(p[i]) > SD_MAX_LENGTH)
+            return fail(b, SD_E_PARSE, j->line,
+                        "joint '%s': its frame lies %g m from its parent body's frame along the fixed joints "
+                        "merged between them, beyond %g m, the bound of physical models",
+                        j->name, p[i], SD_MAX_LENGTH);
     sd_body_desc d;
     sd_body_desc_init(&d);
     d.name = link->name;
@@ -377,8 +409,10 @@ static sd_status add_body(build_state *b, int L)
     memcpy(d.com, b->mass[L].c, sizeof d.com);
     memcpy(d.inertia, b->mass[L].I, sizeof d.inertia);
     d.source_file = b->src;
-    d.source_line = link->line; /* the builder's remaining checks are about the link's inertia */
-    if (j != NULL) {
+    d.source_line = link->line; /* the builder's remaining checks: the lumped mass, the composed placement */
+    if (j == NULL) {
+        d.joint_name = b->root_joint;
+    } else {
         const int hp = b->host[j->parent];
         d.parent = hp >= 0 ? b->robot->links[hp].name : NULL;
         d.joint_name = j->name;
@@ -440,6 +474,23 @@ static sd_status warn_mimics(build_state *b)
     }
     free(moving.s);
     free(fixed.s);
+    return st;
+}
+
+/* One warning per joint whose <limit> held a number beyond the physical bounds, read as no limit
+ * (files write "unlimited" as 1e16 or the largest double). */
+static sd_status warn_unbounded_limits(build_state *b)
+{
+    sd_urdf_robot *r = b->robot;
+    sd_status st = SD_OK;
+    for (int k = 0; k < r->njoints && st == SD_OK; ++k) {
+        const sd_urdf_joint *j = &r->joints[k];
+        if (j->unbounded_limit == NULL) continue;
+        strbuf w = {0};
+        sb_printf(&w, "%s:%d: joint '%s': <limit %s> is beyond the bounds of physical models; read as no limit",
+                  b->src, j->limit_line, j->name, j->unbounded_limit);
+        st = warn(b, &w);
+    }
     return st;
 }
 
@@ -509,6 +560,7 @@ static sd_status emit(build_state *b, sd_model **model)
     }
     if (st == SD_OK) st = warn_mimics(b);
     if (st == SD_OK) st = warn_inertias(b);
+    if (st == SD_OK) st = warn_unbounded_limits(b);
     if (st == SD_OK) st = warn_massless_leaves(b);
     if (st == SD_OK) st = sd_builder_build(b->builder, model, b->err);
     return st;
@@ -530,6 +582,7 @@ sd_status sd_urdf_robot_build(sd_urdf_robot *robot, const sd_urdf_options *optio
     if (st == SD_OK) st = index_names(&b, b.joint_names, robot->njoints, 0);
     if (st == SD_OK) st = resolve_joints(&b);
     if (st == SD_OK) st = order_links(&b);
+    if (st == SD_OK) st = name_root_joint(&b);
     if (st == SD_OK) st = check_mimics(&b);
     if (st == SD_OK) {
         assign_hosts(&b);

@@ -1,19 +1,20 @@
 /*
  * io/urdf_internal.h — what the two halves of the URDF loader share: the robot as read from the
- * file (links and joints, still in URDF terms, each with its source line) and the error helper.
+ * file (links and joints, still in URDF terms, each with its source line).
  *
- *   urdf.c        XML -> sd_urdf_robot (libxml2; every number checked, every element's line kept)
+ *   urdf.c        XML -> sd_urdf_robot (every number checked, every element's line kept)
  *   urdf_build.c  sd_urdf_robot -> sd_builder (tree checks, fixed-joint lumping, warnings)
  *
- * Private to the library; not installed.
+ * The XML itself is read by io/xml_read.c, the file by io/io_common.c. Private to the library;
+ * not installed.
  */
 #ifndef SOADYN_IO_URDF_INTERNAL_H
 #define SOADYN_IO_URDF_INTERNAL_H
 
-#include <stdarg.h>
-
 #include <soadyn/model.h>
 #include <soadyn/urdf.h>
+
+#include "io/io_common.h"
 
 /* A <link>. The inertia is already rotated from the <inertial> frame into the link axes. */
 typedef struct sd_urdf_link {
@@ -42,6 +43,9 @@ typedef struct sd_urdf_joint {
     double axis[3];          /* unit axis in the joint frame (planar: the plane normal) */
     int has_limits;
     double lower, upper, effort, velocity;
+    const char *unbounded_limit; /* the first <limit> attribute beyond the physical bounds, read as
+                                    "no limit" (a warning); NULL if none */
+    int limit_line;
     double damping, friction;
     char *mimic;             /* joint this one mimics; NULL if none */
     int mimic_line;
@@ -64,20 +68,5 @@ void sd_urdf_robot_clear(sd_urdf_robot *robot);
 /* Turn a parsed robot into a model; see urdf.h for what the options do. */
 sd_status sd_urdf_robot_build(sd_urdf_robot *robot, const sd_urdf_options *options, sd_model **model,
                               sd_error *err);
-
-/* Fill err (if not NULL) with "source:line: message" and return status; line 0 leaves it out. */
-sd_status sd_urdf_fail(sd_error *err, sd_status status, const char *source, int line, const char *fmt,
-                       ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 5, 6)))
-#endif
-    ;
-
-/* The same with a va_list. */
-sd_status sd_urdf_vfail(sd_error *err, sd_status status, const char *source, int line, const char *fmt,
-                        va_list ap);
-
-/* A malloc'ed copy of s, NULL if s is NULL or memory runs out. */
-char *sd_urdf_strdup(const char *s);
 
 #endif /* SOADYN_IO_URDF_INTERNAL_H */

@@ -1,15 +1,23 @@
 /*
  * tests/io/test_urdf_errors.c — broken URDF files are refused with the right status and a
  * message naming the file, the line and the element; doubtful but usable ones load with a
- * warning; nothing is printed by the library (libxml2's own messages included).
+ * warning; nothing is printed by the library (libxml2's own messages included, from several
+ * threads at once); numbers beyond the bounds of physical models are refused, limits beyond them
+ * read as no limit; paths that are no regular file (/dev/zero, a FIFO, a directory) and files
+ * beyond the size limit are refused at once.
  *
  * Usage: test_urdf_errors <folder of the broken corpus (tests/io/broken)>
  */
-#define _POSIX_C_SOURCE 200809L /* dup, dup2, fileno: to watch stderr */
+#define _POSIX_C_SOURCE 200809L /* dup, dup2, fileno, mkfifo, mkdtemp, alarm, pthreads */
 
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <soadyn/model.h>
@@ -60,6 +68,24 @@ static const broken_case corpus[] = {
     {"negative_damping.urdf", SD_E_PARSE, 8, "joint 'j1'", "damping"},
     {"mimic_unknown_joint.urdf", SD_E_PARSE, 8, "joint 'j1'", "\"nobody\""},
     {"massless_with_inertia.urdf", SD_E_PARSE, 6, "link 'b'", "nonzero <inertia>"},
+    /* finite numbers no physical model has: beyond the bounds of model_bounds.h */
+    {"mass_huge.urdf", SD_E_PARSE, 5, "link 'a'", "beyond 1e+12 kg"},
+    {"inertia_huge.urdf", SD_E_PARSE, 6, "link 'a'", "beyond mass x (1e+06 m)^2"},
+    {"inertia_beyond_size.urdf", SD_E_PARSE, 7, "link 'a'", "principal moment 1.8e+12"},
+    {"origin_huge.urdf", SD_E_PARSE, 8, "joint 'j1'", "beyond 1e+06 m"},
+    {"com_huge.urdf", SD_E_PARSE, 5, "link 'a'", "2e+06 m is beyond"},
+    {"rpy_huge.urdf", SD_E_PARSE, 8, "joint 'j1'", "beyond 1e+06 rad"},
+    {"damping_huge.urdf", SD_E_PARSE, 8, "joint 'j1'", "damping"},
+    {"mimic_multiplier_huge.urdf", SD_E_PARSE, 10, "joint 'j2'", "multiplier"},
+    {"fixed_chain_far.urdf", SD_E_PARSE, 12, "joint 'j1'", "2.7e+06 m"},
+    /* what libxml2 itself reports, in the error and never on stderr; no entity is loaded */
+    {"encoding_invalid_bytes.urdf", SD_E_PARSE, 4, "malformed XML", "input conversion failed"},
+    {"encoding_unsupported.urdf", SD_E_PARSE, 1, "malformed XML", "KLINGON"},
+    {"encoding_utf16_label.urdf", SD_E_PARSE, 1, "malformed XML", "UTF-16"},
+    {"encoding_invalid_utf8.urdf", SD_E_PARSE, 4, "malformed XML", "UTF-8"},
+    {"external_entity_attribute.urdf", SD_E_PARSE, 4, "malformed XML", "external entity 'secret'"},
+    {"external_entity_content.urdf", SD_E_PARSE, 7, "joint 'j1'", "unknown child link 'b'"},
+    {"external_dtd.urdf", SD_E_PARSE, 5, "<link>", "no name"},
 };
 
 static void check_broken(const char *folder, const broken_case *c)
@@ -84,7 +110,48 @@ static void check_broken(const char *folder, const broken_case *c)
     CHECK(sd_urdf_load_file(path, NULL, &m, NULL) == c->status); /* no error struct: no crash */
 }
 
-/* The whole corpus again with stderr redirected to a file, which must stay empty. */
+/* Loads of the file that made libxml2 print "encoding error" (its handlers for such errors are the
+ * thread's own), from several threads at once: each gets its own message. */
+typedef struct load_job {
+    const char *path;
+    int good; /* loads that failed with the right message */
+} load_job;
+
+static void *load_repeatedly(void *arg)
+{
+    load_job *job = arg;
+    for (int i = 0; i < 50; ++i) {
+        sd_model *m = NULL;
+        sd_error err;
+        if (sd_urdf_load_file(job->path, NULL, &m, &err) == SD_E_PARSE && m == NULL &&
+            strstr(err.message, ":4: malformed XML: input conversion failed") != NULL)
+            ++job->good;
+        sd_model_free(m);
+    }
+    return NULL;
+}
+
+static void load_from_threads(const char *folder)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/encoding_invalid_bytes.urdf", folder);
+    load_job jobs[4];
+    pthread_t threads[4];
+    int started = 0;
+    for (int t = 0; t < 4; ++t) {
+        jobs[t].path = path;
+        jobs[t].good = 0;
+        if (pthread_create(&threads[t], NULL, load_repeatedly, &jobs[t]) == 0) ++started;
+    }
+    CHECK(started == 4);
+    for (int t = 0; t < started; ++t) {
+        pthread_join(threads[t], NULL);
+        CHECK(jobs[t].good == 50);
+    }
+}
+
+/* The whole corpus again with stderr redirected to a file, which must stay empty (libxml2 2.9 printed
+ * encoding errors there); then the same from several threads at once. */
 static void check_silence(const char *folder)
 {
     FILE *sink = tmpfile();
@@ -100,6 +167,7 @@ static void check_silence(const char *folder)
         sd_urdf_load_file(path, NULL, &m, NULL);
         sd_model_free(m);
     }
+    load_from_threads(folder);
     fflush(stderr);
     dup2(saved, 2);
     close(saved);
@@ -163,6 +231,33 @@ static void check_warnings(void)
                   "'f'", "mimic");
 }
 
+/* Limits beyond the physical bounds are files' way of writing "no limit" (Gazebo's 1e16, the
+ * largest double): read as no limit with a warning, so that random configurations stay finite
+ * (they are drawn between the limits). */
+static void check_unbounded_limits(void)
+{
+    static const char xml[] =
+        "<robot name='r'><link name='base'/>\n"
+        "<joint name='j' type='revolute'><parent link='base'/><child link='arm'/>\n"
+        "<limit lower='-1.79769e308' upper='1.79769e308' effort='1e16' velocity='1e16'/></joint>\n"
+        "<link name='arm'>" INERTIAL("1", "1", "1", "1") "</link></robot>";
+    check_warning("limit_unbounded.urdf", xml, "'j'", "no limit");
+    sd_model *m = NULL;
+    sd_error err;
+    CHECK(sd_urdf_load_string(xml, strlen(xml), "limit_unbounded.urdf", NULL, &m, &err) == SD_OK);
+    if (m == NULL) return;
+    const sd_body_desc *d = sd_model_body_desc(m, sd_model_body_index(m, "arm"));
+    CHECK(d != NULL && !d->has_limits && d->lower == 0.0 && d->upper == 0.0);
+    CHECK(d != NULL && d->effort_limit == 1e16 && d->velocity_limit == 0.0); /* 1e16 N m is within 1e25 */
+    uint64_t rng = 5;
+    double q[1];
+    for (int i = 0; i < 100; ++i) {
+        sd_configuration_random(m, &rng, q);
+        CHECK(isfinite(q[0]) && fabs(q[0]) <= 3.15);
+    }
+    sd_model_free(m);
+}
+
 /* Every prefix of a valid file, and random byte changes to it, load or fail cleanly (the sanitizer
  * build watches for the rest): a failure always has a message naming the source. */
 static void check_mangled(void)
@@ -211,6 +306,47 @@ static void check_mangled(void)
     CHECK(clean);
 }
 
+/* A path that is no regular file (a device that never ends, a FIFO nobody writes, a directory) and
+ * a file beyond the size limit are refused at once, naming the path; alarm() turns a hang into a
+ * failure. */
+static void expect_io_error(const char *path, const char *why)
+{
+    static char sentinel;
+    sd_model *m = (sd_model *)(void *)&sentinel;
+    sd_error err;
+    const sd_status st = sd_urdf_load_file(path, NULL, &m, &err);
+    const int ok = st == SD_E_IO && m == NULL && strstr(err.message, path) != NULL && strstr(err.message, why) != NULL;
+    CHECK(ok);
+    if (!ok) fprintf(stderr, "  %s: got %s \"%s\"; expected \"%s\"\n", path, sd_status_name(st), err.message, why);
+    else printf("  %s\n", err.message);
+}
+
+static void check_not_regular(const char *folder)
+{
+    alarm(60);
+    expect_io_error("/dev/zero", "character device");
+    expect_io_error(folder, "directory");
+    char dir[] = "/tmp/soadyn_test_XXXXXX";
+    if (mkdtemp(dir) == NULL) {
+        CHECK(!"mkdtemp");
+        return;
+    }
+    char fifo[64], big[64];
+    snprintf(fifo, sizeof fifo, "%s/robot.urdf", dir);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    expect_io_error(fifo, "FIFO");
+    unlink(fifo);
+    /* one byte beyond the limit, sparse: no disk used, nothing but the size matters */
+    snprintf(big, sizeof big, "%s/big.urdf", dir);
+    const int fd = open(big, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd >= 0 && ftruncate(fd, (off_t)SD_MODEL_FILE_MAX_BYTES + 1) == 0);
+    if (fd >= 0) close(fd);
+    expect_io_error(big, "file too large");
+    unlink(big);
+    rmdir(dir);
+    alarm(0);
+}
+
 static void check_arguments(const char *folder)
 {
     sd_model *m = NULL;
@@ -238,6 +374,9 @@ int main(int argc, char **argv)
     printf("accepted with warnings:\n");
     check_warnings();
     check_arguments(argv[1]);
+    printf("not regular files, too large a file:\n");
+    check_not_regular(argv[1]);
+    check_unbounded_limits();
     check_mangled();
     return test_summary("test_urdf_errors");
 }

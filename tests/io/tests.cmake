@@ -5,5 +5,8 @@ soadyn_add_test(test_urdf_errors SOURCES io/test_urdf_errors.c LABELS unit
                 ARGS ${CMAKE_CURRENT_SOURCE_DIR}/io/broken)
 soadyn_add_test(test_urdf_bundled_models SOURCES io/test_urdf_bundled_models.c LABELS unit
                 ARGS ${PROJECT_SOURCE_DIR}/models)
+soadyn_add_test(test_urdf_names SOURCES io/test_urdf_names.c LABELS unit)
+soadyn_add_test(test_urdf_evaluates_finite SOURCES io/test_urdf_evaluates_finite.c LABELS unit
+                ARGS ${CMAKE_CURRENT_SOURCE_DIR}/io/broken ${PROJECT_SOURCE_DIR}/models)
 soadyn_add_test(test_urdf_shared_models SOURCES io/test_urdf_shared_models.c LABELS shared_models
                 ARGS ${SOADYN_SHARED_MODELS})
