@@ -115,10 +115,13 @@ SD_API void sd_builder_free(sd_builder *builder);
 
 /* Set the model's name (copied). */
 SD_API sd_status sd_builder_set_name(sd_builder *builder, const char *name);
-/* Set gravity, the acceleration of free fall in the inertial frame (m/s^2). */
+/* Set gravity, the acceleration of free fall in the inertial frame (m/s^2); SD_E_ARGUMENT, and
+ * gravity unchanged, unless it is finite and of magnitude at most 1e7 m/s^2. */
 SD_API sd_status sd_builder_set_gravity(sd_builder *builder, const double gravity[3]);
 /* Add a body. Bodies may be added in any order; sd_builder_build() sorts them parent-first.
- * Checks done here: name present, hinge type known, numbers finite. */
+ * Checks done here: name present, hinge type known, numbers finite, signed right and within the
+ * bounds of physical models (offsets and centres of mass 1e6 m, mass 1e12 kg, ...; the message
+ * gives the bound), lower <= upper when has_limits. */
 SD_API sd_status sd_builder_add_body(sd_builder *builder, const sd_body_desc *desc, sd_error *err);
 /* Add a named frame rigidly attached to a body (e.g. a link merged by a fixed joint, a tool tip). */
 SD_API sd_status sd_builder_add_frame(sd_builder *builder, const char *name, const char *body,
