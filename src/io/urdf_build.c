@@ -14,10 +14,17 @@
  * reachable as a frame of that name on its host.
  *
  * The root. A root link named "world" is, by URDF convention, the inertial frame itself (Drake's
- * files name it as a parent without defining it; it is then implied): it is not a body and the links jointed to it hang from the inertial frame (links welded to it stay fixed
- * bodies: the inertial frame cannot carry mass or frames). Any other root link is a body welded to
- * the inertial frame. With options->floating_base the root link gets a free hinge instead; when
- * the root is "world", each link welded to it gets the free hinge.
+ * files name it as a parent without defining it; it is then implied): it is not a body and the
+ * links jointed to it hang from the inertial frame (links welded to it stay fixed bodies: the
+ * inertial frame cannot carry mass or frames). Any other root link is a body welded to the
+ * inertial frame. With options->floating_base the root link gets a free hinge instead; when the
+ * root is "world", each link welded to it gets the free hinge. The root body's hinge is not in
+ * the file; it is named after the root link, or "<link>_root" when a joint already has that name
+ * (links and joints are separate namespaces).
+ *
+ * Numbers were bounded where they were read (urdf.c); what lumping composes is bounded here (a
+ * joint frame reached along merged fixed joints) and by the model builder (lumped mass and
+ * inertia), each against model_bounds.h.
  */
 #include <math.h>
 #include <stdarg.h>
