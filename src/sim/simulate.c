@@ -52,27 +52,46 @@ sd_status sd_sim_energy(const sd_model *model, sd_data *data, const double *q, c
     return SD_OK;
 }
 
+/* Options that would make a run do something other than what was asked are refused, not adjusted:
+ * a dt longer than the duration would be cut to the duration (an RK4 step the caller did not ask
+ * for) or, for a duration below 1e-9 dt, integrate nothing while looking like a success; so would a
+ * zero duration. */
 static sd_status check_options(const sd_model *model, const sd_sim_options *o, const double *q,
                                const double *u, sd_error *err)
 {
     if (!model || !o || !q || !u) return sd_error_set(err, SD_E_ARGUMENT, "sd_simulate: NULL argument");
+    if (!isfinite(o->t0)) return sd_error_set(err, SD_E_ARGUMENT, "start time t0 = %g is not finite", o->t0);
+    if (!(o->duration > 0.0) || !isfinite(o->duration))
+        return sd_error_set(err, SD_E_ARGUMENT, "duration = %g s must be finite and positive", o->duration);
     if (!(o->dt > 0.0) || !isfinite(o->dt))
-        return sd_error_set(err, SD_E_ARGUMENT, "time step dt = %g must be positive", o->dt);
-    if (!(o->duration >= 0.0) || !isfinite(o->duration) || !isfinite(o->t0))
-        return sd_error_set(err, SD_E_ARGUMENT, "duration = %g must be finite and >= 0", o->duration);
+        return sd_error_set(err, SD_E_ARGUMENT, "time step dt = %g s must be finite and positive", o->dt);
+    if (o->dt > o->duration)
+        return sd_error_set(err, SD_E_ARGUMENT,
+                            "time step dt = %g s is longer than the duration %g s: no step of dt fits; give "
+                            "dt <= duration",
+                            o->dt, o->duration);
     if (o->duration / o->dt > 1e12)
         return sd_error_set(err, SD_E_ARGUMENT, "duration / dt = %g steps is too many", o->duration / o->dt);
     if (o->every < 1) return sd_error_set(err, SD_E_ARGUMENT, "every = %d must be >= 1", o->every);
     if (o->integrator != SD_INTEGRATOR_RK4 && o->integrator != SD_INTEGRATOR_CVODE_BDF &&
         o->integrator != SD_INTEGRATOR_CVODE_ADAMS)
         return sd_error_set(err, SD_E_ARGUMENT, "unknown integrator %d", (int)o->integrator);
-    if (o->integrator != SD_INTEGRATOR_RK4 && (!(o->rtol > 0.0) || !(o->atol > 0.0)))
-        return sd_error_set(err, SD_E_ARGUMENT, "tolerances rtol = %g, atol = %g must be positive",
+    if (o->integrator != SD_INTEGRATOR_RK4 &&
+        (!(o->rtol > 0.0) || !(o->atol > 0.0) || !isfinite(o->rtol) || !isfinite(o->atol)))
+        return sd_error_set(err, SD_E_ARGUMENT, "tolerances rtol = %g, atol = %g must be finite and positive",
                             o->rtol, o->atol);
+    if (!(o->max_step >= 0.0) || !isfinite(o->max_step))
+        return sd_error_set(err, SD_E_ARGUMENT, "max_step = %g must be finite and >= 0 (0: no limit)",
+                            o->max_step);
+    if (o->max_internal_steps < 0)
+        return sd_error_set(err, SD_E_ARGUMENT, "max_internal_steps = %ld must be >= 0 (0: the default)",
+                            o->max_internal_steps);
     for (int i = 0; i < sd_model_nq(model); ++i)
         if (!isfinite(q[i])) return sd_error_set(err, SD_E_ARGUMENT, "initial q[%d] is not finite", i);
     for (int i = 0; i < sd_model_nv(model); ++i)
         if (!isfinite(u[i])) return sd_error_set(err, SD_E_ARGUMENT, "initial u[%d] is not finite", i);
+    for (int i = 0; o->tau && i < sd_model_nv(model); ++i)
+        if (!isfinite(o->tau[i])) return sd_error_set(err, SD_E_ARGUMENT, "tau[%d] is not finite", i);
     return SD_OK;
 }
 
@@ -110,6 +129,7 @@ int sim_run_output(sim_run *run, long k, double t, sd_error *err, sd_status *sta
     }
     if (o->observer && (k % o->every == 0 || k == run->nout || stop))
         stop |= observe(run, t, err, status);
+    if (o->progress && k > 0) o->progress(o->progress_user, t, run->stats.steps);
     return stop;
 }
 
@@ -134,8 +154,9 @@ sd_status sd_simulate(const sd_model *model, const sd_sim_options *options, doub
     run.q = q;
     run.u = u;
     run.t_end = options->t0 + options->duration;
+    /* dt <= duration: at least one interval; a last one shorter than 1e-9 dt is merged into the one
+     * before rather than taken as a step of round-off size */
     run.nout = (long)ceil(options->duration / options->dt - 1e-9);
-    if (run.nout < 0) run.nout = 0;
     run.stats.t_end = options->t0;
     st = sim_rhs_init(&run.rhs, model, options, err);
     if (st != SD_OK) return st;

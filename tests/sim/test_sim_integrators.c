@@ -5,7 +5,11 @@
  *   - RK4 at dt = 1 ms keeps the energy of a 1 rad pendulum to 1e-8 relative over 10 s;
  *   - a tumbling free body keeps |quat| = 1, its energy and its world angular momentum;
  *   - the chart's rate is the derivative of its map (finite differences, every hinge type);
- *   - damping, the control callback, the stop flag, labels and the CSV header.
+ *   - damping, the control callback, the stop flag, labels and the CSV header;
+ *   - options that would not run what was asked (dt longer than the duration, a zero duration,
+ *     non-finite numbers, every < 1, ...) are refused naming the option; dt = duration is one step;
+ *     the progress callback sees every output time up to the end;
+ *   - labels of random trees with 0-dof bodies name the hinge that owns each entry.
  */
 #include <math.h>
 #include <stdio.h>
@@ -287,6 +291,136 @@ static void check_control_damping_stop(void)
     sd_model_free(m);
 }
 
+/* sd_simulate with `o` changed by `change` must refuse with SD_E_ARGUMENT and a message holding `word`. */
+static void expect_refused(const sd_model *m, const sd_sim_options *base, void (*change)(sd_sim_options *),
+                           const char *word)
+{
+    sd_sim_options o = *base;
+    change(&o);
+    double q = 0.5, u = 0.0;
+    sd_sim_stats st;
+    sd_error err;
+    err.message[0] = '\0';
+    const sd_status s = sd_simulate(m, &o, &q, &u, &st, &err);
+    if (s != SD_E_ARGUMENT || !strstr(err.message, word))
+        fprintf(stderr, "  expected a refusal naming '%s', got status %d: %s\n", word, (int)s, err.message);
+    CHECK(s == SD_E_ARGUMENT && strstr(err.message, word) != NULL);
+    CHECK(q == 0.5 && u == 0.0); /* nothing was integrated */
+}
+
+static void dt_past_duration(sd_sim_options *o) { o->dt = 2.0; o->duration = 1.0; }
+static void dt_just_past_duration(sd_sim_options *o) { o->dt = 0.25000001; o->duration = 0.25; }
+static void zero_duration(sd_sim_options *o) { o->duration = 0.0; }
+static void negative_duration(sd_sim_options *o) { o->duration = -1.0; }
+static void nan_duration(sd_sim_options *o) { o->duration = NAN; }
+static void infinite_duration(sd_sim_options *o) { o->duration = INFINITY; }
+static void zero_dt(sd_sim_options *o) { o->dt = 0.0; }
+static void nan_dt(sd_sim_options *o) { o->dt = NAN; }
+static void zero_every(sd_sim_options *o) { o->every = 0; }
+static void nan_t0(sd_sim_options *o) { o->t0 = NAN; }
+static void negative_max_step(sd_sim_options *o) { o->max_step = -1.0; }
+static void negative_internal_steps(sd_sim_options *o) { o->max_internal_steps = -5; }
+static void infinite_rtol(sd_sim_options *o) { o->integrator = SD_INTEGRATOR_CVODE_BDF; o->rtol = INFINITY; }
+static const double nan_force[1] = {NAN};
+static void nan_tau(sd_sim_options *o) { o->tau = nan_force; }
+
+typedef struct progress_seen {
+    int calls, increasing;
+    double last_t;
+    long last_steps;
+} progress_seen;
+
+static void on_progress(void *user, double t, long steps)
+{
+    progress_seen *p = user;
+    if (p->calls > 0 && !(t > p->last_t && steps >= p->last_steps)) p->increasing = 0;
+    ++p->calls;
+    p->last_t = t;
+    p->last_steps = steps;
+}
+
+static void check_options_refused(void)
+{
+    sd_model *m = pendulum(0.0);
+    sd_sim_options base;
+    sd_sim_options_init(&base);
+    base.duration = 0.25;
+    expect_refused(m, &base, dt_past_duration, "longer than the duration");
+    expect_refused(m, &base, dt_just_past_duration, "longer than the duration");
+    expect_refused(m, &base, zero_duration, "duration");
+    expect_refused(m, &base, negative_duration, "duration");
+    expect_refused(m, &base, nan_duration, "duration");
+    expect_refused(m, &base, infinite_duration, "duration");
+    expect_refused(m, &base, zero_dt, "dt");
+    expect_refused(m, &base, nan_dt, "dt");
+    expect_refused(m, &base, zero_every, "every");
+    expect_refused(m, &base, nan_t0, "t0");
+    expect_refused(m, &base, negative_max_step, "max_step");
+    expect_refused(m, &base, negative_internal_steps, "max_internal_steps");
+    expect_refused(m, &base, infinite_rtol, "tolerances");
+    expect_refused(m, &base, nan_tau, "tau[0]");
+
+    /* dt = duration: one step of it; a duration that is not a multiple of dt ends with a shorter step,
+     * exactly at t0 + duration; the progress callback sees each output time, increasing, to the end */
+    sd_sim_options o = base;
+    sd_sim_stats st;
+    sd_error err;
+    double q = 0.5, u = 0.0;
+    o.dt = 0.25;
+    CHECK(sd_simulate(m, &o, &q, &u, &st, &err) == SD_OK);
+    CHECK(st.steps == 1 && st.t_end == 0.25);
+    progress_seen seen = {0, 1, 0.0, 0};
+    o = base;
+    o.t0 = 1.0;
+    o.duration = 1.0;
+    o.dt = 0.3;
+    o.progress = on_progress;
+    o.progress_user = &seen;
+    q = 0.5;
+    u = 0.0;
+    CHECK(sd_simulate(m, &o, &q, &u, &st, &err) == SD_OK);
+    CHECK(st.steps == 4 && st.t_end == 2.0);
+    CHECK(seen.calls == 4 && seen.increasing && seen.last_t == 2.0 && seen.last_steps == 4);
+    sd_model_free(m);
+}
+
+/* Each label of a random tree's coordinates and speeds starts with the joint name of the hinge
+ * that owns the entry (found here by a plain search), the labels are all different, and an index
+ * past the end gets "q<i>" / "u<i>". Random trees have 0-dof (fixed) bodies, which share their
+ * first index with the next body. */
+static void check_labels_random_trees(void)
+{
+    uint64_t rng = 777;
+    for (int trial = 0; trial < 20; ++trial) {
+        sd_model *m = random_tree(&rng, 2 + trial * 3, 0);
+        const int nq = sd_model_nq(m), nv = sd_model_nv(m), n = sd_model_nbodies(m);
+        char (*labels)[160] = malloc(sizeof(*labels) * (size_t)(nq + nv + 1));
+        for (int i = 0; i < nq + nv; ++i) {
+            const int speed = i >= nq, index = speed ? i - nq : i;
+            int owner = -1;
+            for (int k = 0; k < n; ++k) {
+                const int first = speed ? sd_model_v_index(m, k) : sd_model_q_index(m, k);
+                const int count = speed ? sd_model_hinge_nv(m, k) : sd_model_hinge_nq(m, k);
+                if (index >= first && index < first + count) owner = k;
+            }
+            const int len = speed ? sd_speed_label(m, index, labels[i], sizeof(labels[i]))
+                                  : sd_coordinate_label(m, index, labels[i], sizeof(labels[i]));
+            const char *joint = sd_model_joint_name(m, owner);
+            const size_t jl = strlen(joint);
+            CHECK(owner >= 0 && len == (int)strlen(labels[i]));
+            CHECK(strncmp(labels[i], joint, jl) == 0 && (labels[i][jl] == '\0' || labels[i][jl] == '.'));
+            for (int j = 0; j < i; ++j)
+                if ((j >= nq) == speed) CHECK(strcmp(labels[i], labels[j]) != 0);
+        }
+        char past[32], expect[32];
+        sd_coordinate_label(m, nq, past, sizeof(past));
+        snprintf(expect, sizeof(expect), "q%d", nq);
+        CHECK(strcmp(past, expect) == 0);
+        free(labels);
+        sd_model_free(m);
+    }
+}
+
 static void check_labels_and_csv(void)
 {
     sd_model *m = free_body();
@@ -329,6 +463,8 @@ int main(void)
     check_spinning_body(SD_INTEGRATOR_CVODE_ADAMS);
     check_chart_rate();
     check_control_damping_stop();
+    check_options_refused();
     check_labels_and_csv();
+    check_labels_random_trees();
     return test_summary("test_sim_integrators");
 }
