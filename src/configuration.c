@@ -1,28 +1,35 @@
 /*
  * src/configuration.c — operations on whole configurations q: neutral, integrate along u on the
- * manifold, difference, normalise, random. Each hinge's part is done by hinge.c.
+ * manifold, difference, normalise, random. Each hinge's part is done by hinge.c. Given a NULL
+ * pointer they do nothing (and the ones returning a number return NaN).
  */
+#include <math.h>
+
 #include "internal.h"
 
 void sd_configuration_neutral(const sd_model *m, double *q)
 {
+    if (!m || !q) return;
     for (int k = 0; k < m->n; ++k) sd_hinge_neutral(m->hinge[k], q + m->q_index[k]);
 }
 
 void sd_configuration_integrate(const sd_model *m, const double *q, const double *u, double dt, double *q_out)
 {
+    if (!m || !q || !u || !q_out) return;
     for (int k = 0; k < m->n; ++k)
         sd_hinge_integrate(m, k, q + m->q_index[k], u + m->v_index[k], dt, q_out + m->q_index[k]);
 }
 
 void sd_configuration_difference(const sd_model *m, const double *q0, const double *q1, double *u)
 {
+    if (!m || !q0 || !q1 || !u) return;
     for (int k = 0; k < m->n; ++k)
         sd_hinge_difference(m, k, q0 + m->q_index[k], q1 + m->q_index[k], u + m->v_index[k]);
 }
 
 double sd_configuration_normalize(const sd_model *m, double *q)
 {
+    if (!m || !q) return NAN;
     double worst = 0.0;
     for (int k = 0; k < m->n; ++k) {
         const double e = sd_hinge_normalize(m->hinge[k], q + m->q_index[k]);
@@ -33,12 +40,14 @@ double sd_configuration_normalize(const sd_model *m, double *q)
 
 void sd_configuration_chart_rate(const sd_model *m, const double *delta, const double *u, double *delta_dot)
 {
+    if (!m || !delta || !u || !delta_dot) return;
     for (int k = 0; k < m->n; ++k)
         sd_hinge_chart_rate(m, k, delta + m->v_index[k], u + m->v_index[k], delta_dot + m->v_index[k]);
 }
 
 double sd_configuration_chart_angle(const sd_model *m, const double *delta)
 {
+    if (!m || !delta) return NAN;
     double worst = 0.0;
     for (int k = 0; k < m->n; ++k) {
         const double a = sd_hinge_chart_angle(m->hinge[k], delta + m->v_index[k]);
@@ -49,6 +58,7 @@ double sd_configuration_chart_angle(const sd_model *m, const double *delta)
 
 double sd_configuration_quaternion_error(const sd_model *m, const double *q)
 {
+    if (!m || !q) return NAN;
     double worst = 0.0;
     for (int k = 0; k < m->n; ++k) {
         const double e = sd_hinge_quaternion_error(m->hinge[k], q + m->q_index[k]);
@@ -59,6 +69,7 @@ double sd_configuration_quaternion_error(const sd_model *m, const double *q)
 
 void sd_configuration_random(const sd_model *m, uint64_t *rng, double *q)
 {
+    if (!m || !rng || !q) return;
     for (int k = 0; k < m->n; ++k) sd_hinge_random(m, k, rng, q + m->q_index[k]);
 }
 

@@ -1,6 +1,8 @@
 /*
  * src/data.c — the workspace: every per-body quantity the algorithms produce, allocated once per
- * model in one block, so that no algorithm allocates.
+ * model in one block of O(N) size, so that no algorithm allocates. The one dense matrix an
+ * algorithm needs besides its output (the O(N^3) reference forward dynamics' M) is allocated by that
+ * algorithm's first call, sized by the model (cholesky_dynamics.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +24,7 @@ static void *carve(block_cursor *c, size_t count, size_t size)
 }
 
 /* Lay the workspace out from `base` (NULL: only measure); returns the bytes needed. */
-static size_t layout(sd_data *d, const sd_model *m, char *base, int nbranch)
+static size_t layout(sd_data *d, const sd_model *m, char *base)
 {
     const size_t n = (size_t)(m->n > 0 ? m->n : 1), nv = (size_t)(m->nv > 0 ? m->nv : 1);
     block_cursor cursor = {base, 0}, *c = &cursor;
@@ -50,13 +52,8 @@ static size_t layout(sd_data *d, const sd_model *m, char *base, int nbranch)
     d->nu = carve(c, nv, sizeof(double));
     d->S_world = carve(c, 6 * nv, sizeof(double));
     d->G_world = carve(c, 6 * nv, sizeof(double));
-    d->minv_z = carve(c, 6 * nv, sizeof(double));
-    d->minv_alpha = carve(c, 6 * nv * (size_t)(nbranch + 1), sizeof(double));
-    d->branch_slot = carve(c, n, sizeof(int));
     d->psi = carve(c, 36 * n, sizeof(double));
     d->Y = carve(c, 36 * n, sizeof(double));
-    /* the dense reference path (Cholesky forward dynamics) only for models it can serve */
-    d->dense = carve(c, nv <= SD_DENSE_MAX_NV ? nv * nv : 1, sizeof(double));
     d->prescribed_none = carve(c, n, 1);
     return c->used;
 }
@@ -66,29 +63,15 @@ sd_data *sd_data_new(const sd_model *m)
     if (!m) return NULL;
     sd_data *d = calloc(1, sizeof *d);
     if (!d) return NULL;
-    /* bodies with two or more children keep their own copy of the per-column accelerations in
-     * the M^-1 scatter (innovations.c); count them */
-    int *children = calloc((size_t)(m->n > 0 ? m->n : 1), sizeof(int));
-    if (!children) {
-        free(d);
-        return NULL;
-    }
-    for (int k = 0; k < m->n; ++k)
-        if (m->parent[k] >= 0) children[m->parent[k]]++;
-    int nbranch = 0;
-    for (int k = 0; k < m->n; ++k) nbranch += children[k] >= 2;
-    const size_t bytes = layout(NULL, m, NULL, nbranch);
+    const size_t bytes = layout(NULL, m, NULL);
     char *block = aligned_alloc(64, bytes);
     if (!block) {
-        free(children);
         free(d);
         return NULL;
     }
     memset(block, 0, bytes);
-    layout(d, m, block, nbranch);
-    int slot = 0;
-    for (int k = 0; k < m->n; ++k) d->branch_slot[k] = children[k] >= 2 ? slot++ : -1;
-    free(children);
+    layout(d, m, block);
+    d->block_bytes = bytes;
     d->model = m;
     if (m->loops && !(d->loops = sd_loops_data_new(m))) { /* closed-loop workspace (src/loops) */
         sd_data_free(d);
@@ -101,8 +84,16 @@ void sd_data_free(sd_data *d)
 {
     if (!d) return;
     sd_loops_data_free(d->loops);
+    free(d->dense);
     free(d->Xup); /* the first carve is the block's start */
     free(d);
+}
+
+size_t sd_data_size(const sd_data *d)
+{
+    if (!d) return 0;
+    const size_t nv = (size_t)d->model->nv;
+    return sizeof *d + d->block_bytes + (d->dense ? nv * nv * sizeof(double) : 0);
 }
 
 const char *sd_data_error(const sd_data *d) { return d ? d->error : "no workspace"; }

@@ -1,6 +1,7 @@
 /*
  * src/dense.c — the small dense linear algebra soadyn needs: Cholesky factorisation, solves, log
- * determinant and the inverse of a symmetric positive definite matrix. Sizes here are a hinge's
+ * determinant and the inverse of a symmetric positive definite matrix, and the mirroring of a
+ * symmetric result's triangle. Sizes here are a hinge's
  * D(k) (at most 6 x 6), a task-space compliance, or the whole mass matrix in the O(N^3) reference
  * path; a BLAS would not pay for itself at these sizes.
  */
@@ -65,4 +66,24 @@ void sd_cholesky_inverse(double *A, int n)
         }
     for (int i = 0; i < n; ++i)
         for (int j = 0; j < i; ++j) A[i * n + j] = A[j * n + i];
+}
+
+int sd_mirror_lower(double *A, int n)
+{
+    /* Copied in 32 x 32 tiles so that both triangles stay in cache on large matrices. The check
+     * that every entry is finite is one vectorised pass when the matrix is in cache anyway (64 x 64
+     * is 32 KiB); past that, a second pass over memory would cost as much as the copy, so each row
+     * of a tile is checked right after it is copied. */
+    const int by_tile = n > 64;
+    int finite = 1;
+    for (int ib = 0; ib < n; ib += 32)
+        for (int jb = 0; jb <= ib; jb += 32)
+            for (int i = ib; i < ib + 32 && i < n; ++i) {
+                const int jend = jb + 32 < i ? jb + 32 : i; /* the strict lower part of the row's tile */
+                const double *row = A + (size_t)i * n;
+                double *col = A + (size_t)jb * n + i;
+                for (int j = jb; j < jend; ++j, col += n) *col = row[j];
+                if (by_tile) finite &= sd_all_finite(row + jb, (size_t)(jend - jb + (jend == i)));
+            }
+    return by_tile ? finite : sd_all_finite(A, (size_t)n * (size_t)n);
 }

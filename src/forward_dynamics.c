@@ -9,60 +9,151 @@
  *
  * Glossary: see internal.h.
  */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
 #include "internal.h"
 
-/* One step of the 004 Eq 33 gather at body k, whose P(k) already holds M(k) plus the children's
- * phi P+ phi* (a leaf's P(k) is M(k), set here): D = H P H*, G = P H* D^-1, P+ = P - G (P H*)*,
- * then P+ is sent to the parent, whose P starts as its M when its first child (the one with the
- * largest index) arrives. Starting each P at the last moment, rather than in a pass of its own,
- * keeps the sweep to one pass over memory, which is what limits trees of 10^4-10^5 bodies. P+ is
- * kept only when the inter-body forces need it. */
-static sd_status riccati_step(const sd_model *m, sd_data *d, int k, int prescribed, int keep_pplus)
+/* Whether D(k), found negligible against P(k)'s largest diagonal entry, is a true singularity. That
+ * first test is cheap but not scale-correct: along a straight chain P(k) holds the rigid inertia
+ * of the whole chain about axes the hinges cannot turn (growing as N^3 for N links) while D(k), the
+ * inertia the hinge's own direction feels, stays that of a few links. What D(k) must not be
+ * negligible against is what it was computed from in its own directions: the inertia the hinge
+ * carries before the children's hinges are freed, H (M(k) + sum phi P(j) phi*) H* over the
+ * children j (P(j) before its projection P+(j) = P(j) - G D G*, the subtraction where a massless
+ * subtree's D cancels to round-off). Each hinge direction is scaled by it, and the scaled D must
+ * then factor with pivots above `tol`. Only runs when the cheap test fails (rarely: singular
+ * models, chains of tens of thousands of links). */
+SD_COLD static int hinge_singular_nk(const sd_model *m, const sd_data *d, int k, const double *D, double tol)
 {
     const int nk = m->nv_k[k], vk = m->v_index[k];
+    double ref[6], Dn[36];
+    for (int i = 0; i < nk; ++i) {
+        const double *s = d->S + 6 * (vk + i);
+        double Ms[6];
+        sd_rigid_inertia_mul(m->rigid + 13 * k, s, Ms);
+        ref[i] = sd_s6_dot(s, Ms);
+        for (int j = k + 1; j < m->subtree_end[k]; j = m->subtree_end[j]) { /* the children of k */
+            double w[6], Pw[6];
+            sd_motion_to_child(&d->Xup[j], s, w);
+            sd_sym6_mul(d->P + 36 * j, w, Pw);
+            ref[i] += sd_s6_dot(w, Pw);
+        }
+        if (!(ref[i] > 0.0)) return 1; /* the hinge carries nothing at all */
+    }
+    for (int i = 0; i < nk; ++i)
+        for (int j = 0; j < nk; ++j) Dn[i * nk + j] = D[i * nk + j] / sqrt(ref[i] * ref[j]);
+    return sd_cholesky_factor(Dn, nk, tol) >= 0;
+}
+
+/* The same for a one-speed hinge (D by value, so that the hot path keeps it in a register). */
+SD_COLD static int hinge_singular(const sd_model *m, const sd_data *d, int k, double D, double tol)
+{
+    return hinge_singular_nk(m, d, k, &D, tol);
+}
+
+/* The report of a singular D(k): zero to round-off, or so small that its inverse overflows. */
+SD_COLD static sd_status singular_hinge(const sd_model *m, sd_data *d, int k, int overflow)
+{
+    if (overflow)
+        return sd_data_fail(d, SD_E_SINGULAR,
+                            "body '%s': articulated inertia D(k) of its hinge is too small to invert in a double (a "
+                            "nearly massless subtree: D^-1 overflows)",
+                            m->desc[k].name);
+    return sd_data_fail(d, SD_E_SINGULAR,
+                        "body '%s': articulated inertia D(k) of its hinge is singular (a massless subtree that the "
+                        "hinge can move freely)",
+                        m->desc[k].name);
+}
+
+/* P+ = P - G U^T for a one-speed hinge, whole rows (they vectorise: restrict says the four arrays
+ * are distinct, which they are: P and P+ of one body, its G and U). */
+static inline void rank_one_update(const double *restrict P, const double *restrict G, const double *restrict U,
+                                   double *restrict Pplus)
+{
+    for (int r = 0; r < 6; ++r)
+        for (int c = 0; c < 6; ++c) Pplus[6 * r + c] = P[6 * r + c] - G[r] * U[c];
+}
+
+/* The projection of one hinge in the 004 Eq 33 step: D = H P H*, G = P H* D^-1 and
+ * P+ = P - G (P H*)*, with U = P H* kept. Returns 0, or 1 when D(k) is singular, 2 when it is too
+ * small to invert in a double. This one for a hinge of one speed, the common case: D is a number. */
+static int project_one_speed(const sd_model *m, sd_data *d, int k, const double *P, double pscale, double tol,
+                             double *Pplus)
+{
+    const int vk = m->v_index[k];
+    const double *S = d->S + 6 * vk;
+    double *U = d->U + 6 * vk, *G = d->G + 6 * vk;
+    sd_sym6_mul(P, S, U);
+    const double D = sd_s6_dot(S, U), dinv = 1.0 / D;
+    if (!(D > tol * pscale) && hinge_singular(m, d, k, D, tol)) return 1;
+    if (!(dinv <= DBL_MAX)) return 2;
+    d->Dchol[36 * k] = sqrt(D);
+    d->Dinv[36 * k] = dinv;
+    for (int r = 0; r < 6; ++r) G[r] = U[r] * dinv;
+    rank_one_update(P, G, U, Pplus);
+    return 0;
+}
+
+/* The same for a hinge of several speeds: D by its Cholesky factor L, D^-1 formed once. */
+SD_NOINLINE static int project_speeds(const sd_model *m, sd_data *d, int k, const double *P, double pscale, double tol,
+                          double *Pplus)
+{
+    const int nk = m->nv_k[k], vk = m->v_index[k];
+    const double *S = d->S + 6 * vk;
+    double *U = d->U + 6 * vk, *G = d->G + 6 * vk, *L = d->Dchol + 36 * k, *Dinv = d->Dinv + 36 * k;
+    for (int i = 0; i < nk; ++i) sd_sym6_mul(P, S + 6 * i, U + 6 * i); /* U = P H* */
+    for (int i = 0; i < nk; ++i)
+        for (int j = 0; j < nk; ++j) L[i * nk + j] = sd_s6_dot(S + 6 * i, U + 6 * j); /* D = H U */
+    if (sd_cholesky_factor(L, nk, tol * pscale) >= 0) { /* negligible against P: look closer */
+        double D[36];
+        for (int i = 0; i < nk; ++i)
+            for (int j = 0; j < nk; ++j) L[i * nk + j] = D[i * nk + j] = sd_s6_dot(S + 6 * i, U + 6 * j);
+        if (hinge_singular_nk(m, d, k, D, tol) || sd_cholesky_factor(L, nk, 0.0) >= 0) return 1;
+    }
+    for (int i = 0; i < nk * nk; ++i) Dinv[i] = L[i];
+    sd_cholesky_inverse(Dinv, nk);
+    for (int i = 0; i < nk; ++i)
+        if (!(fabs(Dinv[i * nk + i]) <= DBL_MAX)) return 2;
+    for (int r = 0; r < 6; ++r) /* G = U D^-1 */
+        for (int i = 0; i < nk; ++i) {
+            double g = 0.0;
+            for (int j = 0; j < nk; ++j) g += U[6 * j + r] * Dinv[j * nk + i];
+            G[6 * i + r] = g;
+        }
+    for (int r = 0; r < 6; ++r) /* P+ = P - G U^T, symmetric: the upper half, mirrored */
+        for (int c = r; c < 6; ++c) {
+            double v = P[6 * r + c];
+            for (int i = 0; i < nk; ++i) v -= G[6 * i + r] * U[6 * i + c];
+            Pplus[6 * r + c] = Pplus[6 * c + r] = v;
+        }
+    return 0;
+}
+
+/* One step of the 004 Eq 33 gather at body k, whose P(k) already holds M(k) plus the children's
+ * phi P+ phi* (a leaf's P(k) is M(k), set here): the projection above, then P+ is sent to the
+ * parent, whose P starts as its M when its first child (the one with the largest index) arrives.
+ * Starting each P at the last moment, rather than in a pass of its own, keeps the sweep to one pass
+ * over memory, which is what limits trees of 10^4-10^5 bodies. P+ is kept only when the inter-body
+ * forces need it. */
+SD_NOINLINE static sd_status riccati_step(const sd_model *m, sd_data *d, int k, int prescribed, int keep_pplus)
+{
+    const int nk = m->nv_k[k];
     double *P = d->P + 36 * k, Pplus_local[36], *Pplus = keep_pplus ? d->Pplus + 36 * k : Pplus_local;
     if (m->last_child[k] < 0) sd_rigid_inertia_to_sym6(m->rigid + 13 * k, P);
     if (prescribed || nk == 0) {
         memcpy(Pplus, P, 36 * sizeof(double));
     } else {
-        const double *S = d->S + 6 * vk;
-        double *U = d->U + 6 * vk, *G = d->G + 6 * vk, *L = d->Dchol + 36 * k, *Dinv = d->Dinv + 36 * k;
         double pscale = 0.0;
         for (int i = 0; i < 6; ++i) { /* the diagonal's scale, for the singularity test */
             const double a = fabs(P[7 * i]);
             pscale = a > pscale ? a : pscale; /* not fmax(): that is a library call in the hot loop */
         }
-        for (int i = 0; i < nk; ++i) sd_sym6_mul(P, S + 6 * i, U + 6 * i); /* U = P H* */
-        if (nk == 1) { /* one speed, the common case: D is a number */
-            const double D = sd_s6_dot(S, U);
-            if (!(D > 1e-13 * pscale)) goto singular;
-            L[0] = sqrt(D);
-            Dinv[0] = 1.0 / D;
-            for (int r = 0; r < 6; ++r) G[r] = U[r] * Dinv[0];
-            for (int r = 0; r < 6; ++r) /* P+ = P - G U^T, whole rows (they vectorise) */
-                for (int c = 0; c < 6; ++c) Pplus[6 * r + c] = P[6 * r + c] - G[r] * U[c];
-        } else {
-            for (int i = 0; i < nk; ++i)
-                for (int j = 0; j < nk; ++j) L[i * nk + j] = sd_s6_dot(S + 6 * i, U + 6 * j); /* D = H U */
-            if (sd_cholesky_factor(L, nk, 1e-13 * pscale) >= 0) goto singular;
-            for (int i = 0; i < nk * nk; ++i) Dinv[i] = L[i];
-            sd_cholesky_inverse(Dinv, nk);
-            for (int r = 0; r < 6; ++r) /* G = U D^-1 */
-                for (int i = 0; i < nk; ++i) {
-                    double g = 0.0;
-                    for (int j = 0; j < nk; ++j) g += U[6 * j + r] * Dinv[j * nk + i];
-                    G[6 * i + r] = g;
-                }
-            for (int r = 0; r < 6; ++r) /* P+ = P - G U^T, symmetric: the upper half, mirrored */
-                for (int c = r; c < 6; ++c) {
-                    double v = P[6 * r + c];
-                    for (int i = 0; i < nk; ++i) v -= G[6 * i + r] * U[6 * i + c];
-                    Pplus[6 * r + c] = Pplus[6 * c + r] = v;
-                }
-        }
+        const double tol = 1e-13; /* a D(k) below tol times its scale is round-off: M is singular */
+        const int bad = nk == 1 ? project_one_speed(m, d, k, P, pscale, tol, Pplus)
+                                : project_speeds(m, d, k, P, pscale, tol, Pplus);
+        if (bad) return singular_hinge(m, d, k, bad == 2);
     }
     const int p = m->parent[k];
     if (p >= 0) {
@@ -70,11 +161,6 @@ static sd_status riccati_step(const sd_model *m, sd_data *d, int k, int prescrib
         sd_sym6_add_to_parent(&d->Xup[k], Pplus, d->P + 36 * p);
     }
     return SD_OK;
-singular:
-    return sd_data_fail(d, SD_E_SINGULAR,
-                        "body '%s': articulated inertia D(k) of its hinge is singular (a massless subtree that the "
-                        "hinge can move freely)",
-                        m->desc[k].name);
 }
 
 sd_status sd_riccati_gather(const sd_model *m, sd_data *d, const unsigned char *prescribed)
@@ -83,6 +169,7 @@ sd_status sd_riccati_gather(const sd_model *m, sd_data *d, const unsigned char *
         const sd_status st = riccati_step(m, d, k, prescribed && prescribed[k], 0);
         if (st != SD_OK) return st;
     }
+    if (!prescribed) d->current |= SD_CURRENT_ARTICULATED;
     return SD_OK;
 }
 
@@ -149,8 +236,13 @@ sd_status sd_forward_dynamics_ex(const sd_model *m, sd_data *d, const double *q,
         }
     }
     d->alpha_has_gravity = 1;
-    d->forces_valid = want_forces;
-    return SD_OK;
+    /* with prescribed hinges the gather skipped their D(k): P, D, G are no factors of M then */
+    d->current |= SD_CURRENT_ACCELERATIONS | (want_forces ? SD_CURRENT_FORCES : 0u) |
+                  (mixed ? 0u : SD_CURRENT_ARTICULATED);
+    if (sd_all_finite(qdd, (size_t)m->nv) && (!mixed || sd_all_finite(tau, (size_t)m->nv))) return SD_OK;
+    const char *fn = "sd_forward_dynamics";
+    const sd_status st = sd_check_output(d, fn, "qdd", qdd, (size_t)m->nv, SD_CAUSE_TINY_INERTIA);
+    return st != SD_OK ? st : sd_check_output(d, fn, "tau", tau, (size_t)m->nv, SD_CAUSE_TINY_INERTIA);
 }
 
 sd_status sd_forward_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u, const double *tau,

@@ -7,6 +7,7 @@
  * Glossary: see internal.h; K is G shifted to the parent (004 Eq 37), so that
  *   [I + H phi K] x = x + H phi~ G x,  [I - H psi K] x = eps of the residual gather with T = x.
  */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -94,24 +95,37 @@ static void apply_inv_transpose(const sd_model *m, sd_data *d, const double *x, 
     }
 }
 
+/* The checks of the two calls below, which apply the factors of the last state to x. */
+static sd_status check_factor_call(const sd_model *m, sd_data *d, const char *fn, const double *x, const double *y)
+{
+    sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_ARTICULATED);
+    if (st != SD_OK) return st;
+    if (!x || !y) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL x or y", fn);
+    if ((st = sd_check_input(d, fn, "x", x, m->nv)) != SD_OK) return st;
+    d->current &= ~SD_CURRENT_ACCELERATIONS; /* the sweeps below use alpha as scratch */
+    return SD_OK;
+}
+
 sd_status sd_innovations_apply(const sd_model *m, sd_data *d, sd_factor_op op, const double *x, double *y)
 {
-    if (!m || !d || !x || !y) return sd_data_fail(d, SD_E_ARGUMENT, "sd_innovations_apply: NULL argument");
+    const char *fn = "sd_innovations_apply";
+    const sd_status st = check_factor_call(m, d, fn, x, y);
+    if (st != SD_OK) return st;
     switch (op) {
     case SD_FACTOR_NE: apply_ne(m, d, x, y); break;
     case SD_FACTOR_NE_TRANSPOSE: apply_ne_transpose(m, d, x, y); break;
     case SD_FACTOR_INV: apply_inv(m, d, x, y); break;
     case SD_FACTOR_INV_TRANSPOSE: apply_inv_transpose(m, d, x, y); break;
-    default: return sd_data_fail(d, SD_E_ARGUMENT, "sd_innovations_apply: unknown factor %d", (int)op);
+    default: return sd_data_fail(d, SD_E_ARGUMENT, "%s: unknown factor %d", fn, (int)op);
     }
-    d->alpha_has_gravity = 0;
-    d->forces_valid = 0;
-    return SD_OK;
+    return sd_check_output(d, fn, "y", y, (size_t)m->nv, SD_CAUSE_TINY_INERTIA);
 }
 
 sd_status sd_mass_matrix_solve(const sd_model *m, sd_data *d, const double *x, double *y)
 {
-    if (!m || !d || !x || !y) return sd_data_fail(d, SD_E_ARGUMENT, "sd_mass_matrix_solve: NULL argument");
+    const char *fn = "sd_mass_matrix_solve";
+    const sd_status st = check_factor_call(m, d, fn, x, y);
+    if (st != SD_OK) return st;
     /* M^-1 = [I - H psi K]* D^-1 [I - H psi K]  (004 Eq 51) */
     apply_inv(m, d, x, y);
     for (int k = 0; k < m->n; ++k)
@@ -121,9 +135,7 @@ sd_status sd_mass_matrix_solve(const sd_model *m, sd_data *d, const double *x, d
             sd_dinv_mul(d->Dinv + 36 * k, m->nv_k[k], t, y + m->v_index[k]);
         }
     apply_inv_transpose(m, d, y, y);
-    d->alpha_has_gravity = 0;
-    d->forces_valid = 0;
-    return SD_OK;
+    return sd_check_output(d, fn, "y", y, (size_t)m->nv, SD_CAUSE_TINY_INERTIA);
 }
 
 sd_status sd_mass_matrix_determinant(const sd_model *m, sd_data *d, const double *q, double *det, double *log_det)
@@ -132,8 +144,15 @@ sd_status sd_mass_matrix_determinant(const sd_model *m, sd_data *d, const double
     if (st != SD_OK) return st;
     double s = 0.0; /* log det M = sum_k log det D(k)  (004 Eq 53) */
     for (int k = 0; k < m->n; ++k) s += sd_cholesky_logdet(d->Dchol + 36 * k, m->nv_k[k]);
+    const char *fn = "sd_mass_matrix_determinant";
+    sd_status st2 = sd_check_output(d, fn, "log_det", &s, 1, SD_CAUSE_OVERFLOW);
+    if (st2 != SD_OK) return st2;
     if (log_det) *log_det = s;
-    if (det) *det = exp(s);
+    if (det) {
+        *det = exp(s);
+        if (!(*det <= DBL_MAX))
+            return sd_data_fail(d, SD_E_NOT_FINITE, "%s: det M = exp(%.17g) overflows a double: use log_det", fn, s);
+    }
     return SD_OK;
 }
 
@@ -151,73 +170,57 @@ static void world_gains(const sd_model *m, sd_data *d)
         }
 }
 
-/* The residual gather [I - H psi K] e_c followed by D^-1, for every column c at once. Column c
- * only has residuals z on the path from its body to the base, one at a time, so one 6 x nv buffer
- * holds them all (subtrees are contiguous column ranges). Writes nu(k, c) into Minv for c in k's
- * subtree. */
-static void minv_gather(const sd_model *m, sd_data *d, double *Minv)
+/* Column c of M^-1 (004 Eq 51), its entries in rows r <= c written along row c of Minv (the lower
+ * triangle; M^-1 is symmetric). Two sweeps, each touching only what column c reaches:
+ *   - the residual gather [I - H psi K] e_c then D^-1 (Eq 50-51) runs only on the path from c's body
+ *     to the base, the only bodies with a nonzero residual z; in world axes about the world origin
+ *     phi is the identity, so z is one 6-vector carried up: eps = e_c - H z, nu = D^-1 eps,
+ *     z += G eps; nu(r) goes to row c;
+ *   - the acceleration scatter [I - H psi K]* over bodies 0 .. c's body (those with a speed <= c):
+ *     alpha+(k) = alpha(parent), y(r) = nu(r) - G* alpha+ (nu zero off the path),
+ *     alpha(k) = alpha+ + H* y, with alpha kept per body in `alpha` (6 per body).
+ * So the scratch is O(N) and M^-1 costs O(N^2) in all. */
+static void minv_column(const sd_model *m, const sd_data *d, int c, double *alpha, double *Minv)
 {
-    const int nv = m->nv;
-    double *Z = d->minv_z;
-    for (int k = m->n - 1; k >= 0; --k) {
-        const int nk = m->nv_k[k], vk = m->v_index[k], vend = m->v_index[m->subtree_end[k]];
-        if (nk == 0) continue; /* a fixed hinge passes its subtree's residuals on unchanged */
-        memset(Z + 6 * vk, 0, 6 * (size_t)nk * sizeof(double));
-        for (int c = vk; c < vend; ++c) {
-            double eps[6], *zc = Z + 6 * c;
-            for (int i = 0; i < nk; ++i) eps[i] = (c == vk + i) - sd_s6_dot(d->S_world + 6 * (vk + i), zc);
-            double nu[6];
-            sd_dinv_mul(d->Dinv + 36 * k, nk, eps, nu);
-            for (int i = 0; i < nk; ++i) {
-                Minv[(vk + i) * nv + c] = nu[i];
-                for (int r = 0; r < 6; ++r) zc[r] += d->G_world[6 * (vk + i) + r] * eps[i];
-            }
+    const int nv = m->nv, kc = m->v_body[c];
+    double *row = Minv + (size_t)c * (size_t)nv;
+    double z[6] = {0, 0, 0, 0, 0, 0};
+    for (int k = kc; k >= 0; k = m->parent[k]) { /* gather on the path */
+        const int nk = m->nv_k[k], vk = m->v_index[k];
+        if (nk == 0) continue; /* a fixed hinge passes z on unchanged */
+        double eps[6], nu[6];
+        for (int i = 0; i < nk; ++i) eps[i] = (vk + i == c) - sd_s6_dot(d->S_world + 6 * (vk + i), z);
+        sd_dinv_mul(d->Dinv + 36 * k, nk, eps, nu);
+        for (int i = 0; i < nk; ++i) {
+            if (vk + i <= c) row[vk + i] = nu[i];
+            for (int r = 0; r < 6; ++r) z[r] += d->G_world[6 * (vk + i) + r] * eps[i];
         }
     }
-}
-
-/* The acceleration scatter [I - H psi K]* for every column c >= v(k) of each row block k (the
- * upper triangle). Column accelerations run down the tree in one buffer; a body with several
- * children keeps a copy for the children after the first. */
-static void minv_scatter(const sd_model *m, sd_data *d, double *Minv)
-{
-    const int nv = m->nv;
-    double *A = d->minv_alpha; /* the running buffer, slot 0; branch copies follow */
-    for (int k = 0; k < m->n; ++k) {
-        const int nk = m->nv_k[k], vk = m->v_index[k], vend = m->v_index[m->subtree_end[k]], p = m->parent[k];
-        const size_t cols = (size_t)(nv - vk);
-        if (p < 0) memset(A + 6 * vk, 0, 6 * cols * sizeof(double));
-        else if (p != k - 1) /* not the first child: restore the parent's accelerations */
-            memcpy(A + 6 * vk, A + 6 * (size_t)nv * (size_t)(1 + d->branch_slot[p]) + 6 * vk,
-                   6 * cols * sizeof(double));
-        for (int c = vk; c < nv; ++c) {
-            double *ac = A + 6 * c;
-            for (int i = 0; i < nk; ++i) {
-                double *entry = &Minv[(vk + i) * nv + c];
-                const double nu = c < vend ? *entry : 0.0;
-                *entry = nu - sd_s6_dot(d->G_world + 6 * (vk + i), ac);
-            }
-            for (int i = 0; i < nk; ++i) {
-                const double y = Minv[(vk + i) * nv + c];
-                for (int r = 0; r < 6; ++r) ac[r] += d->S_world[6 * (vk + i) + r] * y;
-            }
+    for (int k = 0; k <= kc; ++k) { /* scatter */
+        const int nk = m->nv_k[k], vk = m->v_index[k], p = m->parent[k];
+        const int on_path = kc < m->subtree_end[k]; /* k <= kc: k is kc or one of its ancestors */
+        static const double zero[6] = {0, 0, 0, 0, 0, 0};
+        const double *ap = p < 0 ? zero : alpha + 6 * p;
+        double *ak = alpha + 6 * k;
+        for (int r = 0; r < 6; ++r) ak[r] = ap[r];
+        for (int i = 0; i < nk && vk + i <= c; ++i) {
+            const double y = (on_path ? row[vk + i] : 0.0) - sd_s6_dot(d->G_world + 6 * (vk + i), ap);
+            row[vk + i] = y;
+            for (int r = 0; r < 6; ++r) ak[r] += d->S_world[6 * (vk + i) + r] * y;
         }
-        if (d->branch_slot[k] >= 0)
-            memcpy(A + 6 * (size_t)nv * (size_t)(1 + d->branch_slot[k]) + 6 * vk, A + 6 * vk,
-                   6 * cols * sizeof(double));
     }
 }
 
 sd_status sd_mass_matrix_inverse(const sd_model *m, sd_data *d, const double *q, double *Minv)
 {
-    if (!Minv) return sd_data_fail(d, SD_E_ARGUMENT, "sd_mass_matrix_inverse: NULL Minv");
+    const char *fn = "sd_mass_matrix_inverse";
+    if (!Minv) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL Minv", fn);
     const sd_status st = sd_articulated_inertias(m, d, q);
     if (st != SD_OK) return st;
     world_gains(m, d);
-    minv_gather(m, d, Minv);
-    minv_scatter(m, d, Minv);
     const int nv = m->nv;
-    for (int r = 0; r < nv; ++r) /* the lower triangle by symmetry */
-        for (int c = r + 1; c < nv; ++c) Minv[c * nv + r] = Minv[r * nv + c];
-    return SD_OK;
+    for (int c = 0; c < nv; ++c) minv_column(m, d, c, d->alpha, Minv);
+    const int finite = sd_mirror_lower(Minv, nv); /* the upper triangle mirrors the lower */
+    if (finite) return SD_OK;
+    return sd_check_output(d, fn, "Minv", Minv, (size_t)nv * (size_t)nv, SD_CAUSE_TINY_INERTIA);
 }

@@ -8,10 +8,13 @@
 
 #include "internal.h"
 
-sd_status sd_interbody_force(const sd_model *m, const sd_data *d, int k, sd_force_frame frame, double f[6])
+sd_status sd_interbody_force(const sd_model *m, sd_data *d, int k, sd_force_frame frame, double f[6])
 {
-    if (!m || !d || !f || k < 0 || k >= m->n) return SD_E_ARGUMENT;
-    if (!d->forces_valid) return SD_E_ARGUMENT; /* no dynamics call computed them */
+    const char *fn = "sd_interbody_force";
+    sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_FORCES);
+    if (st == SD_OK) st = sd_check_body(m, d, fn, k);
+    if (st != SD_OK) return st;
+    if (!f) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL output", fn);
     const double *fk = d->f + 6 * k;
     if (frame == SD_FRAME_BODY) {
         memcpy(f, fk, 6 * sizeof(double));
@@ -20,13 +23,15 @@ sd_status sd_interbody_force(const sd_model *m, const sd_data *d, int k, sd_forc
         sd_world_rotation(m, d, k, R);
         sd_m3_mul_v(R, fk, f);
         sd_m3_mul_v(R, fk + 3, f + 3);
-    } else { /* the joint frame: the body frame is XJ in it, and Xup = placement * XJ */
-        sd_transform XJ;
-        sd_transform_inverse(&m->placement[k], &XJ);
-        sd_transform_compose(&XJ, &d->Xup[k], &XJ);
+    } else if (frame == SD_FRAME_JOINT) { /* the body frame is XJ in the joint frame; Xup = placement * XJ */
+        sd_transform Xinv, XJ;
+        sd_transform_inverse(&m->placement[k], &Xinv);
+        sd_transform_compose(&Xinv, &d->Xup[k], &XJ);
         sd_force_to_parent(&XJ, fk, f);
+    } else {
+        return sd_data_fail(d, SD_E_ARGUMENT, "%s: unknown frame %d", fn, (int)frame);
     }
-    return SD_OK;
+    return sd_check_output(d, fn, "f", f, 6, SD_CAUSE_OVERFLOW);
 }
 
 /* An orthonormal basis of the complement of span(H*(k)) in R^6, by Gram-Schmidt of the unit
@@ -53,10 +58,13 @@ static int complement(const double *S, int nk, double *W)
     return 6 - nk;
 }
 
-sd_status sd_constraint_force_components(const sd_model *m, const sd_data *d, int k, double *free_part,
+sd_status sd_constraint_force_components(const sd_model *m, sd_data *d, int k, double *free_part,
                                          double *constrained_part, double *constrained_dirs)
 {
-    if (!m || !d || k < 0 || k >= m->n || !d->forces_valid) return SD_E_ARGUMENT;
+    const char *fn = "sd_constraint_force_components";
+    sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_FORCES);
+    if (st == SD_OK) st = sd_check_body(m, d, fn, k);
+    if (st != SD_OK) return st;
     const int nk = m->nv_k[k];
     const double *S = d->S + 6 * m->v_index[k], *f = d->f + 6 * k;
     double W[36];
@@ -64,5 +72,7 @@ sd_status sd_constraint_force_components(const sd_model *m, const sd_data *d, in
     for (int i = 0; i < nk && free_part; ++i) free_part[i] = sd_s6_dot(S + 6 * i, f); /* H(k) f(k) = T(k) */
     for (int i = 0; i < nc && constrained_part; ++i) constrained_part[i] = sd_s6_dot(W + 6 * i, f);
     if (constrained_dirs) memcpy(constrained_dirs, W, 6 * (size_t)nc * sizeof(double));
+    if (free_part && (st = sd_check_output(d, fn, "free_part", free_part, (size_t)nk, SD_CAUSE_OVERFLOW))) return st;
+    if (constrained_part) return sd_check_output(d, fn, "constrained_part", constrained_part, (size_t)nc, SD_CAUSE_OVERFLOW);
     return SD_OK;
 }

@@ -23,11 +23,23 @@
 #ifndef SOADYN_INTERNAL_H
 #define SOADYN_INTERNAL_H
 
+#include <stdint.h>
+#include <string.h>
+
 #include <soadyn/soadyn.h>
 
 #define SD_PI 3.14159265358979323846
-/* Largest nv for which the workspace holds a dense nv x nv matrix (128 MiB): beyond it the O(N^3)
- * Cholesky forward dynamics says it is not offered instead of allocating gigabytes. */
+/* A rarely taken path (singularity analysis, error reports), or a less common one (hinges of
+ * several speeds): kept out of line, so that the hot loop it branches from stays small. */
+#if defined(__GNUC__)
+#define SD_COLD __attribute__((cold, noinline))
+#define SD_NOINLINE __attribute__((noinline))
+#else
+#define SD_COLD
+#define SD_NOINLINE
+#endif
+/* Largest nv for which the Cholesky forward dynamics allocates its dense nv x nv matrix (128 MiB):
+ * beyond it the O(N^3) reference path says it is not offered instead of allocating gigabytes. */
 #define SD_DENSE_MAX_NV 4096
 
 struct sd_model {
@@ -68,24 +80,64 @@ struct sd_data {
     double *z, *zplus, *alpha_plus;
     double *eps, *nu;
     double *S_world, *G_world; /* H* and G in world axes about the world origin (M^-1 sweep) */
-    double *minv_z;            /* 6 x nv: residual force per column, one buffer (see innovations.c) */
-    double *minv_alpha;        /* 6 x nv per branching body + 1: accelerations per column */
-    int *branch_slot;          /* per body: its slot in minv_alpha when it has 2+ children, else -1 */
     double *psi;               /* 36 per body: psi(parent, k) = phi(parent, k) tau_bar(k), 6x6 */
     double *Y;                 /* 36 per body: Omega(k, k) (004 Lemma 5) */
-    double *dense;             /* nv x nv scratch (Cholesky forward dynamics) */
     unsigned char *prescribed_none; /* all-zero flags, for the plain forward dynamics */
-    int world_valid;           /* Xworld matches the last placements */
+    size_t block_bytes;        /* the one block holding every array above */
+    double *dense;             /* nv x nv, allocated by the first Cholesky forward dynamics, else NULL */
+    unsigned current;          /* SD_CURRENT_* flags: what holds the state of the last call */
     int alpha_has_gravity;
-    int forces_valid;          /* f holds inter-body forces of the last dynamics call */
-    char error[256];
+    char error[512];
     struct sd_loops_data *loops; /* closed-loop workspace (src/loops); NULL when the model has none */
+};
+
+/* Which parts of the workspace hold the state (q, u, ...) of the last call that computed
+ * placements (sd_data.current). Every call that computes placements clears the flags of what it does
+ * not recompute, and a call that uses a part as scratch clears its flag, so a reader never takes a
+ * stale value for a current one. */
+enum {
+    SD_CURRENT_PLACEMENTS = 1u << 0,    /* Xup and H* (S) at the last q */
+    SD_CURRENT_WORLD = 1u << 1,         /* Xworld (refreshable from Xup) */
+    SD_CURRENT_VELOCITIES = 1u << 2,    /* V, a, b at the last u */
+    SD_CURRENT_ACCELERATIONS = 1u << 3, /* alpha (with gravity when alpha_has_gravity) */
+    SD_CURRENT_ARTICULATED = 1u << 4,   /* P, D, Dinv, G of every hinge: the factors of M(q) */
+    SD_CURRENT_FORCES = 1u << 5         /* f, the inter-body forces */
 };
 
 /* The API-boundary checks of a dynamics call (arguments.c): q and the workspace required, and every
  * array given (others may be NULL) finite; the failure names the argument and index. */
 sd_status sd_check_call(const sd_model *m, sd_data *d, const char *fn, const double *q, const double *u,
                         const double *qdd, const double *tau, const double *f_ext);
+/* x[0 .. n-1] finite (x may be NULL), else an error naming fn, the argument and the index. */
+sd_status sd_check_input(sd_data *d, const char *fn, const char *name, const double *x, int n);
+/* The checks of a call that reads the workspace (arguments.c): model and workspace present and made
+ * for each other, and every part in `parts` (SD_CURRENT_*) current; world placements are refreshed
+ * from Xup when only they are stale. The failure names `fn` and the call that must come first. */
+sd_status sd_check_reader(const sd_model *m, sd_data *d, const char *fn, unsigned parts);
+/* body in 0 .. n-1, else an error naming fn and the index. */
+sd_status sd_check_body(const sd_model *m, sd_data *d, const char *fn, int body);
+/* Whether x[0 .. n-1] are all finite. inf and NaN are the doubles whose exponent bits are all
+ * ones; testing the bits with integer operations lets the loop vectorise (a floating-point sum
+ * would be evaluated in order), so a check costs about an instruction per four numbers. */
+static inline int sd_all_finite(const double *x, size_t n)
+{
+    const uint64_t exponent = 0x7FF0000000000000u;
+    uint64_t bad = 0;
+    for (size_t i = 0; i < n; ++i) {
+        uint64_t bits;
+        memcpy(&bits, x + i, sizeof bits);
+        bad |= (bits & exponent) == exponent;
+    }
+    return !bad;
+}
+
+/* The check every evaluation ends with (arguments.c): SD_OK when x[0 .. n-1] are all finite, else
+ * SD_E_NOT_FINITE naming fn, the output, the first bad index and `cause`, the likely reason. */
+sd_status sd_check_output(sd_data *d, const char *fn, const char *name, const double *x, size_t n,
+                          const char *cause);
+/* The likely causes sd_check_output names. */
+#define SD_CAUSE_OVERFLOW "products of the state and the model overflow a double (speeds, forces or positions far beyond a physical system's)"
+#define SD_CAUSE_TINY_INERTIA "an articulated inertia D(k) so small that the accelerations overflow (a nearly massless body), or products of the state and the model that overflow a double"
 
 /* Free the strings a builder copied into a body description (model_builder.c). */
 void sd_body_desc_free_strings(sd_body_desc *d);
@@ -117,14 +169,17 @@ double sd_hinge_quaternion_error(sd_hinge_type type, const double *qk);
 /* ---- shared sweeps ---- */
 
 /* Placements Xup and H* of every body at q (the first step of every algorithm), and the world
- * placements Xworld when with_world is nonzero (the body-frame recursions do not need them). */
+ * placements Xworld when with_world is nonzero (the body-frame recursions do not need them). Marks
+ * every other part of the workspace stale. */
 void sd_update_placements(const sd_model *m, sd_data *d, const double *q, int with_world);
+/* Xworld from the current Xup. */
+void sd_update_world(const sd_model *m, sd_data *d);
 /* out = H*(k) x(k): the spatial motion of body k's hinge for the speeds (or accelerations) x. */
 void sd_hinge_motion(const sd_model *m, const sd_data *d, int k, const double *x, double out[6]);
 /* The rotation of body k's axes in world axes, from Xworld or, when that is stale, from Xup. */
 void sd_world_rotation(const sd_model *m, const sd_data *d, int k, double R[9]);
 /* Placements (as above) and V(k), a(k), b(k) (with f_ext) at speeds u in one scatter; u may be
- * NULL (all zero). */
+ * NULL (all zero). Marks every part but these stale. */
 void sd_update_motion(const sd_model *m, sd_data *d, const double *q, const double *u, const double *f_ext,
                       int with_world);
 /* The articulated-body gather of 004 Eq 33 (P, D, G, P+) at the current placements, with the
@@ -155,6 +210,9 @@ void sd_cholesky_solve(const double *L, int n, double *x);
 double sd_cholesky_logdet(const double *L, int n);
 /* Replace L (from sd_cholesky_factor) by (L L^T)^-1, both triangles. */
 void sd_cholesky_inverse(double *A, int n);
+/* Copy the lower triangle of the n x n row-major A onto its upper one; returns whether every entry
+ * is finite. */
+int sd_mirror_lower(double *A, int n);
 
 /* ---- closed loops (src/loops/constraint_model.c): the hooks of the builder, model and data ---- */
 struct sd_loops_builder;

@@ -7,12 +7,13 @@
 
 #include "internal.h"
 
-sd_status sd_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u, const double *qdd,
-                              const double *f_ext, double *tau)
+/* Both public calls; fn and out name them in messages. */
+static sd_status newton_euler(const char *fn, const char *out, const sd_model *m, sd_data *d, const double *q,
+                              const double *u, const double *qdd, const double *f_ext, double *tau)
 {
-    const sd_status st = sd_check_call(m, d, "sd_inverse_dynamics", q, u, qdd, NULL, f_ext);
+    const sd_status st = sd_check_call(m, d, fn, q, u, qdd, NULL, f_ext);
     if (st != SD_OK) return st;
-    if (!tau) return sd_data_fail(d, SD_E_ARGUMENT, "sd_inverse_dynamics: NULL tau");
+    if (!tau) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL %s", fn, out);
     sd_update_motion(m, d, q, u, f_ext, 0);
     double a0[6];
     sd_base_acceleration(m, a0);
@@ -40,12 +41,19 @@ sd_status sd_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, co
         }
     }
     d->alpha_has_gravity = 1;
-    d->forces_valid = 1;
-    return SD_OK;
+    d->current |= SD_CURRENT_ACCELERATIONS | SD_CURRENT_FORCES;
+    if (sd_all_finite(tau, (size_t)m->nv)) return SD_OK;
+    return sd_check_output(d, fn, out, tau, (size_t)m->nv, SD_CAUSE_OVERFLOW);
+}
+
+sd_status sd_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u, const double *qdd,
+                              const double *f_ext, double *tau)
+{
+    return newton_euler("sd_inverse_dynamics", "tau", m, d, q, u, qdd, f_ext, tau);
 }
 
 sd_status sd_bias_forces(const sd_model *m, sd_data *d, const double *q, const double *u, const double *f_ext,
                          double *c)
 {
-    return sd_inverse_dynamics(m, d, q, u, NULL, f_ext, c);
+    return newton_euler("sd_bias_forces", "c", m, d, q, u, NULL, f_ext, c);
 }

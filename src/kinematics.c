@@ -33,12 +33,21 @@ static void body_placement(const sd_model *m, sd_data *d, int k, const double *q
 void sd_update_placements(const sd_model *m, sd_data *d, const double *q, int with_world)
 {
     for (int k = 0; k < m->n; ++k) body_placement(m, d, k, q, with_world);
-    d->world_valid = with_world;
+    d->current = SD_CURRENT_PLACEMENTS | (with_world ? SD_CURRENT_WORLD : 0u);
+}
+
+void sd_update_world(const sd_model *m, sd_data *d)
+{
+    for (int k = 0; k < m->n; ++k) {
+        if (m->parent[k] < 0) d->Xworld[k] = d->Xup[k];
+        else sd_transform_compose(&d->Xworld[m->parent[k]], &d->Xup[k], &d->Xworld[k]);
+    }
+    d->current |= SD_CURRENT_WORLD;
 }
 
 void sd_world_rotation(const sd_model *m, const sd_data *d, int k, double R[9])
 {
-    if (d->world_valid) {
+    if (d->current & SD_CURRENT_WORLD) {
         memcpy(R, d->Xworld[k].R, 9 * sizeof(double));
         return;
     }
@@ -94,12 +103,13 @@ void sd_update_motion(const sd_model *m, sd_data *d, const double *q, const doub
         body_placement(m, d, k, q, with_world);
         body_velocities(m, d, k, q, u, f_ext);
     }
-    d->world_valid = with_world;
+    d->current = SD_CURRENT_PLACEMENTS | SD_CURRENT_VELOCITIES | (with_world ? SD_CURRENT_WORLD : 0u);
 }
 
 sd_status sd_kinematics(const sd_model *m, sd_data *d, const double *q, const double *u, const double *qdd)
 {
-    const sd_status st = sd_check_call(m, d, "sd_kinematics", q, u, qdd, NULL, NULL);
+    const char *fn = "sd_kinematics";
+    sd_status st = sd_check_call(m, d, fn, q, u, qdd, NULL, NULL);
     if (st != SD_OK) return st;
     sd_update_motion(m, d, q, u, NULL, 1);
     for (int k = 0; k < m->n; ++k) {
@@ -114,33 +124,76 @@ sd_status sd_kinematics(const sd_model *m, sd_data *d, const double *q, const do
         }
     }
     d->alpha_has_gravity = 0;
-    d->forces_valid = 0;
-    return SD_OK;
+    d->current |= SD_CURRENT_ACCELERATIONS;
+    const size_t n = (size_t)m->n;
+    if ((st = sd_check_output(d, fn, "world placements", (const double *)d->Xworld, 12 * n, SD_CAUSE_OVERFLOW)))
+        return st;
+    if ((st = sd_check_output(d, fn, "velocities", d->V, 6 * n, SD_CAUSE_OVERFLOW))) return st;
+    return sd_check_output(d, fn, "accelerations", d->alpha, 6 * n, SD_CAUSE_OVERFLOW);
 }
 
-const sd_transform *sd_body_placement_world(const sd_data *d, int k) { return &d->Xworld[k]; }
-const double *sd_body_velocity(const sd_data *d, int k) { return d->V + 6 * k; }
+/* The readers below check what they read is current (sd_check_reader), so a value of an earlier
+ * state, or of no state at all, is an error and never a silent answer. */
 
-void sd_body_acceleration(const sd_model *m, const sd_data *d, int k, double acc[6])
+sd_status sd_body_placement_world(const sd_model *m, sd_data *d, int body, sd_transform *X)
 {
-    memcpy(acc, d->alpha + 6 * k, 6 * sizeof(double));
-    if (d->alpha_has_gravity) { /* remove the base's -g, seen in body k's axes */
+    const char *fn = "sd_body_placement_world";
+    sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_WORLD);
+    if (st == SD_OK) st = sd_check_body(m, d, fn, body);
+    if (st != SD_OK) return st;
+    if (!X) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL output", fn);
+    *X = d->Xworld[body];
+    return sd_check_output(d, fn, "placement", (const double *)X, 12, SD_CAUSE_OVERFLOW);
+}
+
+sd_status sd_body_velocity(const sd_model *m, sd_data *d, int body, double V[6])
+{
+    const char *fn = "sd_body_velocity";
+    sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_VELOCITIES);
+    if (st == SD_OK) st = sd_check_body(m, d, fn, body);
+    if (st != SD_OK) return st;
+    if (!V) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL output", fn);
+    memcpy(V, d->V + 6 * body, 6 * sizeof(double));
+    return sd_check_output(d, fn, "V", V, 6, SD_CAUSE_OVERFLOW);
+}
+
+sd_status sd_body_acceleration(const sd_model *m, sd_data *d, int body, double acc[6])
+{
+    const char *fn = "sd_body_acceleration";
+    sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_ACCELERATIONS);
+    if (st == SD_OK) st = sd_check_body(m, d, fn, body);
+    if (st != SD_OK) return st;
+    if (!acc) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL output", fn);
+    memcpy(acc, d->alpha + 6 * body, 6 * sizeof(double));
+    if (d->alpha_has_gravity) { /* remove the base's -g, seen in the body's axes */
         double g[3], R[9];
-        sd_world_rotation(m, d, k, R);
+        sd_world_rotation(m, d, body, R);
         sd_m3t_mul_v(R, m->gravity, g);
         for (int i = 0; i < 3; ++i) acc[3 + i] += g[i];
     }
+    return sd_check_output(d, fn, "acceleration", acc, 6, SD_CAUSE_OVERFLOW);
 }
 
-void sd_frame_placement_world(const sd_model *m, const sd_data *d, int frame, sd_transform *out)
+sd_status sd_frame_placement_world(const sd_model *m, sd_data *d, int frame, sd_transform *X)
 {
-    sd_transform_compose(&d->Xworld[m->frame_body[frame]], &m->frame_placement[frame], out);
+    const char *fn = "sd_frame_placement_world";
+    const sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_WORLD);
+    if (st != SD_OK) return st;
+    if (frame < 0 || frame >= m->nframes)
+        return sd_data_fail(d, SD_E_ARGUMENT, "%s: frame index %d is out of range (the model has %d frames)", fn,
+                            frame, m->nframes);
+    if (!X) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL output", fn);
+    sd_transform_compose(&d->Xworld[m->frame_body[frame]], &m->frame_placement[frame], X);
+    return sd_check_output(d, fn, "placement", (const double *)X, 12, SD_CAUSE_OVERFLOW);
 }
 
 sd_status sd_jacobian_world(const sd_model *m, sd_data *d, int body, const double point[3], double *J)
 {
-    if (!m || !d || !point || !J) return sd_data_fail(d, SD_E_ARGUMENT, "sd_jacobian_world: NULL argument");
-    if (body < 0 || body >= m->n) return sd_data_fail(d, SD_E_ARGUMENT, "sd_jacobian_world: body %d out of range", body);
+    const char *fn = "sd_jacobian_world";
+    sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_WORLD);
+    if (st == SD_OK) st = sd_check_body(m, d, fn, body);
+    if (st != SD_OK) return st;
+    if (!point || !J) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL point or J", fn);
     double p[3];
     sd_transform_point(&d->Xworld[body], point, p);
     memset(J, 0, 6 * (size_t)m->nv * sizeof(double));
@@ -156,23 +209,32 @@ sd_status sd_jacobian_world(const sd_model *m, sd_data *d, int body, const doubl
                 J[(3 + r) * m->nv + col] = s[3 + r] + wxp[r];
             }
         }
-    return SD_OK;
+    return sd_check_output(d, fn, "J", J, 6 * (size_t)m->nv, SD_CAUSE_OVERFLOW);
 }
 
-void sd_center_of_mass_world(const sd_model *m, const sd_data *d, double com[3])
+sd_status sd_center_of_mass_world(const sd_model *m, sd_data *d, double com[3])
 {
+    const char *fn = "sd_center_of_mass_world";
+    const sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_WORLD);
+    if (st != SD_OK) return st;
+    if (!com) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL output", fn);
     com[0] = com[1] = com[2] = 0.0;
-    if (m->total_mass <= 0) return;
+    if (m->total_mass <= 0) return SD_OK;
     for (int k = 0; k < m->n; ++k) {
         double c[3];
         sd_transform_point(&d->Xworld[k], m->com + 3 * k, c);
         for (int i = 0; i < 3; ++i) com[i] += m->mass[k] * c[i];
     }
     for (int i = 0; i < 3; ++i) com[i] /= m->total_mass;
+    return sd_check_output(d, fn, "com", com, 3, SD_CAUSE_OVERFLOW);
 }
 
-void sd_spatial_momentum_world(const sd_model *m, const sd_data *d, double h[6])
+sd_status sd_spatial_momentum_world(const sd_model *m, sd_data *d, double h[6])
 {
+    const char *fn = "sd_spatial_momentum_world";
+    const sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_WORLD | SD_CURRENT_VELOCITIES);
+    if (st != SD_OK) return st;
+    if (!h) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL output", fn);
     memset(h, 0, 6 * sizeof(double));
     for (int k = 0; k < m->n; ++k) {
         double hk[6], hw[6];
@@ -180,41 +242,57 @@ void sd_spatial_momentum_world(const sd_model *m, const sd_data *d, double h[6])
         sd_force_to_parent(&d->Xworld[k], hk, hw);
         for (int r = 0; r < 6; ++r) h[r] += hw[r];
     }
+    return sd_check_output(d, fn, "h", h, 6, SD_CAUSE_OVERFLOW);
 }
 
-double sd_kinetic_energy(const sd_model *m, const sd_data *d)
+sd_status sd_kinetic_energy(const sd_model *m, sd_data *d, double *T)
 {
-    double T = 0.0;
+    const char *fn = "sd_kinetic_energy";
+    const sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_VELOCITIES);
+    if (st != SD_OK) return st;
+    if (!T) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL output", fn);
+    double sum = 0.0;
     for (int k = 0; k < m->n; ++k) {
         double MV[6];
         sd_rigid_inertia_mul(m->rigid + 13 * k, d->V + 6 * k, MV);
-        T += 0.5 * sd_s6_dot(d->V + 6 * k, MV);
+        sum += 0.5 * sd_s6_dot(d->V + 6 * k, MV);
     }
-    return T;
+    *T = sum;
+    return sd_check_output(d, fn, "T", T, 1, SD_CAUSE_OVERFLOW);
 }
 
-double sd_potential_energy(const sd_model *m, const sd_data *d)
+sd_status sd_potential_energy(const sd_model *m, sd_data *d, double *U)
 {
-    double U = 0.0;
+    const char *fn = "sd_potential_energy";
+    const sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_WORLD);
+    if (st != SD_OK) return st;
+    if (!U) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL output", fn);
+    double sum = 0.0;
     for (int k = 0; k < m->n; ++k) {
         double c[3];
         sd_transform_point(&d->Xworld[k], m->com + 3 * k, c);
-        U -= m->mass[k] * sd_v3_dot(m->gravity, c);
+        sum -= m->mass[k] * sd_v3_dot(m->gravity, c);
     }
-    return U;
+    *U = sum;
+    return sd_check_output(d, fn, "U", U, 1, SD_CAUSE_OVERFLOW);
 }
 
-sd_status sd_external_force_at_point(const sd_model *m, const sd_data *d, int body, const double point[3],
+sd_status sd_external_force_at_point(const sd_model *m, sd_data *d, int body, const double point[3],
                                      const double force[3], double *f_ext)
 {
-    if (!m || !d || !point || !force || !f_ext || body < 0 || body >= m->n) return SD_E_ARGUMENT;
+    const char *fn = "sd_external_force_at_point";
+    sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_PLACEMENTS);
+    if (st == SD_OK) st = sd_check_body(m, d, fn, body);
+    if (st != SD_OK) return st;
+    if (!point || !force || !f_ext) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL point, force or f_ext", fn);
     /* 003 Y^T F-bar: the force in body axes, and its moment about the body origin */
-    double fb[3], n[3];
-    sd_m3t_mul_v(d->Xworld[body].R, force, fb);
+    double R[9], fb[3], n[3];
+    sd_world_rotation(m, d, body, R);
+    sd_m3t_mul_v(R, force, fb);
     sd_v3_cross(point, fb, n);
     for (int i = 0; i < 3; ++i) {
         f_ext[6 * body + i] += n[i];
         f_ext[6 * body + 3 + i] += fb[i];
     }
-    return SD_OK;
+    return sd_check_output(d, fn, "f_ext", f_ext + 6 * body, 6, SD_CAUSE_OVERFLOW);
 }

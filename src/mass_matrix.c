@@ -41,10 +41,7 @@ sd_status sd_mass_matrix(const sd_model *m, sd_data *d, const double *q, double 
             for (int i = 0; i < 13; ++i) Rp[i] += Rk[i];
         }
     }
-    /* The upper triangle mirrors the lower, copied in tiles so that both stay in cache. */
-    for (int ib = 0; ib < nv; ib += 32)
-        for (int jb = 0; jb <= ib; jb += 32)
-            for (int i = ib; i < ib + 32 && i < nv; ++i)
-                for (int j = jb; j < jb + 32 && j < i; ++j) M[j * nv + i] = M[i * nv + j];
-    return SD_OK;
+    const int finite = sd_mirror_lower(M, nv); /* the upper triangle mirrors the lower */
+    if (finite) return SD_OK;
+    return sd_check_output(d, "sd_mass_matrix", "M", M, (size_t)nv * (size_t)nv, SD_CAUSE_OVERFLOW);
 }

@@ -1,6 +1,8 @@
 /*
- * src/model.c — read-only queries on a built model, and freeing it.
+ * src/model.c — read-only queries on a built model, and freeing it. A query with an index out of
+ * range (or a NULL model) answers what no valid index can: NULL, -1 or NaN.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,7 +48,7 @@ const char *sd_model_name(const sd_model *m) { return m ? m->name : NULL; }
 int sd_model_nbodies(const sd_model *m) { return m ? m->n : 0; }
 int sd_model_nq(const sd_model *m) { return m ? m->nq : 0; }
 int sd_model_nv(const sd_model *m) { return m ? m->nv : 0; }
-double sd_model_total_mass(const sd_model *m) { return m ? m->total_mass : 0.0; }
+double sd_model_total_mass(const sd_model *m) { return m ? m->total_mass : NAN; }
 
 void sd_model_gravity(const sd_model *m, double gravity[3])
 {
@@ -75,11 +77,11 @@ int sd_model_parent(const sd_model *m, int k) { return body_ok(m, k) ? m->parent
 sd_hinge_type sd_model_hinge(const sd_model *m, int k) { return body_ok(m, k) ? m->hinge[k] : SD_HINGE_TYPE_COUNT; }
 int sd_model_q_index(const sd_model *m, int k) { return body_ok(m, k) ? m->q_index[k] : -1; }
 int sd_model_v_index(const sd_model *m, int k) { return body_ok(m, k) ? m->v_index[k] : -1; }
-int sd_model_hinge_nq(const sd_model *m, int k) { return body_ok(m, k) ? m->nq_k[k] : 0; }
-int sd_model_hinge_nv(const sd_model *m, int k) { return body_ok(m, k) ? m->nv_k[k] : 0; }
+int sd_model_hinge_nq(const sd_model *m, int k) { return body_ok(m, k) ? m->nq_k[k] : -1; }
+int sd_model_hinge_nv(const sd_model *m, int k) { return body_ok(m, k) ? m->nv_k[k] : -1; }
 const sd_transform *sd_model_placement(const sd_model *m, int k) { return body_ok(m, k) ? &m->placement[k] : NULL; }
 const double *sd_model_axis(const sd_model *m, int k) { return body_ok(m, k) ? m->hinge_axes + 9 * k : NULL; }
-double sd_model_body_mass(const sd_model *m, int k) { return body_ok(m, k) ? m->mass[k] : 0.0; }
+double sd_model_body_mass(const sd_model *m, int k) { return body_ok(m, k) ? m->mass[k] : NAN; }
 const double *sd_model_body_com(const sd_model *m, int k) { return body_ok(m, k) ? m->com + 3 * k : NULL; }
 const double *sd_model_body_inertia(const sd_model *m, int k) { return body_ok(m, k) ? m->inertia_com + 9 * k : NULL; }
 const sd_body_desc *sd_model_body_desc(const sd_model *m, int k) { return body_ok(m, k) ? &m->desc[k] : NULL; }

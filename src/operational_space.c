@@ -112,12 +112,12 @@ static void motion_matrix(const sd_transform *X, double *Tm)
 sd_status sd_operational_space_compliance(const sd_model *m, sd_data *d, const double *q, int nframes,
                                           const sd_task_frame *frames, double *Lambda_inv)
 {
-    if (!frames || !Lambda_inv || nframes < 1)
-        return sd_data_fail(d, SD_E_ARGUMENT, "sd_operational_space_compliance: no frames or no output");
+    const char *fn = "sd_operational_space_compliance";
+    if (!frames || !Lambda_inv || nframes < 1) return sd_data_fail(d, SD_E_ARGUMENT, "%s: no frames or no output", fn);
     for (int i = 0; i < nframes; ++i)
         if (frames[i].body < 0 || frames[i].body >= (m ? m->n : 0))
-            return sd_data_fail(d, SD_E_ARGUMENT, "sd_operational_space_compliance: frame %d: body %d out of range",
-                                i, frames[i].body);
+            return sd_data_fail(d, SD_E_ARGUMENT, "%s: frames[%d].body = %d is out of range (the model has %d bodies)",
+                                fn, i, frames[i].body, m ? m->n : 0);
     sd_status st = sd_articulated_inertias(m, d, q);
     if (st != SD_OK) return st;
     lyapunov_scatter(m, d);
@@ -148,7 +148,7 @@ sd_status sd_operational_space_compliance(const sd_model *m, sd_data *d, const d
                     Lambda_inv[(6 * b + j) * N + 6 * a + i] = block[6 * i + j];
                 }
         }
-    return SD_OK;
+    return sd_check_output(d, fn, "Lambda_inv", Lambda_inv, (size_t)N * (size_t)N, SD_CAUSE_TINY_INERTIA);
 }
 
 sd_status sd_operational_space_inertia(const sd_model *m, sd_data *d, const double *q, int nframes,
@@ -164,5 +164,6 @@ sd_status sd_operational_space_inertia(const sd_model *m, sd_data *d, const doub
                             "operational-space compliance is singular: the task frames are not independently "
                             "movable (fewer hinge speeds than task directions)");
     sd_cholesky_inverse(Lambda, N);
-    return SD_OK;
+    return sd_check_output(d, "sd_operational_space_inertia", "Lambda", Lambda, (size_t)N * (size_t)N,
+                           SD_CAUSE_OVERFLOW);
 }

@@ -19,6 +19,7 @@ const char *sd_status_name(sd_status status)
     case SD_E_PARSE: return "malformed model file";
     case SD_E_NOT_SUPPORTED: return "not supported";
     case SD_E_SOLVER: return "integrator failure";
+    case SD_E_NOT_FINITE: return "result not finite";
     }
     return "unknown status";
 }

@@ -18,6 +18,7 @@
 
 #include "random_tree.h"
 #include "test_util.h"
+#include "workspace_read.h"
 
 #define PI 3.14159265358979323846
 
@@ -46,13 +47,13 @@ static double placement_distance(const sd_model *m, sd_data *d, const double *q1
     const int n = sd_model_nbodies(m);
     sd_transform *X = malloc((size_t)(n + 1) * sizeof *X);
     sd_kinematics(m, d, q1, NULL, NULL);
-    for (int k = 0; k < n; ++k) X[k] = *sd_body_placement_world(d, k);
+    for (int k = 0; k < n; ++k) X[k] = world_placement(m, d, k);
     sd_kinematics(m, d, q2, NULL, NULL);
     double dist = 0;
     for (int k = 0; k < n; ++k) {
-        const sd_transform *Y = sd_body_placement_world(d, k);
-        for (int i = 0; i < 9; ++i) dist = fmax(dist, fabs(X[k].R[i] - Y->R[i]));
-        for (int i = 0; i < 3; ++i) dist = fmax(dist, fabs(X[k].p[i] - Y->p[i]));
+        const sd_transform Y = world_placement(m, d, k);
+        for (int i = 0; i < 9; ++i) dist = fmax(dist, fabs(X[k].R[i] - Y.R[i]));
+        for (int i = 0; i < 3; ++i) dist = fmax(dist, fabs(X[k].p[i] - Y.p[i]));
     }
     free(X);
     return dist;
@@ -155,13 +156,13 @@ static void check_velocity_fd(const sd_model *m, uint64_t *rng)
         sd_configuration_integrate(m, q, u, h, qp);
         sd_configuration_integrate(m, q, u, -h, qm);
         sd_kinematics(m, d, qp, NULL, NULL);
-        for (int k = 0; k < n; ++k) Xp[k] = *sd_body_placement_world(d, k);
+        for (int k = 0; k < n; ++k) Xp[k] = world_placement(m, d, k);
         sd_kinematics(m, d, qm, NULL, NULL);
-        for (int k = 0; k < n; ++k) Xm[k] = *sd_body_placement_world(d, k);
+        for (int k = 0; k < n; ++k) Xm[k] = world_placement(m, d, k);
         CHECK(sd_kinematics(m, d, q, u, NULL) == SD_OK);
         for (int k = 0; k < n; ++k) {
-            X0[k] = *sd_body_placement_world(d, k);
-            memcpy(V + 6 * k, sd_body_velocity(d, k), 6 * sizeof(double));
+            X0[k] = world_placement(m, d, k);
+            CHECK(sd_body_velocity(m, d, k, V + 6 * k) == SD_OK);
         }
         for (int k = 0; k < n; ++k) {
             double Vfd[6];
@@ -237,9 +238,9 @@ static void check_neutral(const sd_model *m)
         sd_transform X = *sd_model_placement(m, k);
         for (int j = sd_model_parent(m, k); j >= 0; j = sd_model_parent(m, j))
             sd_transform_compose(sd_model_placement(m, j), &X, &X);
-        const sd_transform *W = sd_body_placement_world(d, k);
-        for (int i = 0; i < 9; ++i) dist = fmax(dist, fabs(W->R[i] - X.R[i]));
-        for (int i = 0; i < 3; ++i) dist = fmax(dist, fabs(W->p[i] - X.p[i]));
+        const sd_transform W = world_placement(m, d, k);
+        for (int i = 0; i < 9; ++i) dist = fmax(dist, fabs(W.R[i] - X.R[i]));
+        for (int i = 0; i < 3; ++i) dist = fmax(dist, fabs(W.p[i] - X.p[i]));
     }
     CHECK(dist <= 1e-13 * (1 + n));
     free(q);

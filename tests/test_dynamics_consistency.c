@@ -11,6 +11,7 @@
 #include "internal.h"
 #include "random_tree.h"
 #include "test_util.h"
+#include "workspace_read.h"
 
 /* The body Jacobian of body k: J_k u = V(k), column by column from the hinges on k's path, each
  * H*(j) column carried to k's frame by the relative placement (an independent dense evaluation
@@ -21,7 +22,7 @@ static void body_jacobian(const sd_model *m, sd_data *d, int k, double *Jk)
     const double origin[3] = {0, 0, 0};
     double *Jw = malloc(6 * (size_t)nv * sizeof(double));
     sd_jacobian_world(m, d, k, origin, Jw);
-    const double *R = sd_body_placement_world(d, k)->R;
+    const double *R = world_placement(m, d, k).R;
     for (int c = 0; c < nv; ++c)
         for (int blk = 0; blk < 2; ++blk) {
             double w[3] = {Jw[(3 * blk + 0) * nv + c], Jw[(3 * blk + 1) * nv + c], Jw[(3 * blk + 2) * nv + c]}, b[3];

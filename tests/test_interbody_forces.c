@@ -3,7 +3,9 @@
  *   f(k) from the ABA by-products (P+ alpha+ + z+) = f(k) of a Newton-Euler pass at ABA's qdd;
  *   the free-direction part H(k) f(k) = tau(k), and free + constrained parts rebuild f(k);
  *   mixed dynamics (prescribed hinges) = solving the partitioned M by hand, and its f(k) still
- *   equal the Newton-Euler ones; the world and joint frame views are the body view transformed.
+ *   equal the Newton-Euler ones; the world and joint frame views are the body view transformed
+ *   (the world view compared as vectors with the body view turned by the body's world rotation from
+ *   a separate sd_kinematics, whether or not the call that made the forces kept world placements).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +17,7 @@
 static void check_forces(const sd_model *m, uint64_t *rng)
 {
     const int nq = sd_model_nq(m), nv = sd_model_nv(m), n = sd_model_nbodies(m);
-    sd_data *d = sd_data_new(m), *d2 = sd_data_new(m);
+    sd_data *d = sd_data_new(m), *d2 = sd_data_new(m), *d3 = sd_data_new(m);
     double *q = malloc((size_t)(nq + 1) * 8), *u = malloc((size_t)(nv + 1) * 8), *tau = malloc((size_t)(nv + 1) * 8),
            *qdd = malloc((size_t)(nv + 1) * 8), *tau2 = malloc((size_t)(nv + 1) * 8),
            *fext = malloc(6 * (size_t)n * 8), *f_aba = malloc(6 * (size_t)n * 8), *f_ne = malloc(6 * (size_t)n * 8);
@@ -24,6 +26,7 @@ static void check_forces(const sd_model *m, uint64_t *rng)
     sd_fd_options opt = {.interbody_forces = 1, .prescribed = NULL};
     CHECK(sd_forward_dynamics_ex(m, d, q, u, tau, fext, qdd, &opt) == SD_OK);
     CHECK(sd_inverse_dynamics(m, d2, q, u, qdd, fext, tau2) == SD_OK);
+    CHECK(sd_kinematics(m, d3, q, NULL, NULL) == SD_OK); /* world rotations, independently */
     int parts_ok = 1;
     for (int k = 0; k < n; ++k) {
         CHECK(sd_interbody_force(m, d, k, SD_FRAME_BODY, f_aba + 6 * k) == SD_OK);
@@ -42,11 +45,20 @@ static void check_forces(const sd_model *m, uint64_t *rng)
                 if (fabs(sd_s6_dot(W + 6 * i, d->S + 6 * (vk + j))) > 1e-12) parts_ok = 0;
             if (fabs(sd_s6_dot(W + 6 * i, f_aba + 6 * k) - cp[i]) > 1e-12 * (1 + fabs(cp[i]))) parts_ok = 0;
         }
-        /* frames: world view = rotation of the body view; joint view has the same power on H* */
-        double fw[6], fj[6];
+        /* frames: world view = the body view's moment and force turned into world axes (after
+         * forward dynamics with world placements, and after inverse dynamics without them) */
+        double fw[6], fw_ne[6], fj[6], fw_ref[6], fw_ne_ref[6];
+        sd_transform Xw;
+        CHECK(sd_body_placement_world(m, d3, k, &Xw) == SD_OK);
+        for (int h = 0; h < 2; ++h) {
+            sd_m3_mul_v(Xw.R, f_aba + 6 * k + 3 * h, fw_ref + 3 * h);
+            sd_m3_mul_v(Xw.R, f_ne + 6 * k + 3 * h, fw_ne_ref + 3 * h);
+        }
         CHECK(sd_interbody_force(m, d, k, SD_FRAME_WORLD, fw) == SD_OK);
+        CHECK_ARRAY_CLOSE(fw, fw_ref, 6, 1e-12, "world-frame force vs R f(k), after forward dynamics");
+        CHECK(sd_interbody_force(m, d2, k, SD_FRAME_WORLD, fw_ne) == SD_OK);
+        CHECK_ARRAY_CLOSE(fw_ne, fw_ne_ref, 6, 1e-12, "world-frame force vs R f(k), after inverse dynamics");
         CHECK(sd_interbody_force(m, d, k, SD_FRAME_JOINT, fj) == SD_OK);
-        CHECK_CLOSE(sd_v3_norm(fw + 3), sd_v3_norm(f_aba + 6 * k + 3), 1e-12);
         double fjb[6];
         sd_transform XJ_inv, Xbody_in_joint;
         sd_transform_inverse(sd_model_placement(m, k), &XJ_inv);
@@ -59,6 +71,7 @@ static void check_forces(const sd_model *m, uint64_t *rng)
     free(q); free(u); free(tau); free(qdd); free(tau2); free(fext); free(f_aba); free(f_ne);
     sd_data_free(d);
     sd_data_free(d2);
+    sd_data_free(d3);
 }
 
 /* Mixed dynamics against the partitioned mass matrix: with prescribed set p and free set f,

@@ -24,6 +24,7 @@
 
 #include "random_tree.h"
 #include "test_util.h"
+#include "workspace_read.h"
 
 static double *vec(int n) { return calloc((size_t)(n > 0 ? n : 1), sizeof(double)); }
 
@@ -32,9 +33,9 @@ static void body_pose(const sd_model *m, sd_data *d, const double *q, int k, con
                       double R[9])
 {
     sd_kinematics(m, d, q, NULL, NULL);
-    const sd_transform *X = sd_body_placement_world(d, k);
-    sd_transform_point(X, point, p);
-    memcpy(R, X->R, 9 * sizeof(double));
+    const sd_transform X = world_placement(m, d, k);
+    sd_transform_point(&X, point, p);
+    memcpy(R, X.R, 9 * sizeof(double));
 }
 
 static void check_jacobian(const sd_model *m, sd_data *d, uint64_t *rng)
@@ -70,13 +71,14 @@ static void check_jacobian(const sd_model *m, sd_data *d, uint64_t *rng)
             fprintf(stderr, "  body %d (%s hinge)\n", k, sd_hinge_type_name(sd_model_hinge(m, k)));
         /* J u is the twist of sd_kinematics: omega in world axes, and the velocity of the point */
         CHECK(sd_kinematics(m, d, q, u, NULL) == SD_OK);
-        const double *V = sd_body_velocity(d, k);
-        const sd_transform *X = sd_body_placement_world(d, k);
+        double V[6] = {0};
+        CHECK(sd_body_velocity(m, d, k, V) == SD_OK);
+        const sd_transform X = world_placement(m, d, k);
         double wxp[3], vb[3], expect[6], Ju[6] = {0};
         sd_v3_cross(V, point, wxp);
         for (int r = 0; r < 3; ++r) vb[r] = V[3 + r] + wxp[r];
-        sd_m3_mul_v(X->R, V, expect);
-        sd_m3_mul_v(X->R, vb, expect + 3);
+        sd_m3_mul_v(X.R, V, expect);
+        sd_m3_mul_v(X.R, vb, expect + 3);
         for (int r = 0; r < 6; ++r)
             for (int c = 0; c < nv; ++c) Ju[r] += J[r * nv + c] * u[c];
         CHECK_ARRAY_CLOSE(Ju, expect, 6, 1e-12, "J u vs body twist");
@@ -96,7 +98,7 @@ static void check_jacobian(const sd_model *m, sd_data *d, uint64_t *rng)
 static void com_of(const sd_model *m, sd_data *d, const double *q, double c[3])
 {
     sd_kinematics(m, d, q, NULL, NULL);
-    sd_center_of_mass_world(m, d, c);
+    CHECK(sd_center_of_mass_world(m, d, c) == SD_OK);
 }
 
 static void check_com_momentum_energy(const sd_model *m, sd_data *d, uint64_t *rng)
@@ -110,13 +112,14 @@ static void check_com_momentum_energy(const sd_model *m, sd_data *d, uint64_t *r
     double total = 0, sum[3] = {0, 0, 0}, com[3];
     for (int k = 0; k < n; ++k) {
         double c[3];
-        sd_transform_point(sd_body_placement_world(d, k), sd_model_body_com(m, k), c);
+        const sd_transform X = world_placement(m, d, k);
+        sd_transform_point(&X, sd_model_body_com(m, k), c);
         for (int i = 0; i < 3; ++i) sum[i] += sd_model_body_mass(m, k) * c[i];
         total += sd_model_body_mass(m, k);
     }
     CHECK_CLOSE(sd_model_total_mass(m), total, 1e-14);
     for (int i = 0; i < 3; ++i) sum[i] /= total;
-    sd_center_of_mass_world(m, d, com);
+    CHECK(sd_center_of_mass_world(m, d, com) == SD_OK);
     CHECK_ARRAY_CLOSE(com, sum, 3, 1e-14, "COM vs mass-weighted sum");
     /* momentum from point Jacobians at each body's COM: linear sum m v_c, angular about the world
      * origin sum (R Ic R^T omega + c x m v_c) */
@@ -127,17 +130,17 @@ static void check_com_momentum_energy(const sd_model *m, sd_data *d, uint64_t *r
         sd_jacobian_world(m, d, k, sd_model_body_com(m, k), J);
         for (int r = 0; r < 6; ++r)
             for (int i = 0; i < nv; ++i) vc[r] += J[r * nv + i] * u[i];
-        const sd_transform *X = sd_body_placement_world(d, k);
-        sd_transform_point(X, sd_model_body_com(m, k), c);
-        sd_m3t_mul_v(X->R, vc, Rw);                  /* omega in body axes */
+        const sd_transform X = world_placement(m, d, k);
+        sd_transform_point(&X, sd_model_body_com(m, k), c);
+        sd_m3t_mul_v(X.R, vc, Rw);                   /* omega in body axes */
         sd_m3_mul_v(sd_model_body_inertia(m, k), Rw, IRw);
-        sd_m3_mul_v(X->R, IRw, Iw);                  /* R Ic R^T omega */
+        sd_m3_mul_v(X.R, IRw, Iw);                   /* R Ic R^T omega */
         for (int i = 0; i < 3; ++i) l[i] = mk * vc[3 + i];
         sd_v3_cross(c, l, cxl);
         for (int i = 0; i < 3; ++i) hexp[i] += Iw[i] + cxl[i], hexp[3 + i] += l[i];
     }
     sd_kinematics(m, d, q, u, NULL);
-    sd_spatial_momentum_world(m, d, h);
+    CHECK(sd_spatial_momentum_world(m, d, h) == SD_OK);
     CHECK_ARRAY_CLOSE(h, hexp, 6, 1e-12, "spatial momentum vs sum over bodies");
     /* linear momentum = total mass * COM velocity (central differences along q (+) u h) */
     const double hh = 1e-6;
@@ -157,12 +160,13 @@ static void check_com_momentum_energy(const sd_model *m, sd_data *d, uint64_t *r
         T += 0.5 * u[i] * Mu[i];
     }
     sd_kinematics(m, d, q, u, NULL);
-    CHECK_CLOSE(sd_kinetic_energy(m, d), T, 1e-12);
-    CHECK(sd_kinetic_energy(m, d) >= 0);
+    CHECK_CLOSE(kinetic_energy(m, d), T, 1e-12);
+    CHECK(kinetic_energy(m, d) >= 0);
     /* a free root: its six rows of M u are the system momentum in the root body frame */
     if (sd_model_hinge(m, 0) == SD_HINGE_FREE) {
         double hroot[6];
-        sd_force_to_child(sd_body_placement_world(d, 0), h, hroot);
+        const sd_transform X0 = world_placement(m, d, 0);
+        sd_force_to_child(&X0, h, hroot);
         CHECK_ARRAY_CLOSE(Mu, hroot, 6, 1e-12, "free-root rows of M u vs spatial momentum");
     }
     free(q); free(qp); free(qm); free(u); free(M); free(Mu); free(J);
@@ -171,7 +175,7 @@ static void check_com_momentum_energy(const sd_model *m, sd_data *d, uint64_t *r
 static double potential_at(const sd_model *m, sd_data *d, const double *q)
 {
     sd_kinematics(m, d, q, NULL, NULL);
-    return sd_potential_energy(m, d);
+    return potential_energy(m, d);
 }
 
 /* dPE along each speed direction = C(q, 0) */
@@ -239,15 +243,15 @@ static void check_body_acceleration(const sd_model *m, sd_data *d, uint64_t *rng
     sd_configuration_integrate(m, q, u, h, qp);
     sd_configuration_integrate(m, q, u, -h, qm);
     sd_kinematics(m, d, qp, u, NULL);
-    for (int k = 0; k < n; ++k) memcpy(Vp + 6 * k, sd_body_velocity(d, k), 6 * sizeof(double));
+    for (int k = 0; k < n; ++k) CHECK(sd_body_velocity(m, d, k, Vp + 6 * k) == SD_OK);
     sd_kinematics(m, d, qm, u, NULL);
-    for (int k = 0; k < n; ++k) memcpy(Vm + 6 * k, sd_body_velocity(d, k), 6 * sizeof(double));
+    for (int k = 0; k < n; ++k) CHECK(sd_body_velocity(m, d, k, Vm + 6 * k) == SD_OK);
     sd_kinematics(m, d, q, qdd, NULL); /* V is linear in u: this is J_k qdd */
-    for (int k = 0; k < n; ++k) memcpy(Vq + 6 * k, sd_body_velocity(d, k), 6 * sizeof(double));
+    for (int k = 0; k < n; ++k) CHECK(sd_body_velocity(m, d, k, Vq + 6 * k) == SD_OK);
     CHECK(sd_kinematics(m, d, q, u, qdd) == SD_OK);
     for (int k = 0; k < n; ++k) {
         double acc[6], fd[6];
-        sd_body_acceleration(m, d, k, acc);
+        CHECK(sd_body_acceleration(m, d, k, acc) == SD_OK);
         for (int r = 0; r < 6; ++r) fd[r] = (Vp[6 * k + r] - Vm[6 * k + r]) / (2 * h) + Vq[6 * k + r];
         if (!CHECK_ARRAY_CLOSE(acc, fd, 6, 1e-7, "body acceleration vs d/dt V"))
             fprintf(stderr, "  body %d (%s hinge)\n", k, sd_hinge_type_name(sd_model_hinge(m, k)));
@@ -255,11 +259,11 @@ static void check_body_acceleration(const sd_model *m, sd_data *d, uint64_t *rng
     /* after inverse dynamics (whose recursion carries gravity in alpha), the reported acceleration
      * is still gravity-free */
     double *acc1 = vec(6 * n);
-    for (int k = 0; k < n; ++k) sd_body_acceleration(m, d, k, acc1 + 6 * k);
+    for (int k = 0; k < n; ++k) CHECK(sd_body_acceleration(m, d, k, acc1 + 6 * k) == SD_OK);
     CHECK(sd_inverse_dynamics(m, d, q, u, qdd, NULL, tau) == SD_OK);
     for (int k = 0; k < n; ++k) {
         double acc[6];
-        sd_body_acceleration(m, d, k, acc);
+        CHECK(sd_body_acceleration(m, d, k, acc) == SD_OK);
         CHECK_ARRAY_CLOSE(acc, acc1 + 6 * k, 6, 1e-12, "body acceleration after inverse dynamics");
     }
     free(q); free(qp); free(qm); free(u); free(qdd); free(Vp); free(Vm); free(Vq); free(tau); free(acc1);

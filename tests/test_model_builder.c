@@ -18,6 +18,7 @@
 
 #include "random_tree.h"
 #include "test_util.h"
+#include "workspace_read.h"
 
 /* A valid massive body on a revolute hinge about z. */
 static void good_body(sd_body_desc *d, const char *name, const char *parent)
@@ -437,7 +438,7 @@ static void test_big_chain(void)
             double *q = malloc((size_t)sd_model_nq(m) * sizeof(double));
             sd_configuration_neutral(m, q);
             CHECK(sd_kinematics(m, data, q, NULL, NULL) == SD_OK);
-            CHECK_CLOSE(sd_body_placement_world(data, n - 1)->p[0], 0.3 * n, 1e-10); /* n roundings of 0.3 */
+            CHECK_CLOSE(world_placement(m, data, n - 1).p[0], 0.3 * n, 1e-10); /* n roundings of 0.3 */
             free(q);
             sd_data_free(data);
         }
@@ -488,8 +489,9 @@ static void test_frames(void)
             const double q[3] = {0.4, -1.2, 2.0};
             CHECK(sd_kinematics(m, data, q, NULL, NULL) == SD_OK);
             sd_transform Xf, Xe;
-            sd_frame_placement_world(m, data, ft, &Xf);
-            sd_transform_compose(sd_body_placement_world(data, sd_model_body_index(m, "hand")), &tool, &Xe);
+            CHECK(sd_frame_placement_world(m, data, ft, &Xf) == SD_OK);
+            const sd_transform Xh = world_placement(m, data, sd_model_body_index(m, "hand"));
+            sd_transform_compose(&Xh, &tool, &Xe);
             CHECK_ARRAY_CLOSE(Xf.R, Xe.R, 9, 1e-15, "frame world R");
             CHECK_ARRAY_CLOSE(Xf.p, Xe.p, 3, 1e-15, "frame world p");
             sd_data_free(data);

@@ -10,6 +10,7 @@
 #include "internal.h"
 #include "random_tree.h"
 #include "test_util.h"
+#include "workspace_read.h"
 
 /* The 6 x nv Jacobian of a task frame: its [omega; v] in its own axes at its origin. */
 static void frame_jacobian(const sd_model *m, sd_data *d, const sd_task_frame *f, double *J)
@@ -17,7 +18,7 @@ static void frame_jacobian(const sd_model *m, sd_data *d, const sd_task_frame *f
     const int nv = sd_model_nv(m);
     double *Jw = malloc(6 * (size_t)nv * 8), Rw[9];
     sd_jacobian_world(m, d, f->body, f->placement.p, Jw);
-    sd_m3_mul(sd_body_placement_world(d, f->body)->R, f->placement.R, Rw); /* frame axes in world */
+    sd_m3_mul(world_placement(m, d, f->body).R, f->placement.R, Rw); /* frame axes in world */
     for (int c = 0; c < nv; ++c)
         for (int blk = 0; blk < 2; ++blk) {
             double w[3] = {Jw[(3 * blk) * nv + c], Jw[(3 * blk + 1) * nv + c], Jw[(3 * blk + 2) * nv + c]}, b[3];

@@ -148,7 +148,7 @@ static void check_example1(uint64_t *rng)
             /* the COM is where the paper puts it: s_1 = L (sin theta e_x - cos theta e_y) */
             double com[3];
             sd_kinematics(m, d, &th, NULL, NULL);
-            sd_center_of_mass_world(m, d, com);
+            CHECK(sd_center_of_mass_world(m, d, com) == SD_OK);
             CHECK_CLOSE(com[0], p.L * sin(th), TOL);
             CHECK_CLOSE(com[1], -p.L * cos(th), TOL);
             CHECK_CLOSE(com[2], 0.0, TOL);

@@ -11,10 +11,15 @@
  * origin (sd_external_force_at_point() builds one from a force at a point).
  *
  * Every algorithm takes the state it needs and recomputes the kinematics it depends on, so calls
- * are independent. Results that are not returned through an argument stay in the sd_data until the
- * next call. No algorithm allocates, prints or touches files.
+ * are independent. Results that are not returned through an argument stay in the sd_data, and the
+ * workspace knows which of them belong to the state of the last call: a reader (sd_body_velocity(),
+ * sd_jacobian_world(), sd_mass_matrix_solve(), sd_interbody_force(), ...) returns them only then,
+ * and otherwise fails with a message saying which call must come first. No algorithm allocates
+ * (but sd_forward_dynamics_cholesky(), once), prints or touches files.
  *
- * A failing call returns a status and leaves a message naming the element in sd_data_error().
+ * A failing call returns a status and leaves a message naming the element in sd_data_error(). No
+ * call returns SD_OK with a non-finite number in an output: an overflow is SD_E_NOT_FINITE. A body
+ * or frame index out of range is SD_E_ARGUMENT, and so is a workspace made for another model.
  */
 #ifndef SOADYN_DYNAMICS_H
 #define SOADYN_DYNAMICS_H
@@ -28,9 +33,13 @@ extern "C" {
 
 typedef struct sd_data sd_data;
 
-/* A workspace for one model, allocated once; NULL when out of memory. The model must outlive it. */
+/* A workspace for one model, allocated once, O(N) in size; NULL when out of memory. The model must
+ * outlive it. */
 SD_API sd_data *sd_data_new(const sd_model *model);
 SD_API void sd_data_free(sd_data *data);
+/* The bytes the workspace holds (0 for NULL); grows by nv^2 doubles after the first
+ * sd_forward_dynamics_cholesky(). */
+SD_API size_t sd_data_size(const sd_data *data);
 /* The message of the last failed call on this workspace ("" if none). */
 SD_API const char *sd_data_error(const sd_data *data);
 
@@ -40,34 +49,35 @@ SD_API const char *sd_data_error(const sd_data *data);
  * u and qdd may be NULL (taken as zero). Accelerations exclude gravity. */
 SD_API sd_status sd_kinematics(const sd_model *model, sd_data *data, const double *q, const double *u,
                                const double *qdd);
-/* World placement of a body, after sd_kinematics() (also kept by sd_mass_matrix(),
- * sd_articulated_inertias() and forward dynamics with inter-body forces; the plain body-frame
- * recursions of inverse and forward dynamics do not compute it). */
-SD_API const sd_transform *sd_body_placement_world(const sd_data *data, int body);
-/* Spatial velocity [omega; v] of a body, in its body frame at its origin (after sd_kinematics). */
-SD_API const double *sd_body_velocity(const sd_data *data, int body);
-/* Spatial acceleration of a body in its body frame at its origin, gravity excluded (after
- * sd_kinematics with qdd, sd_inverse_dynamics or sd_forward_dynamics). */
-SD_API void sd_body_acceleration(const sd_model *model, const sd_data *data, int body, double acc[6]);
-/* World placement of a model frame (after sd_kinematics). */
-SD_API void sd_frame_placement_world(const sd_model *model, const sd_data *data, int frame, sd_transform *out);
+
+/* The readers below use the state of the last call on the workspace, of any algorithm that says
+ * what they need: placements (every algorithm), velocities (sd_kinematics(), inverse and forward
+ * dynamics), accelerations (the same three). */
+
+/* World placement of a body at the last state (placements of any algorithm). */
+SD_API sd_status sd_body_placement_world(const sd_model *model, sd_data *data, int body, sd_transform *X);
+/* World placement of a model frame at the last state. */
+SD_API sd_status sd_frame_placement_world(const sd_model *model, sd_data *data, int frame, sd_transform *X);
+/* Spatial velocity [omega; v] of a body, in its body frame at its origin. */
+SD_API sd_status sd_body_velocity(const sd_model *model, sd_data *data, int body, double V[6]);
+/* Spatial acceleration of a body in its body frame at its origin, gravity excluded. */
+SD_API sd_status sd_body_acceleration(const sd_model *model, sd_data *data, int body, double acc[6]);
 /* The 6 x nv Jacobian (row-major) mapping u to the spatial velocity [omega; v] of the point `point`
- * (body coordinates) fixed on `body`, both in world axes: omega, and the velocity of that point.
- * Uses the placements of the last sd_kinematics(). */
-SD_API sd_status sd_jacobian_world(const sd_model *model, sd_data *data, int body, const double point[3], double *J);
-/* Centre of mass of the whole system in world coordinates (after sd_kinematics). */
-SD_API void sd_center_of_mass_world(const sd_model *model, const sd_data *data, double com[3]);
-/* Total spatial momentum [angular about the world origin; linear], world axes (after
- * sd_kinematics with u). */
-SD_API void sd_spatial_momentum_world(const sd_model *model, const sd_data *data, double h[6]);
-/* Kinetic energy 1/2 u^T M u and potential energy -sum m g.c (after sd_kinematics with u). */
-SD_API double sd_kinetic_energy(const sd_model *model, const sd_data *data);
-SD_API double sd_potential_energy(const sd_model *model, const sd_data *data);
+ * (body coordinates) fixed on `body`, both in world axes: omega, and the velocity of that point. */
+SD_API sd_status sd_jacobian_world(const sd_model *model, sd_data *data, int body, const double point[3],
+                                   double *J);
+/* Centre of mass of the whole system in world coordinates (the origin for a massless model). */
+SD_API sd_status sd_center_of_mass_world(const sd_model *model, sd_data *data, double com[3]);
+/* Total spatial momentum [angular about the world origin; linear], world axes (needs velocities). */
+SD_API sd_status sd_spatial_momentum_world(const sd_model *model, sd_data *data, double h[6]);
+/* Kinetic energy 1/2 u^T M u (needs velocities) and potential energy -sum m g.c. */
+SD_API sd_status sd_kinetic_energy(const sd_model *model, sd_data *data, double *T);
+SD_API sd_status sd_potential_energy(const sd_model *model, sd_data *data, double *U);
 
 /* Add to f_ext (6 per body) a force `force` (world axes) applied at the point `point` (body
- * coordinates) of `body`, using the placements of the last sd_kinematics(). This is 003's
- * Y^T F-bar for one point. */
-SD_API sd_status sd_external_force_at_point(const sd_model *model, const sd_data *data, int body,
+ * coordinates) of `body`, using the placements of the last state. This is 003's Y^T F-bar for one
+ * point. */
+SD_API sd_status sd_external_force_at_point(const sd_model *model, sd_data *data, int body,
                                             const double point[3], const double force[3], double *f_ext);
 
 /* ---------------------------------------------------------------- dynamics */
@@ -86,7 +96,9 @@ SD_API sd_status sd_mass_matrix(const sd_model *model, sd_data *data, const doub
 SD_API sd_status sd_forward_dynamics(const sd_model *model, sd_data *data, const double *q, const double *u,
                                      const double *tau, const double *f_ext, double *qdd);
 /* The same qdd by forming M and C and solving with a dense Cholesky factorisation, O(N^3) (the
- * composite body method of 001 Sec 3); the reference the O(N) algorithm is checked against. */
+ * composite body method of 001 Sec 3); the reference the O(N) algorithm is checked against. Its
+ * first call allocates the nv x nv matrix in the workspace, kept for the later calls (SD_E_MEMORY
+ * when that fails, SD_E_NOT_SUPPORTED past nv = 4096). */
 SD_API sd_status sd_forward_dynamics_cholesky(const sd_model *model, sd_data *data, const double *q,
                                               const double *u, const double *tau, const double *f_ext,
                                               double *qdd);
@@ -116,14 +128,15 @@ typedef enum sd_force_frame {
 } sd_force_frame;
 
 /* The spatial force f(k) = [moment; force] that the parent exerts on `body` through its hinge,
- * from the last sd_inverse_dynamics() or sd_forward_dynamics_ex() with interbody_forces. */
-SD_API sd_status sd_interbody_force(const sd_model *model, const sd_data *data, int body, sd_force_frame frame,
+ * from the last call when that was sd_inverse_dynamics() or sd_forward_dynamics_ex() with
+ * interbody_forces (otherwise an error saying so). */
+SD_API sd_status sd_interbody_force(const sd_model *model, sd_data *data, int body, sd_force_frame frame,
                                     double f[6]);
 /* The parts of f(k) along the hinge's free directions (H(k) f(k), which equals the hinge force
  * tau(k); nv entries) and along its constrained directions (the 6 - nv reactions a bearing sees,
  * components on an orthonormal complement of H(k) in the body frame; 003 Prop 5). `constrained_dirs`
  * (may be NULL) receives the 6 x (6 - nv) complement, column-major, as unit motion directions. */
-SD_API sd_status sd_constraint_force_components(const sd_model *model, const sd_data *data, int body,
+SD_API sd_status sd_constraint_force_components(const sd_model *model, sd_data *data, int body,
                                                 double *free_part, double *constrained_part,
                                                 double *constrained_dirs);
 
@@ -133,7 +146,9 @@ SD_API sd_status sd_constraint_force_components(const sd_model *model, const sd_
  * the data, for the calls below that say they use them. */
 SD_API sd_status sd_articulated_inertias(const sd_model *model, sd_data *data, const double *q);
 /* y = [I + H phi K] x, y = [I + H phi K]* x, y = [I - H psi K] x, y = [I - H psi K]* x
- * (004 Lemma 11), O(N) each, with the factors of the last sd_articulated_inertias(). y may alias x. */
+ * (004 Lemma 11), O(N) each, with the factors of the last call when that was
+ * sd_articulated_inertias() or sd_forward_dynamics() with no prescribed hinge (otherwise an error
+ * saying so). y may alias x. */
 typedef enum sd_factor_op {
     SD_FACTOR_NE = 0,        /* [I + H phi K]     */
     SD_FACTOR_NE_TRANSPOSE,  /* [I + H phi K]*    */
@@ -142,13 +157,15 @@ typedef enum sd_factor_op {
 } sd_factor_op;
 SD_API sd_status sd_innovations_apply(const sd_model *model, sd_data *data, sd_factor_op op, const double *x,
                                       double *y);
-/* y = M^-1 x in O(N) without forming M (004 Eq 51), with the factors of the last
- * sd_articulated_inertias(). y may alias x. */
+/* y = M^-1 x in O(N) without forming M (004 Eq 51), with the factors of the last call as above.
+ * y may alias x. */
 SD_API sd_status sd_mass_matrix_solve(const sd_model *model, sd_data *data, const double *x, double *y);
-/* The dense M^-1(q) (nv x nv, row-major) in O(N^2) straight from the recursion (004 Eq 51). */
+/* The dense M^-1(q) (nv x nv, row-major) in O(N^2) straight from the recursion (004 Eq 51), with
+ * O(N) scratch of the workspace besides Minv itself. */
 SD_API sd_status sd_mass_matrix_inverse(const sd_model *model, sd_data *data, const double *q, double *Minv);
-/* log det M(q) = sum log det D(k) (004 Cor 6.1, Eq 53), and det M itself (which over- or
- * underflows for large trees: use the log). Either pointer may be NULL. */
+/* log det M(q) = sum log det D(k) (004 Cor 6.1, Eq 53), and det M itself. Either pointer may be
+ * NULL. det M over- or underflows for large trees: asked for when it overflows, it is an
+ * SD_E_NOT_FINITE error (log_det is still set); use the log. */
 SD_API sd_status sd_mass_matrix_determinant(const sd_model *model, sd_data *data, const double *q,
                                             double *det, double *log_det);
 

@@ -31,7 +31,9 @@ typedef enum sd_status {
     SD_E_IO,            /* a file could not be read or written */
     SD_E_PARSE,         /* a model file is malformed (names file:line and the element) */
     SD_E_NOT_SUPPORTED, /* a feature the model asks for that soadyn does not offer */
-    SD_E_SOLVER         /* a time integrator failed (step size underflow, too much work) */
+    SD_E_SOLVER,        /* a time integrator failed (step size underflow, too much work) */
+    SD_E_NOT_FINITE     /* a result came out inf or NaN from finite inputs (an overflow: the message
+                           names the output, its index and the likely cause); no output is valid */
 } sd_status;
 
 /* The status and message of one failed call; the caller owns it (no global error state). */
@@ -135,6 +137,9 @@ SD_API sd_status sd_builder_add_warning(sd_builder *builder, const char *message
 SD_API sd_status sd_builder_build(sd_builder *builder, sd_model **model, sd_error *err);
 
 /* ---------------------------------------------------------------- model queries */
+
+/* A query given a NULL model or an index out of range answers what no valid one can: NULL, -1,
+ * NaN (masses), SD_HINGE_TYPE_COUNT (hinge type), 0 (sizes of a NULL model). */
 
 SD_API void sd_model_free(sd_model *model);
 

@@ -47,8 +47,8 @@ sd_status sd_sim_energy(const sd_model *model, sd_data *data, const double *q, c
 {
     sd_status st = sd_kinematics(model, data, q, u, NULL);
     if (st != SD_OK) return st;
-    if (kinetic) *kinetic = sd_kinetic_energy(model, data);
-    if (potential) *potential = sd_potential_energy(model, data);
+    if (kinetic && (st = sd_kinetic_energy(model, data, kinetic)) != SD_OK) return st;
+    if (potential) return sd_potential_energy(model, data, potential);
     return SD_OK;
 }
 

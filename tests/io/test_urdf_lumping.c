@@ -77,8 +77,10 @@ static void check_frames(const sd_model *merged, const sd_model *kept)
         CHECK(f >= 0 && k >= 0);
         if (f < 0 || k < 0) continue;
         sd_transform X;
-        sd_frame_placement_world(merged, dm, f, &X);
-        const sd_transform *Y = sd_body_placement_world(dk, k);
+        sd_transform Yk;
+        CHECK(sd_frame_placement_world(merged, dm, f, &X) == SD_OK);
+        CHECK(sd_body_placement_world(kept, dk, k, &Yk) == SD_OK);
+        const sd_transform *Y = &Yk;
         CHECK_ARRAY_CLOSE(X.R, Y->R, 9, 1e-12, names[i]);
         CHECK_ARRAY_CLOSE(X.p, Y->p, 3, 1e-12, names[i]);
     }
