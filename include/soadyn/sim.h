@@ -4,7 +4,7 @@
  *
  * The equations of motion integrated are
  *     dq/dt = "u" on the manifold (q moves along u: q(t + h) = q(t) (+) u h for constant u)
- *     du/dt = sd_forward_dynamics(q, u, tau_total),
+ *     du/dt = sd_forward_dynamics(q, u, tau_total)   (sd_closed_loop_forward_dynamics with loops),
  *     tau_total = tau_const - damping * u + control(t, q, u)
  * with the constant joint forces tau_const (options.tau), the viscous damping of each hinge from the
  * model (sd_model_body_desc(model, k)->damping) and the caller's control callback.
@@ -97,6 +97,13 @@ typedef struct sd_sim_options {
     /* NULL, or a flag that stops the run when nonzero (checked after every RK4 step, and after
      * every dt output interval for CVODE); a signal handler may set it. */
     const volatile sig_atomic_t *stop;
+    /* Models with closure constraints (loops.h): nonzero (the default) projects q onto the position
+     * constraints (sd_assemble_configuration from the step's q) and u onto the velocity constraints
+     * (sd_project_velocities) at the start and after every RK4 step / CVODE output interval (CVODE
+     * then restarts from the projected state). The right-hand side is then
+     * sd_closed_loop_forward_dynamics(). Baumgarte terms are not offered (the closed-loop forward
+     * dynamics takes no addition to gamma); 0 leaves the drift uncorrected and only reported. */
+    int project_constraints;
 } sd_sim_options;
 
 SD_API void sd_sim_options_init(sd_sim_options *options);
@@ -116,6 +123,10 @@ typedef struct sd_sim_stats {
     sd_stop_reason stop_reason;
     double energy_start, energy_end; /* kinetic + potential at the start and at t_end, J */
     double max_quat_norm_error;  /* largest | |quat| - 1 | at every RK4 step / CVODE output time */
+    /* Closed loops (0 for a tree): the largest |position residual| and |G u| entry left after the
+     * projection at the start, every RK4 step and every CVODE output time, and the projections made. */
+    double max_position_residual, max_velocity_residual;
+    long projections;
 } sd_sim_stats;
 
 /* Integrate from (q, u) at options->t0 for options->duration. On return q and u hold the state at

@@ -116,6 +116,7 @@ static int cv_rebase(cv_ctx *c, double t, long *steps_before)
     *steps_before += nst;
     memcpy(c->q0, run->q, sizeof(double) * (size_t)run->rhs.nq);
     memset(N_VGetArrayPointer(c->y), 0, sizeof(double) * (size_t)run->rhs.nv);
+    memcpy(N_VGetArrayPointer(c->y) + run->rhs.nv, run->u, sizeof(double) * (size_t)run->rhs.nv); /* projected */
     ++run->stats.rebases;
     return CVodeReInit(c->mem, t, c->y);
 }
@@ -152,7 +153,10 @@ sd_status sim_cvode_run(sim_run *run, sd_error *err)
         CVodeGetNumSteps(c.mem, &nst);
         run->stats.steps = steps_before + nst;
         if (sim_run_output(run, k, tret, err, &st)) break;
-        if (sim_chart_max_rotation(&run->rhs.chart, y) > REBASE_ANGLE && cv_rebase(&c, tret, &steps_before)) {
+        /* a projection of closed loops (sim_run_output) moved the state: CVODE restarts from it */
+        const int projected = run->residual && o->project_constraints;
+        if ((projected || sim_chart_max_rotation(&run->rhs.chart, y) > REBASE_ANGLE) &&
+            cv_rebase(&c, tret, &steps_before)) {
             st = cv_fail(&c, tret, err);
             break;
         }

@@ -1,7 +1,8 @@
 /*
  * src/sim/rhs.c — the right-hand side of the equations of motion, shared by the integrators:
  *   tau_total = tau_const - damping u + control(t, q, u)
- *   qdd       = sd_forward_dynamics(q, u, tau_total)       (articulated-body algorithm, O(N))
+ *   qdd       = sd_forward_dynamics(q, u, tau_total)       (articulated-body algorithm, O(N)), or
+ *               sd_closed_loop_forward_dynamics() when the model has closure constraints
  *   ydot      = [J^-1(delta) u; qdd] on the chart q = q0 (+) delta (chart.c)
  * All storage is made by sim_rhs_init(); an evaluation allocates nothing.
  */
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "sim/sim_internal.h"
+#include "soadyn/loops.h"
 
 static double *alloc_zero(int n)
 {
@@ -56,6 +58,8 @@ sd_status sim_rhs_accel(sim_rhs *rhs, double t, const double *q, const double *u
     for (int i = 0; i < rhs->nv; ++i) rhs->tau[i] = rhs->tau_const[i] - rhs->damping[i] * u[i];
     if (rhs->control) rhs->control(rhs->control_user, t, q, u, rhs->tau);
     ++rhs->evals;
+    if (sd_model_nconstraints(rhs->model) > 0) /* the closed system: 000 Eq 45-46 */
+        return sd_closed_loop_forward_dynamics(rhs->model, rhs->data, q, u, rhs->tau, NULL, qdd, NULL, NULL);
     return sd_forward_dynamics(rhs->model, rhs->data, q, u, rhs->tau, NULL, qdd);
 }
 

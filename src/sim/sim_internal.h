@@ -69,6 +69,7 @@ typedef struct sim_run {
     double t_end;
     long nout;           /* number of dt output intervals */
     sd_sim_stats stats;
+    double *residual;    /* 2 n_c: position then velocity residuals (NULL for a tree) */
 } sim_run;
 
 /* Called by an integrator after each output interval k (1..nout) with the state in run->q/u at
@@ -76,6 +77,15 @@ typedef struct sim_run {
 int sim_run_output(sim_run *run, long k, double t, sd_error *err, sd_status *status);
 
 sd_status sim_rk4_run(sim_run *run, sd_error *err);
+
+/* ---------------------------------------------------------------- closed loops (constraint_projection.c) */
+
+/* Scratch for a model with closure constraints (none for a tree); released by the second. */
+sd_status sim_constraints_init(sim_run *run, sd_error *err);
+void sim_constraints_release(sim_run *run);
+/* Project run->q onto phi(q) = 0 and run->u onto G u = 0 (when options.project_constraints), then
+ * record the residuals left in run->stats. Does nothing for a tree. */
+sd_status sim_constraints_project(sim_run *run, double t, sd_error *err);
 sd_status sim_cvode_run(sim_run *run, sd_error *err);
 
 #endif /* SOADYN_SIM_INTERNAL_H */

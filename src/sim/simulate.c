@@ -40,6 +40,7 @@ void sd_sim_options_init(sd_sim_options *options)
     options->rtol = 1e-8;
     options->atol = 1e-10;
     options->max_internal_steps = 100000;
+    options->project_constraints = 1;
 }
 
 sd_status sd_sim_energy(const sd_model *model, sd_data *data, const double *q, const double *u,
@@ -120,6 +121,7 @@ int sim_run_output(sim_run *run, long k, double t, sd_error *err, sd_status *sta
 {
     const sd_sim_options *o = run->opt;
     run->stats.t_end = t;
+    if (k > 0 && (*status = sim_constraints_project(run, t, err)) != SD_OK) return 1;
     const double qe = sim_chart_quat_error(&run->rhs.chart, run->q);
     if (qe > run->stats.max_quat_norm_error) run->stats.max_quat_norm_error = qe;
     int stop = 0;
@@ -160,8 +162,10 @@ sd_status sd_simulate(const sd_model *model, const sd_sim_options *options, doub
     run.stats.t_end = options->t0;
     st = sim_rhs_init(&run.rhs, model, options, err);
     if (st != SD_OK) return st;
+    st = sim_constraints_init(&run, err);
+    if (st == SD_OK) st = sim_constraints_project(&run, options->t0, err); /* start on the manifold */
 
-    st = total_energy(&run, &run.stats.energy_start, err);
+    if (st == SD_OK) st = total_energy(&run, &run.stats.energy_start, err);
     if (st == SD_OK && !sim_run_output(&run, 0, options->t0, err, &st)) {
         /* A model without speeds has nothing to integrate: RK4 handles it trivially. */
         if (options->integrator == SD_INTEGRATOR_RK4 || sd_model_nv(model) == 0)
@@ -172,6 +176,7 @@ sd_status sd_simulate(const sd_model *model, const sd_sim_options *options, doub
     sd_status st2 = total_energy(&run, &run.stats.energy_end, st == SD_OK ? err : NULL);
     if (st == SD_OK) st = st2;
     run.stats.rhs_evals = run.rhs.evals;
+    sim_constraints_release(&run);
     sim_rhs_release(&run.rhs);
     if (stats) *stats = run.stats;
     return st;

@@ -2,6 +2,7 @@
 if(SOADYN_WITH_CVODE) # RK4 and both CVODE integrators
   soadyn_add_test(test_sim_integrators SOURCES sim/test_sim_integrators.c random_tree.c LABELS unit)
 endif()
+soadyn_add_test(test_sim_loops SOURCES sim/test_sim_loops.c LABELS unit) # closed loops in sd_simulate
 # test_cli runs the program (on URDF models, with CVODE and plots): its path, and LSan suppressions
 # for third-party font caches (see lsan.supp).
 if(SOADYN_WITH_IO AND SOADYN_WITH_CVODE AND SOADYN_WITH_PLOT)
