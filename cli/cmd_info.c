@@ -172,6 +172,39 @@ static long long sparsity_nonzeros(const sd_model *m)
     return nz;
 }
 
+/* The closure constraints (loops.h): name, kind, the bodies (or joints) tied, rows; the total rows,
+ * and the rank of G and the mobility at the neutral configuration. */
+static int print_constraints(const sd_model *m)
+{
+    const int nc = sd_model_nconstraints(m);
+    if (nc == 0) return CLI_OK;
+    cli_printf("constraints: %d (%d rows)\n", nc, sd_model_nconstraint_rows(m));
+    for (int c = 0; c < nc; ++c) {
+        int a = -1, b = -1;
+        sd_model_constraint_bodies(m, c, &a, &b);
+        const sd_constraint_type type = sd_model_constraint_type(m, c);
+        cli_printf("  - %s  [%s, %d rows] %s %s -> %s\n", sd_model_constraint_name(m, c), sd_constraint_type_name(type),
+                   sd_model_constraint_nrows(m, c), type == SD_CONSTRAINT_COUPLING ? "hinges of" : "between",
+                   a < 0 ? "(world)" : sd_model_body_name(m, a), b < 0 ? "(world)" : sd_model_body_name(m, b));
+    }
+    sd_data *d = sd_data_new(m);
+    double *q = malloc(sizeof(double) * (size_t)(sd_model_nq(m) + 1));
+    int rank = -1, mobility = -1;
+    sd_status st = d && q ? SD_OK : SD_E_MEMORY;
+    if (st == SD_OK) {
+        sd_configuration_neutral(m, q);
+        st = sd_constraint_rank(m, d, q, &rank, &mobility);
+    }
+    if (st == SD_OK)
+        cli_printf("rank of G:   %d of %d rows at the neutral configuration; mobility %d\n", rank,
+                   sd_model_nconstraint_rows(m), mobility);
+    else
+        fprintf(stderr, "soadyn info: rank of the constraints: %s\n", d ? sd_data_error(d) : "out of memory");
+    free(q);
+    sd_data_free(d);
+    return st == SD_OK ? CLI_OK : CLI_FAILURE;
+}
+
 static int print_info(const sd_model *m)
 {
     const int n = sd_model_nbodies(m);
@@ -196,6 +229,10 @@ static int print_info(const sd_model *m)
     cli_printf("total mass:  %.6g kg\n", sd_model_total_mass(m));
     cli_printf("gravity:     %g %g %g m/s^2\n", g[0], g[1], g[2]);
     cli_printf("frames:      %d\n", sd_model_nframes(m));
+    if (print_constraints(m) != CLI_OK) {
+        shape_free(&t);
+        return CLI_FAILURE;
+    }
     print_tree(m, &t);
     print_segments(m, &t);
     const double nv = sd_model_nv(m);

@@ -192,6 +192,9 @@ static void print_summary(const sd_model *m, const sd_sim_options *so, const sd_
                energy_conserved(m, so->tau) ? "" : "  [not conserved: damping or joint forces act]");
     if (has_quaternions(m))
         cli_printf("max | |quat|-1 | %.3e (never renormalised)\n", st->max_quat_norm_error);
+    if (sd_model_nconstraints(m) > 0) /* closed loops: projected after every step (sd_simulate) */
+        cli_printf("loop residuals   position %.3e, velocity %.3e (largest over the run; %ld projections)\n",
+                   st->max_position_residual, st->max_velocity_residual, st->projections);
 }
 
 /* Finish the outputs; returns the exit status of the run. */
