@@ -6,6 +6,13 @@
  * Inverse dynamics is evaluated at --qdd when given, else at the forward-dynamics qdd (so that it
  * returns tau again: a built-in check). The dense nv x nv results (M, M^-1) are formed only up to
  * CLI_DENSE_MAX_NV speeds; everything else is O(N), so eval answers on a 100 000-body chain.
+ *
+ * A model with closure constraints (loops.h) is evaluated as the closed system: a --q that leaves a
+ * loop open (position residual above CLI_LOOP_TOL) is first assembled onto the constraints
+ * (sd_assemble_configuration from --q as the guess) and u projected onto G u = 0 likewise, and both
+ * are said; qdd is then sd_closed_loop_forward_dynamics's, with lambda, the cut-joint force of every
+ * constraint (in its frame and in world axes) and the rank of G M^-1 G*. Models without constraints
+ * take the tree path unchanged.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -37,7 +44,20 @@ static const char help[] =
     "(--q shoulder=0.3,elbow=-1.2); names are joint names, with a component for several-dof\n"
     "joints (base.x, base.qw, ball.wx, ...: see `soadyn info`). Units: rad, m, rad/s, m/s, N m, N.\n"
     "M and M^-1 are formed for models of up to 4096 speeds; past that they are left out (JSON: null)\n"
-    "with a note, and everything else is still printed.\n";
+    "with a note, and everything else is still printed.\n"
+    "\n"
+    "Closed loops: on a model with closure constraints, a --q that leaves a loop open (residual\n"
+    "above 1e-9) is assembled onto the constraints first and a --u that violates G u = 0 projected,\n"
+    "and the output says so; qdd is the closed system's, printed with the multipliers lambda of each\n"
+    "constraint, the cut-joint force in the constraint frame and in world axes, and the rank of\n"
+    "G M^-1 G*. Inverse dynamics is then the tree's: M qdd + C = tau + G* lambda. --prescribed is\n"
+    "not offered on such models.\n";
+
+/* Residual above which a state is said not to close the loops and is assembled / projected. */
+#define CLI_LOOP_TOL 1e-9
+/* Tolerance and iterations of the assembly (the library's simulate uses 1e-12 too). */
+#define CLI_ASSEMBLY_TOL 1e-12
+#define CLI_ASSEMBLY_MAX_ITER 100
 
 typedef struct eval_result {
     const sd_model *m;
@@ -53,6 +73,14 @@ typedef struct eval_result {
     double *force;                   /* 6 per body: f(k) in the body frame */
     double *free_part, *constrained; /* 6 per body slots */
     double det, log_det, kinetic, potential;
+    /* closed loops (nc == 0: none, the tree path) */
+    int ncons, nc, rank;
+    int assembled, projected;        /* --q assembled, --u projected */
+    double pos_before, vel_before;   /* largest residuals of the state given */
+    double pos_after, vel_after;     /* ... of the state evaluated */
+    double *lambda;                  /* nc */
+    double *cut_local, *cut_world;   /* 6 per constraint: [moment; force] on body B */
+    double *res;                     /* nc scratch */
 } eval_result;
 
 static void *zalloc(size_t n, size_t size) { return calloc(n > 0 ? n : 1, size); }
@@ -80,13 +108,18 @@ static int eval_alloc(eval_result *r)
     r->force = zalloc(6 * n, sizeof(double));
     r->free_part = zalloc(6 * n, sizeof(double));
     r->constrained = zalloc(6 * n, sizeof(double));
+    r->lambda = zalloc((size_t)r->nc, sizeof(double));
+    r->res = zalloc((size_t)r->nc, sizeof(double));
+    r->cut_local = zalloc(6 * (size_t)r->ncons, sizeof(double));
+    r->cut_world = zalloc(6 * (size_t)r->ncons, sizeof(double));
     r->d = sd_data_new(r->m);
     int ok = r->qlab && r->vlab;
     for (int i = 0; ok && i < r->nq; ++i) ok = (r->qlab[i] = cli_label(r->m, CLI_LIST_Q, i)) != NULL;
     for (int i = 0; ok && i < r->nv; ++i) ok = (r->vlab[i] = cli_label(r->m, CLI_LIST_V, i)) != NULL;
     return ok && r->qlab && r->vlab && r->q && r->u && r->tau && r->qdd_in && r->qdd_given && r->presc_given &&
            r->presc_body && r->presc_acc && r->qdd && r->tau_fd && r->tau_id && r->c && r->M && r->Minv &&
-           r->force && r->free_part && r->constrained && r->d;
+           r->force && r->free_part && r->constrained && r->lambda && r->res && r->cut_local && r->cut_world &&
+           r->d;
 }
 
 static void eval_free(eval_result *r)
@@ -95,14 +128,70 @@ static void eval_free(eval_result *r)
     for (int i = 0; r->vlab && i < r->nv; ++i) free(r->vlab[i]);
     void *p[] = {r->qlab, r->vlab, r->q, r->u, r->tau, r->qdd_in, r->qdd_given, r->presc_given, r->presc_body,
                  r->presc_acc, r->qdd, r->tau_fd, r->tau_id, r->c, r->M, r->Minv, r->force, r->free_part,
-                 r->constrained};
+                 r->constrained, r->lambda, r->res, r->cut_local, r->cut_world};
     for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); ++i) free(p[i]);
     sd_data_free(r->d);
+}
+
+static double max_abs(const double *x, int n)
+{
+    double m = 0.0;
+    for (int i = 0; i < n; ++i) m = fabs(x[i]) > m ? fabs(x[i]) : m;
+    return m;
+}
+
+/* Bring (q, u) onto the constraints when they leave a loop open, remembering the residuals given. */
+static sd_status close_loops(eval_result *r)
+{
+    sd_status st = sd_constraint_residuals(r->m, r->d, r->q, NULL, r->res, NULL);
+    if (st != SD_OK) return st;
+    r->pos_before = r->pos_after = max_abs(r->res, r->nc);
+    if (r->pos_before > CLI_LOOP_TOL) {
+        st = sd_assemble_configuration(r->m, r->d, r->q, NULL, CLI_ASSEMBLY_TOL, CLI_ASSEMBLY_MAX_ITER, r->q,
+                                       &r->pos_after);
+        if (st != SD_OK) return st;
+        r->assembled = 1;
+    }
+    st = sd_constraint_residuals(r->m, r->d, r->q, r->u, NULL, r->res);
+    if (st != SD_OK) return st;
+    r->vel_before = r->vel_after = max_abs(r->res, r->nc);
+    if (r->vel_before > CLI_LOOP_TOL) {
+        st = sd_project_velocities(r->m, r->d, r->q, r->u, r->u);
+        if (st == SD_OK) st = sd_constraint_residuals(r->m, r->d, r->q, r->u, NULL, r->res);
+        if (st != SD_OK) return st;
+        r->vel_after = max_abs(r->res, r->nc);
+        r->projected = 1;
+    }
+    return SD_OK;
+}
+
+/* Forward dynamics of the closed system: qdd, lambda, the cut-joint forces and the inter-body
+ * forces of the tree hinges, all read from this one solve before anything overwrites them. */
+static sd_status eval_forward_closed(eval_result *r)
+{
+    sd_closed_loop_options co;
+    memset(&co, 0, sizeof(co));
+    co.interbody_forces = 1;
+    memcpy(r->tau_fd, r->tau, sizeof(double) * (size_t)r->nv);
+    sd_status st = sd_closed_loop_forward_dynamics(r->m, r->d, r->q, r->u, r->tau, NULL, r->qdd, r->lambda, &co);
+    if (st != SD_OK) return st;
+    r->rank = sd_closed_loop_rank(r->d);
+    for (int c = 0; st == SD_OK && c < r->ncons; ++c) {
+        st = sd_constraint_force(r->m, r->d, c, SD_CONSTRAINT_FRAME_LOCAL, r->cut_local + 6 * c);
+        if (st == SD_OK) st = sd_constraint_force(r->m, r->d, c, SD_CONSTRAINT_FRAME_WORLD, r->cut_world + 6 * c);
+    }
+    for (int k = 0; st == SD_OK && k < r->n; ++k) {
+        st = sd_interbody_force(r->m, r->d, k, SD_FRAME_BODY, r->force + 6 * k);
+        if (st == SD_OK)
+            st = sd_constraint_force_components(r->m, r->d, k, r->free_part + 6 * k, r->constrained + 6 * k, NULL);
+    }
+    return st;
 }
 
 /* Forward (or mixed) dynamics with inter-body forces, read before anything overwrites them. */
 static sd_status eval_forward(eval_result *r)
 {
+    if (r->nc > 0) return eval_forward_closed(r);
     memcpy(r->tau_fd, r->tau, sizeof(double) * (size_t)r->nv);
     for (int i = 0; i < r->nv; ++i) r->qdd[i] = r->presc_given[i] ? r->presc_acc[i] : 0.0;
     sd_fd_options fo;
@@ -120,7 +209,8 @@ static sd_status eval_forward(eval_result *r)
 
 static sd_status eval_all(eval_result *r)
 {
-    sd_status st = eval_forward(r);
+    sd_status st = r->nc > 0 ? close_loops(r) : SD_OK;
+    if (st == SD_OK) st = eval_forward(r);
     const double *qdd_id = r->have_qdd ? r->qdd_in : r->qdd;
     if (st == SD_OK) st = sd_inverse_dynamics(r->m, r->d, r->q, r->u, qdd_id, NULL, r->tau_id);
     if (st == SD_OK) st = sd_bias_forces(r->m, r->d, r->q, r->u, NULL, r->c);
@@ -171,6 +261,41 @@ static void print_forces(const eval_result *r)
     }
 }
 
+/* The closure constraints: how the state was closed, the rank, and per constraint lambda and the
+ * cut-joint force. */
+static void print_loops(const eval_result *r)
+{
+    if (r->assembled)
+        cli_printf("assembled: --q left the loops open (position residual %.3g > %.0e); q above is the\n"
+                   "  configuration assembled from it (residual %.3g)\n",
+                   r->pos_before, CLI_LOOP_TOL, r->pos_after);
+    if (r->projected)
+        cli_printf("projected: --u violated G u = 0 (velocity residual %.3g > %.0e); u above is its projection\n"
+                   "  (residual %.3g)\n",
+                   r->vel_before, CLI_LOOP_TOL, r->vel_after);
+    cli_printf("closure constraints: %d, rows %d, rank of G M^-1 G* %d, mobility %d; residuals position %.3g,"
+               " velocity %.3g\n",
+               r->ncons, r->nc, r->rank, r->nv - r->rank, r->pos_after, r->vel_after);
+    for (int c = 0; c < r->ncons && !cli_output_failed(); ++c) {
+        const int off = sd_model_constraint_row_offset(r->m, c), rows = sd_model_constraint_nrows(r->m, c);
+        const double *fl = r->cut_local + 6 * c, *fw = r->cut_world + 6 * c;
+        cli_printf("  %s (%s, %d rows) lambda:", sd_model_constraint_name(r->m, c),
+                   sd_constraint_type_name(sd_model_constraint_type(r->m, c)), rows);
+        for (int i = 0; i < rows; ++i) cli_printf(" %.10g", r->lambda[off + i]);
+        cli_printf("\n");
+        if (sd_model_constraint_type(r->m, c) == SD_CONSTRAINT_COUPLING) {
+            cli_printf("    generalized force on joint a %.10g, on joint b %.10g\n", fl[0], fl[1]);
+            continue;
+        }
+        cli_printf("    cut-joint force on body B, constraint frame: moment %12.6g %12.6g %12.6g  force %12.6g %12.6g"
+                   " %12.6g\n",
+                   fl[0], fl[1], fl[2], fl[3], fl[4], fl[5]);
+        cli_printf("    cut-joint force on body B, world axes:       moment %12.6g %12.6g %12.6g  force %12.6g %12.6g"
+                   " %12.6g\n",
+                   fw[0], fw[1], fw[2], fw[3], fw[4], fw[5]);
+    }
+}
+
 static void print_text(const eval_result *r)
 {
     cli_printf("model %s: nq %d, nv %d\n", sd_model_name(r->m), r->nq, r->nv);
@@ -179,15 +304,22 @@ static void print_text(const eval_result *r)
     print_vector("tau (forward-dynamics input)", r->tau, r->nv, r->vlab, "");
     print_matrix(r, "mass matrix M", r->M);
     print_vector("bias forces C", r->c, r->nv, r->vlab, "");
-    print_vector("forward dynamics qdd", r->qdd, r->nv, r->vlab, "");
+    print_vector(r->nc > 0 ? "forward dynamics qdd (closed system)" : "forward dynamics qdd", r->qdd, r->nv,
+                 r->vlab, "");
+    if (r->nc > 0) print_loops(r);
     if (r->have_presc) {
         cli_printf("prescribed joints, forces needed:\n");
         for (int i = 0; i < r->nv; ++i)
             if (r->presc_body[sd_model_v_body(r->m, i)])
                 cli_printf("  %-24s qdd %14.8g  tau %22.15g\n", r->vlab[i], r->qdd[i], r->tau_fd[i]);
     }
-    print_vector(r->have_qdd ? "inverse dynamics tau (at --qdd)" : "inverse dynamics tau (at the qdd above)",
-                 r->tau_id, r->nv, r->vlab, "");
+    if (r->nc > 0)
+        print_vector(r->have_qdd ? "tree inverse dynamics M qdd + C (at --qdd; = tau + G* lambda)"
+                                 : "tree inverse dynamics M qdd + C (at the qdd above; = tau + G* lambda)",
+                     r->tau_id, r->nv, r->vlab, "");
+    else
+        print_vector(r->have_qdd ? "inverse dynamics tau (at --qdd)" : "inverse dynamics tau (at the qdd above)",
+                     r->tau_id, r->nv, r->vlab, "");
     print_forces(r);
     print_matrix(r, "mass matrix inverse M^-1", r->Minv);
     cli_printf("det M:      %.17g\nlog det M:  %.17g\n", r->det, r->log_det);
@@ -233,6 +365,43 @@ static void json_forces(json_writer *w, const eval_result *r)
     jw_end_object(w);
 }
 
+static void json_loops(json_writer *w, const eval_result *r)
+{
+    jw_begin_object(w, "loops");
+    jw_bool(w, "assembled", r->assembled);
+    jw_number(w, "position_residual_before", r->pos_before);
+    jw_number(w, "position_residual", r->pos_after);
+    jw_bool(w, "projected", r->projected);
+    jw_number(w, "velocity_residual_before", r->vel_before);
+    jw_number(w, "velocity_residual", r->vel_after);
+    jw_int(w, "rows", r->nc);
+    jw_int(w, "rank", r->rank);
+    jw_int(w, "mobility", r->nv - r->rank);
+    jw_begin_object(w, "constraints");
+    for (int c = 0; c < r->ncons; ++c) {
+        const sd_constraint_type type = sd_model_constraint_type(r->m, c);
+        jw_begin_object(w, sd_model_constraint_name(r->m, c));
+        jw_string(w, "type", sd_constraint_type_name(type));
+        jw_int(w, "first_row", sd_model_constraint_row_offset(r->m, c));
+        jw_numbers(w, "lambda", r->lambda + sd_model_constraint_row_offset(r->m, c), sd_model_constraint_nrows(r->m, c));
+        if (type == SD_CONSTRAINT_COUPLING) {
+            jw_numbers(w, "generalized_forces", r->cut_local + 6 * c, 2); /* on joint a, on joint b */
+        } else {
+            jw_begin_object(w, "cut_force_local");
+            jw_numbers(w, "moment", r->cut_local + 6 * c, 3);
+            jw_numbers(w, "force", r->cut_local + 6 * c + 3, 3);
+            jw_end_object(w);
+            jw_begin_object(w, "cut_force_world");
+            jw_numbers(w, "moment", r->cut_world + 6 * c, 3);
+            jw_numbers(w, "force", r->cut_world + 6 * c + 3, 3);
+            jw_end_object(w);
+        }
+        jw_end_object(w);
+    }
+    jw_end_object(w);
+    jw_end_object(w);
+}
+
 static void json_all(json_writer *w, const eval_result *r)
 {
     jw_begin_object(w, NULL);
@@ -251,6 +420,7 @@ static void json_all(json_writer *w, const eval_result *r)
     json_matrix(w, r, "mass_matrix", r->M);
     json_vector(w, "bias_forces", r->c, r->nv, r->vlab);
     json_vector(w, "qdd", r->qdd, r->nv, r->vlab);
+    if (r->nc > 0) json_loops(w, r);
     json_vector(w, "tau_inverse_dynamics", r->tau_id, r->nv, r->vlab);
     if (r->have_presc) {
         jw_begin_object(w, "prescribed_tau");
@@ -310,6 +480,10 @@ static int read_inputs(eval_result *r, const eval_args *a)
     if (a->tau && cli_parse_values(r->m, "tau", a->tau, CLI_LIST_V, r->tau, NULL)) return CLI_USAGE;
     if (a->qdd && cli_parse_values(r->m, "qdd", a->qdd, CLI_LIST_V, r->qdd_in, r->qdd_given)) return CLI_USAGE;
     r->have_qdd = a->qdd != NULL;
+    if (a->prescribed && r->nc > 0) {
+        fprintf(stderr, "soadyn eval: --prescribed is not offered on models with closure constraints\n");
+        return CLI_USAGE;
+    }
     if (a->prescribed) {
         if (!strchr(a->prescribed, '=')) {
             fprintf(stderr, "soadyn eval: --prescribed takes JOINT=ACC pairs\n");
@@ -337,6 +511,9 @@ static int run_eval(sd_model *model, const eval_args *a)
     r.nq = sd_model_nq(model);
     r.nv = sd_model_nv(model);
     r.dense = r.nv <= CLI_DENSE_MAX_NV;
+    r.ncons = sd_model_nconstraints(model);
+    r.nc = sd_model_nconstraint_rows(model);
+    r.rank = -1;
     int rc = CLI_OK;
     if (!eval_alloc(&r)) {
         fprintf(stderr, "soadyn eval: out of memory\n");

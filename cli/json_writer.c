@@ -180,6 +180,12 @@ void jw_null(json_writer *w, const char *key)
     puts_(w, "null");
 }
 
+void jw_bool(json_writer *w, const char *key, int value)
+{
+    begin_value(w, key, 0);
+    puts_(w, value ? "true" : "false");
+}
+
 void jw_numbers(json_writer *w, const char *key, const double *values, int n)
 {
     begin_value(w, key, 0);

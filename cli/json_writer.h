@@ -32,6 +32,7 @@ void jw_string(json_writer *w, const char *key, const char *value);
 void jw_number(json_writer *w, const char *key, double value);
 void jw_int(json_writer *w, const char *key, long value);
 void jw_null(json_writer *w, const char *key);
+void jw_bool(json_writer *w, const char *key, int value);
 /* An array of n numbers on one line. */
 void jw_numbers(json_writer *w, const char *key, const double *values, int n);
 /* The text written so far and its length, or NULL if the writer failed (see `failed`). */
