@@ -68,7 +68,7 @@ void sd_cholesky_inverse(double *A, int n)
         for (int j = 0; j < i; ++j) A[i * n + j] = A[j * n + i];
 }
 
-int sd_mirror_lower(double *A, int n)
+SD_NOINLINE int sd_mirror_lower(double *A, int n)
 {
     /* Copied in 32 x 32 tiles so that both triangles stay in cache on large matrices. The check
      * that every entry is finite is one vectorised pass when the matrix is in cache anyway (64 x 64

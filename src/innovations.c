@@ -170,43 +170,71 @@ static void world_gains(const sd_model *m, sd_data *d)
         }
 }
 
-/* Column c of M^-1 (004 Eq 51), its entries in rows r <= c written along row c of Minv (the lower
- * triangle; M^-1 is symmetric). Two sweeps, each touching only what column c reaches:
+/* Columns c0 .. c0 + cnt - 1 of M^-1 (004 Eq 51), their entries in rows r <= c written along row c
+ * of Minv (the lower triangle; M^-1 is symmetric). For each column, two sweeps that touch only what
+ * the column reaches:
  *   - the residual gather [I - H psi K] e_c then D^-1 (Eq 50-51) runs only on the path from c's body
  *     to the base, the only bodies with a nonzero residual z; in world axes about the world origin
  *     phi is the identity, so z is one 6-vector carried up: eps = e_c - H z, nu = D^-1 eps,
  *     z += G eps; nu(r) goes to row c;
  *   - the acceleration scatter [I - H psi K]* over bodies 0 .. c's body (those with a speed <= c):
  *     alpha+(k) = alpha(parent), y(r) = nu(r) - G* alpha+ (nu zero off the path),
- *     alpha(k) = alpha+ + H* y, with alpha kept per body in `alpha` (6 per body).
- * So the scratch is O(N) and M^-1 costs O(N^2) in all. */
-static void minv_column(const sd_model *m, const sd_data *d, int c, double *alpha, double *Minv)
+ *     alpha(k) = alpha+ + H* y; alpha(k - 1) is carried along, and stored (in `stored`, 6 per
+ *     column of the block per body) only for a body with several children.
+ * A few columns go through the sweeps together: each body's step is then independent work for
+ * each column, where one column alone would wait on the previous body's result at every step. The
+ * scratch is O(N) and M^-1 costs O(N^2) in all. */
+enum { MINV_BLOCK = 6 }; /* 6 numbers per column of a block: the 36 per body of psi, the scratch */
+static void minv_columns(const sd_model *m, const sd_data *d, int c0, int cnt, double *stored, double *Minv)
 {
-    const int nv = m->nv, kc = m->v_body[c];
-    double *row = Minv + (size_t)c * (size_t)nv;
-    double z[6] = {0, 0, 0, 0, 0, 0};
-    for (int k = kc; k >= 0; k = m->parent[k]) { /* gather on the path */
-        const int nk = m->nv_k[k], vk = m->v_index[k];
-        if (nk == 0) continue; /* a fixed hinge passes z on unchanged */
-        double eps[6], nu[6];
-        for (int i = 0; i < nk; ++i) eps[i] = (vk + i == c) - sd_s6_dot(d->S_world + 6 * (vk + i), z);
-        sd_dinv_mul(d->Dinv + 36 * k, nk, eps, nu);
-        for (int i = 0; i < nk; ++i) {
-            if (vk + i <= c) row[vk + i] = nu[i];
-            for (int r = 0; r < 6; ++r) z[r] += d->G_world[6 * (vk + i) + r] * eps[i];
-        }
+    const int nv = m->nv;
+    int kc[MINV_BLOCK], kmax = 0;
+    double z[MINV_BLOCK][6] = {{0}}, a[MINV_BLOCK][6] = {{0}};
+    for (int j = 0; j < cnt; ++j) {
+        kc[j] = m->v_body[c0 + j];
+        kmax = kc[j] > kmax ? kc[j] : kmax;
     }
-    for (int k = 0; k <= kc; ++k) { /* scatter */
+    /* gather, on the columns' paths: at[j] is where column j has got to; the paths are walked
+     * together, the deepest body first, so that the columns share the steps where they join */
+    int at[MINV_BLOCK];
+    memcpy(at, kc, (size_t)cnt * sizeof at[0]);
+    for (int k = kmax; k >= 0;) {
+        const int nk = m->nv_k[k], vk = m->v_index[k];
+        int next = -1;
+        for (int j = 0; j < cnt; ++j) {
+            if (at[j] != k) {
+                next = at[j] > next ? at[j] : next;
+                continue;
+            }
+            at[j] = m->parent[k];
+            next = at[j] > next ? at[j] : next;
+            if (nk == 0) continue; /* a fixed hinge passes z on unchanged */
+            const int c = c0 + j;
+            double eps[6], nu[6], *row = Minv + (size_t)c * nv;
+            for (int i = 0; i < nk; ++i) eps[i] = (vk + i == c) - sd_s6_dot(d->S_world + 6 * (vk + i), z[j]);
+            sd_dinv_mul(d->Dinv + 36 * k, nk, eps, nu);
+            for (int i = 0; i < nk; ++i) {
+                if (vk + i <= c) row[vk + i] = nu[i];
+                for (int r = 0; r < 6; ++r) z[j][r] += d->G_world[6 * (vk + i) + r] * eps[i];
+            }
+        }
+        k = next;
+    }
+    for (int k = 0; k <= kmax; ++k) { /* scatter */
         const int nk = m->nv_k[k], vk = m->v_index[k], p = m->parent[k];
-        const int on_path = kc < m->subtree_end[k]; /* k <= kc: k is kc or one of its ancestors */
-        static const double zero[6] = {0, 0, 0, 0, 0, 0};
-        const double *ap = p < 0 ? zero : alpha + 6 * p;
-        double *ak = alpha + 6 * k;
-        for (int r = 0; r < 6; ++r) ak[r] = ap[r];
-        for (int i = 0; i < nk && vk + i <= c; ++i) {
-            const double y = (on_path ? row[vk + i] : 0.0) - sd_s6_dot(d->G_world + 6 * (vk + i), ap);
-            row[vk + i] = y;
-            for (int r = 0; r < 6; ++r) ak[r] += d->S_world[6 * (vk + i) + r] * y;
+        for (int j = 0; j < cnt; ++j) {
+            if (k > kc[j]) continue; /* past the column's body */
+            const int c = c0 + j, on_path = kc[j] < m->subtree_end[k];
+            double ap[6], *row = Minv + (size_t)c * nv;
+            if (p < 0) memset(a[j], 0, sizeof a[j]);
+            else if (p != k - 1) memcpy(a[j], stored + 6 * (MINV_BLOCK * p + j), sizeof a[j]);
+            memcpy(ap, a[j], sizeof ap); /* alpha+(k) = alpha(parent) */
+            for (int i = 0; i < nk && vk + i <= c; ++i) {
+                const double y = (on_path ? row[vk + i] : 0.0) - sd_s6_dot(d->G_world + 6 * (vk + i), ap);
+                row[vk + i] = y;
+                for (int r = 0; r < 6; ++r) a[j][r] += d->S_world[6 * (vk + i) + r] * y;
+            }
+            if (m->last_child[k] > k + 1) memcpy(stored + 6 * (MINV_BLOCK * k + j), a[j], sizeof a[j]);
         }
     }
 }
@@ -219,7 +247,8 @@ sd_status sd_mass_matrix_inverse(const sd_model *m, sd_data *d, const double *q,
     if (st != SD_OK) return st;
     world_gains(m, d);
     const int nv = m->nv;
-    for (int c = 0; c < nv; ++c) minv_column(m, d, c, d->alpha, Minv);
+    for (int c = 0; c < nv; c += MINV_BLOCK) /* psi (36 per body) is the scatter's scratch */
+        minv_columns(m, d, c, nv - c < MINV_BLOCK ? nv - c : MINV_BLOCK, d->psi, Minv);
     const int finite = sd_mirror_lower(Minv, nv); /* the upper triangle mirrors the lower */
     if (finite) return SD_OK;
     return sd_check_output(d, fn, "Minv", Minv, (size_t)nv * (size_t)nv, SD_CAUSE_TINY_INERTIA);
