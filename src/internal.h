@@ -80,7 +80,8 @@ struct sd_data {
     double *z, *zplus, *alpha_plus;
     double *eps, *nu;
     double *S_world, *G_world; /* H* and G in world axes about the world origin (M^-1 sweep) */
-    double *psi;               /* 36 per body: psi(parent, k) = phi(parent, k) tau_bar(k), 6x6 */
+    double *psi;               /* 36 per body: psi(parent, k) = phi(parent, k) tau_bar(k), 6x6 (operational
+                                  space); the M^-1 scatter's scratch (innovations.c) */
     double *Y;                 /* 36 per body: Omega(k, k) (004 Lemma 5) */
     unsigned char *prescribed_none; /* all-zero flags, for the plain forward dynamics */
     size_t block_bytes;        /* the one block holding every array above */
