@@ -10,6 +10,12 @@ if(SOADYN_WITH_IO AND SOADYN_WITH_CVODE AND SOADYN_WITH_PLOT)
     ARGS $<TARGET_FILE:soadyn_cli> ${CMAKE_CURRENT_LIST_DIR}/lsan.supp)
   add_dependencies(test_cli soadyn_cli) # the test runs the program
 endif()
+# The program on a closed-loop model (a URDF+ four-bar) against the library at the same state.
+if(SOADYN_WITH_IO)
+  soadyn_add_test(test_cli_loops SOURCES sim/test_cli_loops.c sim/mini_json.c LABELS unit
+    ARGS $<TARGET_FILE:soadyn_cli>)
+  add_dependencies(test_cli_loops soadyn_cli)
+endif()
 # The command's JSON writer on its own (compiled from cli/ as it is).
 soadyn_add_test(test_json_writer SOURCES sim/test_json_writer.c sim/mini_json.c ${PROJECT_SOURCE_DIR}/cli/json_writer.c
   LABELS unit)
