@@ -3,7 +3,10 @@
  * call, over many timed batches, of
  *   tree ABA        sd_forward_dynamics on the spanning tree (the constraints ignored),
  *   closed-loop FD  sd_closed_loop_forward_dynamics (000 Eq 45-46: ABA, the compliance
- *                   G M^-1 G*, lambda, the correction sweep),
+ *                   G M^-1 G*, lambda, the correction sweep) for qdd alone, as sd_simulate calls
+ *                   it (redundant rows: the independent-row fast path),
+ *   FD + lambda     the same asked for the minimum-norm multipliers too (the full rank-revealing
+ *                   path); its qdd and the fast path's are compared (printed),
  *   dense solve     the descriptor system of 000 Eq 44 formed and solved densely: M by
  *                   sd_mass_matrix, C by sd_bias_forces, G by sd_constraint_jacobian; M = L L^T
  *                   (LAPACK dpotrf), qdd_f = M^-1 (tau - C), S = G M^-1 G^T, S lambda = -G qdd_f by a
@@ -51,6 +54,10 @@ typedef void (*bench_fn)(bench_case *c);
 
 static void run_aba(bench_case *c) { sd_forward_dynamics(c->m, c->d, c->q, c->u, c->tau, NULL, c->qdd); }
 static void run_closed(bench_case *c)
+{
+    sd_closed_loop_forward_dynamics(c->m, c->d, c->q, c->u, c->tau, NULL, c->qdd, NULL, NULL);
+}
+static void run_closed_lambda(bench_case *c)
 {
     sd_closed_loop_forward_dynamics(c->m, c->d, c->q, c->u, c->tau, NULL, c->qdd, c->lambda, NULL);
 }
@@ -274,13 +281,25 @@ static void row(const char *label, const sd_model *m, int batches)
     c.u = u;
     free(zero);
     free(qdd_closed);
+    double *qdd_full = vec(c.nv), fast_diff = 0.0, qscale = 1e-300;
+    run_closed_lambda(&c); /* the full path, then the fast path (it reuses the full path's row subset) */
+    memcpy(qdd_full, c.qdd, sizeof(double) * (size_t)c.nv);
+    run_closed(&c);
+    for (int i = 0; i < c.nv; ++i) {
+        fast_diff = fmax(fast_diff, fabs(c.qdd[i] - qdd_full[i]));
+        qscale = fmax(qscale, fabs(qdd_full[i]));
+    }
+    free(qdd_full);
     const double aba = time_fn(run_aba, &c, batches);
     const double closed = time_fn(run_closed, &c, batches);
+    const double closed_lambda = time_fn(run_closed_lambda, &c, batches);
     const double dense = time_fn(run_dense, &c, batches);
     int rank = -1;
     sd_constraint_rank(m, c.d, c.q, &rank, NULL);
-    printf("%-34s %3d %3d %5d %12.0f %14.0f %12.0f %8.2fx %8.2fx  (dense - FD at u = 0: %.1e)\n", label, c.nv, c.nc,
-           rank, aba, closed, dense, closed / aba, dense / closed, diff);
+    printf("%-30s %3d %3d %4d %9.0f %9.0f %11.0f %9.0f %7.2fx %8.2fx %8.2fx  (dense - FD at u = 0: %.1e; "
+           "fast - full qdd: %.1e rel)\n",
+           label, c.nv, c.nc, rank, aba, closed, closed_lambda, dense, closed / aba, closed_lambda / aba,
+           dense / closed, diff, fast_diff / qscale);
     free_case(&c);
 }
 
@@ -289,8 +308,8 @@ int main(int argc, char **argv)
     const int batches = argc > 1 ? atoi(argv[1]) : 201;
     if (batches < 1) fail("usage", "bench_loops [batches >= 1]");
     printf("soadyn closed-loop benchmark: median ns per call over %d batches\n", batches);
-    printf("%-34s %3s %3s %5s %12s %14s %12s %9s %9s\n", "model", "nv", "n_c", "rank", "tree ABA", "closed-loop FD",
-           "dense solve", "FD/ABA", "dense/FD");
+    printf("%-30s %3s %3s %4s %9s %9s %11s %9s %8s %9s %9s\n", "model", "nv", "n_c", "rank", "tree ABA", "closed FD",
+           "FD + lambda", "dense", "FD/ABA", "FDl/ABA", "dense/FD");
     sd_model *fb = four_bar(), *qd = quadruped();
     row("four-bar (revolute loop)", fb, batches);
     row("quadruped, a four-bar per leg", qd, batches);

@@ -141,7 +141,11 @@ typedef struct sd_closed_loop_options {
  * constraint-space compliance G M^-1 G* by the backward-Lyapunov recursion on the same factors
  * (004 Lemma 5), lambda (minimum-norm when constraints are redundant), and the correction
  * M^-1 G* lambda by one more residual sweep with the same factors. lambda (n_c) may be NULL.
- * options may be NULL. SD_E_SINGULAR when the constraints contradict each other (names them) or a
+ * options may be NULL. With redundant rows, a call that asks for neither lambda nor inter-body
+ * forces solves over an independent row subset only (the first pivots of the last rank-revealing
+ * solve on this workspace; same qdd, fewer rows), accepted when every row's G qdd + Gdot u is 0,
+ * else the full path runs; its multipliers are not the minimum-norm ones, so sd_constraint_force()
+ * then refuses (SD_E_ARGUMENT) until a call asks for lambda or forces. SD_E_SINGULAR when the constraints contradict each other (names them) or a
  * DISTANCE constraint's frames coincide. The state should satisfy the constraints (see
  * sd_assemble_configuration and sd_project_velocities); the call does not check it. */
 SD_API sd_status sd_closed_loop_forward_dynamics(const sd_model *model, sd_data *data, const double *q,

@@ -42,24 +42,30 @@ static inline double max2(double a, double b) { return a > b ? a : b; }
  * backward-Lyapunov scatter of Y and the per-pair products of 004 Alg 4.3 (a 6x6 congruence per
  * common ancestor, a product per pair of frames). Returns the largest diagonal entry (the scale the
  * rank is judged against), floored (see below). */
-double sd_loops_compliance(const sd_model *m, sd_data *d)
+/* The gather over nc columns: column col_of_row[row] for each row (-1: the row is left out; NULL:
+ * every row, column = row), the columns [lo[i], hi[i]) reaching gather slot i. */
+static double compliance_columns(const sd_model *m, sd_data *d, int nc, const int *col_of_row, const int *lo_of,
+                                 const int *hi_of)
 {
     const sd_loops_model *L = m->loops;
     sd_loops_data *w = d->loops;
-    const int nc = L->nrows;
     double *Sc = w->Sc;
     for (int i = 0; i < L->nfb; ++i) /* F = the frame forces on their own bodies */
-        memset(w->F + (size_t)6 * nc * i + 6 * L->fb_lo[i], 0, 6 * (size_t)(L->fb_hi[i] - L->fb_lo[i]) * sizeof(double));
+        memset(w->F + (size_t)6 * nc * i + 6 * lo_of[i], 0, 6 * (size_t)(hi_of[i] - lo_of[i]) * sizeof(double));
     for (int fi = 0; fi < L->nframes; ++fi) {
         const sd_loop_frame *f = &L->frames[fi];
         const sd_loop_constraint *c = &L->cons[f->constraint];
-        double *F = w->F + (size_t)6 * nc * L->fb_slot[f->body] + 6 * c->row;
-        for (int i = 0; i < 6 * c->nrows; ++i) F[i] += w->Ew[f->ew + i];
+        double *F = w->F + (size_t)6 * nc * L->fb_slot[f->body];
+        for (int j = 0; j < c->nrows; ++j) {
+            const int col = col_of_row ? col_of_row[c->row + j] : c->row + j;
+            if (col < 0) continue;
+            for (int r = 0; r < 6; ++r) F[6 * col + r] += w->Ew[f->ew + 6 * j + r];
+        }
     }
     memset(Sc, 0, (size_t)nc * (size_t)nc * sizeof(double));
     for (int i = L->nfb - 1; i >= 0; --i) { /* tips-to-base gather */
         const int k = L->fb_bodies[i], nk = m->nv_k[k], vk = m->v_index[k], p = m->parent[k];
-        const int lo = L->fb_lo[i], hi = L->fb_hi[i];
+        const int lo = lo_of[i], hi = hi_of[i];
         const double *F = w->F + (size_t)6 * nc * i;
         const double *S = d->S + 6 * vk, *Gk = d->G + 6 * vk, *Dinv = d->Dinv + 36 * k;
         double *HF = w->HF; /* H(k) F(k): nk rows of n_c */
@@ -93,6 +99,18 @@ double sd_loops_compliance(const sd_model *m, sd_data *d)
      * body that is welded already): their compliance is round-off, and the floor keeps them rank 0.
      * No real row is this stiff: a unit force on any body moves it at least 1 / (total mass) */
     return max2(ref, 1e-14 / m->total_mass);
+}
+
+double sd_loops_compliance(const sd_model *m, sd_data *d)
+{
+    const sd_loops_model *L = m->loops;
+    return compliance_columns(m, d, L->nrows, NULL, L->fb_lo, L->fb_hi);
+}
+
+double sd_loops_compliance_subset(const sd_model *m, sd_data *d)
+{
+    const sd_loops_data *w = d->loops;
+    return compliance_columns(m, d, w->nsub, w->sub_col, w->fb_slo, w->fb_shi);
 }
 
 _Static_assert(sizeof(lapack_int) == sizeof(int), "the workspace keeps LAPACK's pivots as int");
@@ -162,6 +180,27 @@ static double gamma_floor(const sd_model *m, const sd_data *d)
     return floor;
 }
 
+/* The fast path's row subset from the pivoted Cholesky just done (its first w->rank pivots are rows
+ * whose compliance is independent): rows ascending, each row's column among them, and per gather
+ * slot the subset columns that reach it (a contiguous range, since the slot's rows are). */
+static void record_subset(const sd_model *m, sd_loops_data *w)
+{
+    const sd_loops_model *L = m->loops;
+    const int nc = L->nrows;
+    w->nsub = 0;
+    if (w->rank <= 0 || w->rank >= nc) return;
+    for (int i = 0; i < nc; ++i) w->sub_col[i] = -1;
+    for (int j = 0; j < w->rank; ++j) w->sub_col[w->piv[j] - 1] = 0;
+    for (int i = 0; i < nc; ++i)
+        if (w->sub_col[i] == 0) w->sub_col[i] = w->nsub, w->sub[w->nsub++] = i;
+    for (int i = 0; i < L->nfb; ++i) { /* columns of the kept rows below lo, below hi */
+        int slo = 0, shi = 0;
+        for (int j = 0; j < w->nsub; ++j) slo += w->sub[j] < L->fb_lo[i], shi += w->sub[j] < L->fb_hi[i];
+        w->fb_slo[i] = slo;
+        w->fb_shi[i] = shi;
+    }
+}
+
 sd_status sd_loops_solve_multipliers(const sd_model *m, sd_data *d, double ref)
 {
     const sd_loops_model *L = m->loops;
@@ -177,6 +216,7 @@ sd_status sd_loops_solve_multipliers(const sd_model *m, sd_data *d, double ref)
         for (int i = 0; i < nc; ++i) w->lambda[i] = -w->gamma[i];
         sd_cholesky_solve(w->Sf, nc, w->lambda);
         w->rank = nc;
+        w->nsub = 0;
         return SD_OK;
     }
     w->rank = sd_loops_psd_solve(d, w->Sc, nc, w->gamma, w->lambda, ref, 1e-10);
@@ -192,7 +232,10 @@ sd_status sd_loops_solve_multipliers(const sd_model *m, sd_data *d, double ref)
         w->rhs[i] = r;
         worst = max2(worst, fabs(r));
     }
-    if (worst <= rtol) return SD_OK;
+    if (worst <= rtol) {
+        record_subset(m, w);
+        return SD_OK;
+    }
     char names[200] = "";
     size_t used = 0;
     for (int c = 0; c < L->ncons; ++c) {
@@ -261,6 +304,46 @@ void sd_loops_correction_sweep(const sd_model *m, sd_data *d, double *qdd, int w
     }
 }
 
+/* The fast path for redundant rows (the qdd only): the rows recorded by the last rank-deficient
+ * solve are a basis of the rest in a real mechanism (a planar four-bar closed by a 5-row revolute
+ * has rank 2 at every configuration), so lambda_s = -Lambda_s^-1 gamma_s over them alone (plain
+ * Cholesky, relative pivot test) gives the same G* lambda, hence the same qdd, for a compliance
+ * gather and a factorisation on rank columns instead of n_c. It is accepted only when every row,
+ * kept or not, has G qdd + Gdot u = 0 at the result (the full path's consistency test); otherwise
+ * (the subset lost rank here, or the rows contradict each other) step 1's results are restored and
+ * the full rank-revealing path decides. Returns 1 when qdd (and d->alpha) hold the answer. */
+static int fast_subset_solve(const sd_model *m, sd_data *d, double *qdd, const double a0[6])
+{
+    const sd_loops_model *L = m->loops;
+    sd_loops_data *w = d->loops;
+    const int nc = L->nrows, ns = w->nsub;
+    const double ref = sd_loops_compliance_subset(m, d);
+    memcpy(w->Sf, w->Sc, (size_t)ns * (size_t)ns * sizeof(double));
+    if (sd_cholesky_factor(w->Sf, ns, 1e-10 * ref) >= 0) return 0;
+    double *ls = w->tmp;
+    for (int j = 0; j < ns; ++j) ls[j] = -w->gamma[w->sub[j]];
+    sd_cholesky_solve(w->Sf, ns, ls);
+    double gnorm = 0.0, scale = 0.0, lnorm = 0.0;
+    for (int i = 0; i < nc; ++i) gnorm = max2(gnorm, fabs(w->gamma[i]));
+    for (int j = 0; j < ns; ++j) scale = max2(scale, w->Sc[j * ns + j]), lnorm = max2(lnorm, fabs(ls[j]));
+    memset(w->lambda, 0, (size_t)nc * sizeof(double));
+    for (int j = 0; j < ns; ++j) w->lambda[w->sub[j]] = ls[j];
+    memcpy(w->qdd_save, qdd, (size_t)m->nv * sizeof(double));
+    memcpy(w->alpha_save, d->alpha, 6 * (size_t)m->n * sizeof(double));
+    sd_loops_correction_sweep(m, d, qdd, 0, 1);
+    sd_loops_row_rates(m, d, d->alpha, a0, qdd, w->rhs);
+    const double rtol = 1e-6 * (gnorm + scale * lnorm) + gamma_floor(m, d);
+    double worst = 0.0;
+    for (int i = 0; i < nc; ++i) worst = max2(worst, fabs(w->rhs[i]));
+    if (worst <= rtol) {
+        w->rank = ns;
+        return 1;
+    }
+    memcpy(qdd, w->qdd_save, (size_t)m->nv * sizeof(double));
+    memcpy(d->alpha, w->alpha_save, 6 * (size_t)m->n * sizeof(double));
+    return 0;
+}
+
 sd_status sd_closed_loop_forward_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u,
                                           const double *tau, const double *f_ext, double *qdd, double *lambda,
                                           const sd_closed_loop_options *options)
@@ -277,10 +360,15 @@ sd_status sd_closed_loop_forward_dynamics(const sd_model *m, sd_data *d, const d
     double a0[6];
     sd_base_acceleration(m, a0);
     sd_loops_row_rates(m, d, d->alpha, a0, qdd, d->loops->gamma); /* gamma = G qdd_f + Gdot u */
+    const char *fn = "sd_closed_loop_forward_dynamics";
+    const int multipliers_wanted = lambda || o.interbody_forces;
+    if (!multipliers_wanted && d->loops->nsub > 0 && fast_subset_solve(m, d, qdd, a0)) {
+        /* lambda solves the rows but is not the minimum-norm one: not readable as forces */
+        return sd_check_output(d, fn, "qdd", qdd, (size_t)m->nv, SD_CAUSE_TINY_INERTIA);
+    }
     const double ref = sd_loops_compliance(m, d);
     if ((st = sd_loops_solve_multipliers(m, d, ref)) != SD_OK) return st;
     sd_loops_correction_sweep(m, d, qdd, o.interbody_forces, 1);
-    const char *fn = "sd_closed_loop_forward_dynamics";
     if ((st = sd_check_output(d, fn, "lambda", d->loops->lambda, (size_t)L->nrows, SD_CAUSE_TINY_INERTIA)) != SD_OK ||
         (st = sd_check_output(d, fn, "qdd", qdd, (size_t)m->nv, SD_CAUSE_TINY_INERTIA)) != SD_OK)
         return st;

@@ -408,6 +408,16 @@ sd_loops_data *sd_loops_data_new(const sd_model *m)
     w->Kf = calloc(nc * nc, sizeof(double));
     w->tmp = calloc(nc, sizeof(double));
     w->piv = calloc(nc, sizeof(int));
+    w->sub = calloc(nc, sizeof(int));
+    w->sub_col = calloc(nc, sizeof(int));
+    w->fb_slo = calloc((size_t)(L->nfb > 0 ? L->nfb : 1), sizeof(int));
+    w->fb_shi = calloc((size_t)(L->nfb > 0 ? L->nfb : 1), sizeof(int));
+    w->qdd_save = calloc(nv, sizeof(double));
+    w->alpha_save = calloc(6 * n, sizeof(double));
+    if (!w->sub || !w->sub_col || !w->fb_slo || !w->fb_shi || !w->qdd_save || !w->alpha_save) {
+        sd_loops_data_free(w);
+        return NULL;
+    }
     if (!w->Xw || !w->Ew || !w->F || !w->HF || !w->Sc || !w->Sf || !w->eig || !w->gamma || !w->lambda || !w->rhs || !w->z ||
         !w->zplus || !w->alpha || !w->eps || !w->nu || !w->dense || !w->vq || !w->vv || !w->vv2 || !w->work || !w->Kf || !w->tmp || !w->piv) {
         sd_loops_data_free(w);
@@ -430,6 +440,12 @@ void sd_loops_data_free(sd_loops_data *w)
     free(w->Kf);
     free(w->tmp);
     free(w->piv);
+    free(w->sub);
+    free(w->sub_col);
+    free(w->fb_slo);
+    free(w->fb_shi);
+    free(w->qdd_save);
+    free(w->alpha_save);
     free(w->gamma);
     free(w->lambda);
     free(w->rhs);

@@ -71,6 +71,12 @@ typedef struct sd_loops_data {
     double *eps, *nu;      /* per speed: the correction sweep's innovations */
     double *dense;         /* n_c x nv: G for assembly and inverse dynamics */
     double *vq, *vv, *vv2; /* nq, nv, nv: scratch of the assembly and the inverse dynamics */
+    /* the independent row subset of the fast path (closed_dynamics.c): the first pivots of the
+     * last rank-deficient pivoted Cholesky of G M^-1 G*, ascending; nsub = 0: none recorded */
+    int nsub, *sub;        /* n_c */
+    int *sub_col;          /* n_c: per row, its column in the subset's system, -1 if not kept */
+    int *fb_slo, *fb_shi;  /* per gather slot: the subset columns [slo, shi) that reach it */
+    double *qdd_save, *alpha_save; /* nv, 6 per body: step 1's results while the fast path is tried */
     int rank;              /* of the last solve, -1 before */
     int lambda_valid;      /* lambda holds the multipliers of the last solve */
 } sd_loops_data;
@@ -96,6 +102,8 @@ void sd_loops_dense_jacobian(const sd_model *m, const sd_data *d, double *G);
 /* Lambda_c = G M^-1 G* into Sc from the current factors (P, D, G) and frame weights; returns the
  * largest single-frame compliance (the scale the rank is judged against). */
 double sd_loops_compliance(const sd_model *m, sd_data *d);
+/* The same over the recorded row subset only (nsub x nsub into Sc). */
+double sd_loops_compliance_subset(const sd_model *m, sd_data *d);
 /* lambda = -Lambda_c^+ gamma (minimum norm), the rank, and the consistency check. */
 sd_status sd_loops_solve_multipliers(const sd_model *m, sd_data *d, double ref);
 /* x = A^+ b for a symmetric positive semi-definite n x n A (n <= n_c), pivots below
