@@ -8,6 +8,41 @@
  * inequalities, zero-mass leaf links) are kept on the model: sd_model_nwarnings() / sd_model_warning().
  * Errors name the file, the line and the element (for a body, the line of its <link>).
  *
+ * Closed loops (loops.h): the loader adds closure constraints for
+ *   - <mimic joint="J" multiplier="r" offset="c"/> in a revolute, continuous or prismatic joint: a
+ *     COUPLING q = r q(J) + c named after the mimic joint (or "<joint>_mimic" when a URDF+ element
+ *     already has that name), its source the line of <mimic>. J must be another revolute, continuous
+ *     or prismatic joint of the file (not a fixed, merged, floating or planar one), r nonzero.
+ *     options->mimic_independent loads them as independent joints instead, with a warning. A <mimic>
+ *     in a fixed joint is ignored with a warning.
+ *   - URDF+ (Chignoli, Slotine, Wensing, Kim 2024, arXiv 2411.19753; the elements as its authors'
+ *     parser reads them) under <robot>:
+ *       <loop name="L" type="revolute|continuous|prismatic|fixed|spherical|ball">
+ *         <predecessor link="A"> <origin xyz=".." rpy=".."/> </predecessor>
+ *         <successor link="B"> <origin xyz=".." rpy=".."/> </successor>
+ *         <axis xyz="0 0 1"/>
+ *       </loop>
+ *     a constraint named L of kind REVOLUTE, PRISMATIC, WELD or BALL between F_A, the loop joint's
+ *     frame on A (its <origin>: the frame in A's link frame), and F_B on B; both frames coincide,
+ *     up to the loop joint's own motion, when the loop is closed. <axis> (default 1 0 0, as for a
+ *     URDF joint, normalised; zero is refused for revolute and prismatic) is in F_A's axes. <parent>
+ *     and <child> are read as <predecessor> and <successor>; an <origin> directly in <loop> is F_A
+ *     when <predecessor> has none; an absent origin is the identity. A or B may be "world" (the
+ *     inertial frame) or a link merged by a fixed joint (a frame of the body it was merged into).
+ *     "planar" loop joints are refused (the loops have no planar constraint).
+ *       <coupling name="C" ratio="r" offset="c">
+ *         <predecessor joint="a"/> <successor joint="b"/>
+ *       </coupling>
+ *     a COUPLING q(b) = r q(a) + c named C: as in URDF+, the ratio is the successor's speed over
+ *     the predecessor's. Each side names a joint (joint="...") or, as URDF+ writes it, a link
+ *     (link="...": the joint that moves that link); the ratio may also be given as a child
+ *     <ratio value="r"/> (URDF+'s form) and the offset as <offset value="c"/>; r defaults to 1 and
+ *     must be nonzero, c defaults to 0. Both joints must be revolute, continuous or prismatic.
+ *   Constraint names are unique among the <loop> and <coupling> elements (a namespace of their own).
+ *   Rows are stacked loops first, then couplings, then mimics, each in document order. Errors (an
+ *   unknown link or joint, a missing element, an unknown or planar type, a zero axis, a zero ratio, a
+ *   joint without one coordinate, a name used twice) name the file and the element's line.
+ *
  * The root: a root link named "world" is the inertial frame, not a body (a Drake-style file that
  * names "world" as a parent without defining it gets one); links welded to it stay fixed bodies.
  * Otherwise the root link is fixed to the inertial frame, or, with floating_base, attached by a
@@ -40,13 +75,16 @@ extern "C" {
  * a FIFO or a device such as /dev/zero is refused at once. */
 #define SD_MODEL_FILE_MAX_BYTES ((size_t)256 << 20)
 
+/* Loader options; zero-initialise (designated initialisers keep code right when fields are added). */
 typedef struct sd_urdf_options {
     int floating_base;     /* nonzero: attach the root link to the world with a free hinge */
     int keep_fixed_joints; /* nonzero: fixed joints become 0-dof bodies instead of being merged */
+    int mimic_independent; /* nonzero: <mimic> joints are independent joints (a warning lists them)
+                              instead of coupling constraints */
 } sd_urdf_options;
 
-/* Load a URDF file. options may be NULL (fixed root, fixed joints merged). On success *model is a
- * new model the caller frees with sd_model_free(). */
+/* Load a URDF file. options may be NULL (fixed root, fixed joints merged, mimic joints coupled). On
+ * success *model is a new model the caller frees with sd_model_free(). */
 SD_API sd_status sd_urdf_load_file(const char *path, const sd_urdf_options *options, sd_model **model,
                                    sd_error *err);
 /* Load a URDF from memory; `source_name` names it in messages (e.g. "<string>"). */

@@ -14,6 +14,7 @@ if(SOADYN_WITH_IO)
   list(APPEND SOADYN_COMPONENT_SOURCES
     io/urdf.c
     io/urdf_build.c
+    io/urdf_loops.c
     io/io_common.c
     io/xml_read.c
   )

@@ -2,8 +2,9 @@
  * io/urdf.c — reading a URDF document into an sd_urdf_robot: links with their inertials, joints
  * with their origins, axes, limits, dynamics and mimic tags. Every number is checked (count,
  * syntax, finiteness, sign, and the bounds of physical models of model_bounds.h) and every error
- * names file:line and the element, names whole. Unknown elements (gazebo, transmission, sensors,
- * drake:*, xacro:*) are skipped. The XML is read by io/xml_read.c (quiet, no network, no external
+ * names file:line and the element, names whole. URDF+ <loop> and <coupling> elements (urdf.h has
+ * their syntax) are read here too; their links and joints are resolved by urdf_loops.c. Unknown
+ * elements (gazebo, transmission, sensors, drake:*, xacro:*) are skipped. The XML is read by io/xml_read.c (quiet, no network, no external
  * entities), the file by io/io_common.c (regular files of bounded size); the tree checks, the
  * lumping of fixed joints and the hand-over to the model builder live in urdf_build.c.
  */
@@ -30,8 +31,24 @@ void sd_urdf_robot_clear(sd_urdf_robot *robot)
         free(j->child_name);
         free(j->mimic);
     }
+    for (int i = 0; i < robot->nloops; ++i) {
+        sd_urdf_loop *l = &robot->loops[i];
+        free(l->name);
+        free(l->link[0]);
+        free(l->link[1]);
+    }
+    for (int i = 0; i < robot->ncouplings; ++i) {
+        sd_urdf_coupling *c = &robot->couplings[i];
+        free(c->name);
+        for (int s = 0; s < 2; ++s) {
+            free(c->link[s]);
+            free(c->joint[s]);
+        }
+    }
     free(robot->links);
     free(robot->joints);
+    free(robot->loops);
+    free(robot->couplings);
     free(robot->name);
     memset(robot, 0, sizeof *robot);
 }
@@ -364,12 +381,14 @@ static sd_status read_link_ref(const parse_ctx *pc, const xmlNode *node, const c
     return SD_OK;
 }
 
-/* <axis xyz>, normalised; URDF's default is x. Only moving joints need a nonzero axis. An axis is a
- * direction of any length, so it is scaled by its largest component before its norm is formed
- * (1e300 would overflow the squares, 1e-300 underflow them); below 1e-12 it is noise. */
-static sd_status read_axis(const parse_ctx *pc, const xmlNode *node, const char *owner, sd_urdf_joint *j)
+/* The <axis xyz> child of `node`, normalised into out; URDF's default is x. Only an element that
+ * moves along or about it (`needs_axis`) must have a nonzero one. An axis is a direction of any
+ * length, so it is scaled by its largest component before its norm is formed (1e300 would overflow
+ * the squares, 1e-300 underflow them); below 1e-12 it is noise. */
+static sd_status read_direction(const parse_ctx *pc, const xmlNode *node, const char *owner, int needs_axis,
+                                double out[3])
 {
-    sd_v3_set(j->axis, 1.0, 0.0, 0.0);
+    sd_v3_set(out, 1.0, 0.0, 0.0);
     const xmlNode *axis = child_element(node, "axis");
     if (axis == NULL) return SD_OK;
     double a[3] = {1.0, 0.0, 0.0};
@@ -382,15 +401,21 @@ static sd_status read_axis(const parse_ctx *pc, const xmlNode *node, const char 
         for (int i = 0; i < 3; ++i) u[i] = a[i] / s;
         n = sd_v3_norm(u); /* in [1, sqrt 3] */
     }
-    const int needs_axis = j->hinge == SD_HINGE_REVOLUTE || j->hinge == SD_HINGE_PRISMATIC ||
-                           j->hinge == SD_HINGE_PLANAR;
     if (!(s * n >= 1e-12)) {
         if (needs_axis)
             return sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(axis), "%s: <axis> has zero length", owner);
         return SD_OK;
     }
-    for (int i = 0; i < 3; ++i) j->axis[i] = u[i] / n;
+    for (int i = 0; i < 3; ++i) out[i] = u[i] / n;
     return SD_OK;
+}
+
+/* A joint's <axis>, in its joint frame: revolute, prismatic and planar joints need a nonzero one. */
+static sd_status read_axis(const parse_ctx *pc, const xmlNode *node, const char *owner, sd_urdf_joint *j)
+{
+    const int needs_axis = j->hinge == SD_HINGE_REVOLUTE || j->hinge == SD_HINGE_PRISMATIC ||
+                           j->hinge == SD_HINGE_PLANAR;
+    return read_direction(pc, node, owner, needs_axis, j->axis);
 }
 
 /* <limit lower upper effort velocity>: position limits only for revolute and prismatic joints.
@@ -491,6 +516,200 @@ static sd_status parse_joint(const parse_ctx *pc, const xmlNode *node, sd_urdf_r
     return st;
 }
 
+/* ---------------------------------------------------------------- URDF+ loops and couplings */
+
+/* The <predecessor> (side 0) or <successor> (side 1) child of a URDF+ element, or its synonym
+ * <parent> / <child>; NULL when absent. Both spellings at once are an error (*st). */
+static const xmlNode *side_element(const parse_ctx *pc, const xmlNode *node, const char *owner, int side,
+                                   sd_status *st)
+{
+    static const char *const names[2][2] = {{"predecessor", "parent"}, {"successor", "child"}};
+    const xmlNode *a = child_element(node, names[side][0]), *b = child_element(node, names[side][1]);
+    *st = SD_OK;
+    if (a != NULL && b != NULL)
+        *st = sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(b), "%s: both <%s> (line %d) and <%s>", owner,
+                         names[side][0], line_of(a), names[side][1]);
+    return a != NULL ? a : b;
+}
+
+/* The side element, required. */
+static sd_status require_side(const parse_ctx *pc, const xmlNode *node, const char *owner, int side,
+                              const xmlNode **out)
+{
+    sd_status st;
+    *out = side_element(pc, node, owner, side, &st);
+    if (st != SD_OK) return st;
+    if (*out == NULL)
+        return sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(node), "%s: no <%s link=\"...\"> (or <%s>)", owner,
+                          side == SD_URDF_PREDECESSOR ? "predecessor" : "successor",
+                          side == SD_URDF_PREDECESSOR ? "parent" : "child");
+    return SD_OK;
+}
+
+/* A nonempty attribute into *out (malloc'ed), NULL when absent. */
+static sd_status optional_name(const parse_ctx *pc, const xmlNode *node, const char *owner, const char *attr,
+                               char **out)
+{
+    *out = get_attr(node, attr);
+    if (*out != NULL && (*out)[0] == '\0')
+        return sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(node), "%s: <%s %s=\"\">: empty name", owner,
+                          (const char *)node->name, attr);
+    return SD_OK;
+}
+
+static int loop_type_from_name(const char *type, sd_constraint_type *out)
+{
+    static const struct { const char *name; sd_constraint_type type; } types[] = {
+        {"revolute", SD_CONSTRAINT_REVOLUTE}, {"continuous", SD_CONSTRAINT_REVOLUTE},
+        {"prismatic", SD_CONSTRAINT_PRISMATIC}, {"fixed", SD_CONSTRAINT_WELD},
+        {"spherical", SD_CONSTRAINT_BALL}, {"ball", SD_CONSTRAINT_BALL},
+    };
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; ++i)
+        if (strcmp(type, types[i].name) == 0) {
+            *out = types[i].type;
+            return 1;
+        }
+    return 0;
+}
+
+/* <loop type>: one of loop_type_from_name's; planar and floating loop joints are named as such. */
+static sd_status read_loop_type(const parse_ctx *pc, const xmlNode *node, const char *owner, sd_urdf_loop *l)
+{
+    char *type = get_attr(node, "type");
+    if (type == NULL) return sd_io_fail(pc->err, SD_E_PARSE, pc->source, l->line, "%s: no type", owner);
+    sd_status st = SD_OK;
+    if (!loop_type_from_name(type, &l->type)) {
+        const int known = strcmp(type, "planar") == 0 || strcmp(type, "floating") == 0;
+        st = sd_io_fail(pc->err, SD_E_PARSE, pc->source, l->line,
+                        known ? "%s: a %.40s loop joint is not offered (loops close revolute, continuous, prismatic, "
+                                "fixed and spherical joints)"
+                              : "%s: unknown loop type '%.40s' (revolute, continuous, prismatic, fixed, spherical or "
+                                "ball)",
+                        owner, type);
+    }
+    free(type);
+    return st;
+}
+
+/* One side of a <loop>: the link (required) and the loop joint's frame in it. The predecessor may
+ * take its frame from an <origin> of the <loop> itself, when its own element has none. */
+static sd_status read_loop_side(const parse_ctx *pc, const xmlNode *node, const char *owner, int side,
+                                sd_urdf_loop *l)
+{
+    const xmlNode *e;
+    sd_status st = require_side(pc, node, owner, side, &e);
+    if (st != SD_OK) return st;
+    l->side_line[side] = line_of(e);
+    st = optional_name(pc, e, owner, "link", &l->link[side]);
+    if (st != SD_OK) return st;
+    if (l->link[side] == NULL)
+        return sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(e), "%s: <%s> has no link", owner,
+                          (const char *)e->name);
+    const xmlNode *own = child_element(e, "origin"), *outer = child_element(node, "origin");
+    if (side == SD_URDF_PREDECESSOR && own != NULL && outer != NULL)
+        return sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(outer),
+                          "%s: the loop joint's frame on the predecessor is given twice: <origin> in <%s> (line %d) "
+                          "and in <loop>", owner, (const char *)e->name, line_of(own));
+    const xmlNode *from = own != NULL || side == SD_URDF_SUCCESSOR ? e : node;
+    return read_origin(pc, from, owner, &l->origin[side]);
+}
+
+static sd_status parse_loop_body(const parse_ctx *pc, const xmlNode *node, const char *owner, sd_urdf_loop *l)
+{
+    sd_status st = read_loop_type(pc, node, owner, l);
+    if (st == SD_OK) st = read_loop_side(pc, node, owner, SD_URDF_PREDECESSOR, l);
+    if (st == SD_OK) st = read_loop_side(pc, node, owner, SD_URDF_SUCCESSOR, l);
+    const int needs_axis = l->type == SD_CONSTRAINT_REVOLUTE || l->type == SD_CONSTRAINT_PRISMATIC;
+    if (st == SD_OK) st = read_direction(pc, node, owner, needs_axis, l->axis);
+    return st;
+}
+
+static sd_status parse_loop(const parse_ctx *pc, const xmlNode *node, sd_urdf_robot *robot)
+{
+    sd_urdf_loop *loops = grow(robot->loops, &robot->loops_cap, robot->nloops, sizeof *loops);
+    if (loops == NULL) return out_of_memory(pc);
+    robot->loops = loops;
+    sd_urdf_loop *l = &robot->loops[robot->nloops++]; /* owned by the robot from here on */
+    memset(l, 0, sizeof *l);
+    l->line = line_of(node);
+    sd_transform_identity(&l->origin[0]);
+    sd_transform_identity(&l->origin[1]);
+    l->name = get_attr(node, "name");
+    if (l->name == NULL || l->name[0] == '\0')
+        return sd_io_fail(pc->err, SD_E_PARSE, pc->source, l->line, "<loop> has no name");
+    char *owner = sd_io_describe("loop", l->name);
+    if (owner == NULL) return out_of_memory(pc);
+    const sd_status st = parse_loop_body(pc, node, owner, l);
+    free(owner);
+    return st;
+}
+
+/* A number given as an attribute of the element (ratio="r") or as a child element's value
+ * (<ratio value="r"/>, URDF+'s form), not both; absent: *out unchanged. */
+static sd_status read_attribute_or_child(const parse_ctx *pc, const xmlNode *node, const char *owner,
+                                         const char *name, number_kind kind, double *out)
+{
+    const xmlNode *child = child_element(node, name);
+    xmlChar *attr = xmlGetNoNsProp(node, (const xmlChar *)name);
+    const int has_attr = attr != NULL;
+    xmlFree(attr);
+    if (has_attr && child != NULL)
+        return sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(child), "%s: %s given twice (attribute and <%s>)",
+                          owner, name, name);
+    if (child != NULL) return read_numbers(pc, child, owner, "value", 1, 1, kind, out);
+    return read_numbers(pc, node, owner, name, 1, 0, kind, out);
+}
+
+/* One side of a <coupling>: a joint (joint="...") or the link it moves (link="..."), one of them. */
+static sd_status read_coupling_side(const parse_ctx *pc, const xmlNode *node, const char *owner, int side,
+                                    sd_urdf_coupling *c)
+{
+    const xmlNode *e;
+    sd_status st = require_side(pc, node, owner, side, &e);
+    if (st != SD_OK) return st;
+    c->side_line[side] = line_of(e);
+    st = optional_name(pc, e, owner, "joint", &c->joint[side]);
+    if (st == SD_OK) st = optional_name(pc, e, owner, "link", &c->link[side]);
+    if (st != SD_OK) return st;
+    if ((c->joint[side] == NULL) == (c->link[side] == NULL))
+        return sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(e), "%s: <%s> needs %s joint=\"...\" or link=\"...\"",
+                          owner, (const char *)e->name, c->joint[side] == NULL ? "a" : "only one of");
+    return SD_OK;
+}
+
+static sd_status parse_coupling_body(const parse_ctx *pc, const xmlNode *node, const char *owner,
+                                     sd_urdf_coupling *c)
+{
+    static const number_kind offset = {SD_MAX_LENGTH, "", 0}; /* m or rad: both bounds are 1e6 */
+    sd_status st = read_coupling_side(pc, node, owner, SD_URDF_PREDECESSOR, c);
+    if (st == SD_OK) st = read_coupling_side(pc, node, owner, SD_URDF_SUCCESSOR, c);
+    if (st == SD_OK) st = read_attribute_or_child(pc, node, owner, "ratio", GEAR_RATIO, &c->ratio);
+    if (st == SD_OK) st = read_attribute_or_child(pc, node, owner, "offset", offset, &c->offset);
+    if (st == SD_OK && c->ratio == 0.0)
+        st = sd_io_fail(pc->err, SD_E_PARSE, pc->source, c->line,
+                        "%s: ratio 0 would hold the successor still; a coupling needs a nonzero ratio", owner);
+    return st;
+}
+
+static sd_status parse_coupling(const parse_ctx *pc, const xmlNode *node, sd_urdf_robot *robot)
+{
+    sd_urdf_coupling *couplings = grow(robot->couplings, &robot->couplings_cap, robot->ncouplings, sizeof *couplings);
+    if (couplings == NULL) return out_of_memory(pc);
+    robot->couplings = couplings;
+    sd_urdf_coupling *c = &robot->couplings[robot->ncouplings++]; /* owned by the robot from here on */
+    memset(c, 0, sizeof *c);
+    c->line = line_of(node);
+    c->ratio = 1.0;
+    c->name = get_attr(node, "name");
+    if (c->name == NULL || c->name[0] == '\0')
+        return sd_io_fail(pc->err, SD_E_PARSE, pc->source, c->line, "<coupling> has no name");
+    char *owner = sd_io_describe("coupling", c->name);
+    if (owner == NULL) return out_of_memory(pc);
+    const sd_status st = parse_coupling_body(pc, node, owner, c);
+    free(owner);
+    return st;
+}
+
 /* ---------------------------------------------------------------- document */
 
 static sd_status parse_robot(const parse_ctx *pc, const xmlDoc *doc, sd_urdf_robot *robot)
@@ -507,6 +726,10 @@ static sd_status parse_robot(const parse_ctx *pc, const xmlDoc *doc, sd_urdf_rob
             st = parse_link(pc, c, robot);
         else if (is_element(c, "joint"))
             st = parse_joint(pc, c, robot);
+        else if (is_element(c, "loop"))
+            st = parse_loop(pc, c, robot);
+        else if (is_element(c, "coupling"))
+            st = parse_coupling(pc, c, robot);
         if (st != SD_OK) return st;
     }
     if (robot->nlinks == 0)

@@ -1,8 +1,9 @@
 /*
  * io/urdf_build.c — from a parsed URDF robot to a model: resolves link references, checks that
  * the links form one tree (duplicates, unknown links, a link with two parents, several roots,
- * cycles), merges fixed joints into their parent body, and hands bodies, frames and warnings to
- * the model builder. Every error names file:line and the element.
+ * cycles), merges fixed joints into their parent body, and hands bodies, frames, closure
+ * constraints (urdf_loops.c: URDF+ loops and couplings, mimic joints) and warnings to the model
+ * builder. Every error names file:line and the element.
  *
  * Fixed-joint merging (the default). A link whose parent joint is fixed is not a body: it belongs
  * to the body its parent belongs to (its "host"), at the placement X_host_link composed along the
@@ -37,11 +38,7 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-/* A name and where it came from, for sorting and lookup. */
-typedef struct named {
-    const char *name;
-    int index;
-} named;
+typedef sd_urdf_named named;
 
 static int compare_named(const void *a, const void *b)
 {
@@ -50,8 +47,7 @@ static int compare_named(const void *a, const void *b)
     return c != 0 ? c : (x->index > y->index) - (x->index < y->index);
 }
 
-/* Index of `name` in a sorted table, -1 if absent. */
-static int find_named(const named *table, int n, const char *name)
+int sd_urdf_find_named(const named *table, int n, const char *name)
 {
     int lo = 0, hi = n - 1;
     while (lo <= hi) {
@@ -126,7 +122,7 @@ static int is_moving(sd_hinge_type hinge) { return hinge != SD_HINGE_FIXED; }
 
 typedef struct build_state {
     sd_urdf_robot *robot;
-    int floating_base, keep_fixed;
+    int floating_base, keep_fixed, mimic_independent;
     sd_error *err;
     const char *src;
     named *link_names, *joint_names; /* sorted */
@@ -237,8 +233,8 @@ static sd_status resolve_joints(build_state *b)
     sd_urdf_robot *r = b->robot;
     for (int k = 0; k < r->njoints; ++k) {
         sd_urdf_joint *j = &r->joints[k];
-        j->parent = find_named(b->link_names, r->nlinks, j->parent_name);
-        j->child = find_named(b->link_names, r->nlinks, j->child_name);
+        j->parent = sd_urdf_find_named(b->link_names, r->nlinks, j->parent_name);
+        j->child = sd_urdf_find_named(b->link_names, r->nlinks, j->child_name);
         if (j->parent < 0 || j->child < 0)
             return fail(b, SD_E_PARSE, j->line, "joint '%s': unknown %s link '%s'", j->name,
                         j->parent < 0 ? "parent" : "child", j->parent < 0 ? j->parent_name : j->child_name);
@@ -322,30 +318,9 @@ static sd_status name_root_joint(build_state *b)
     b->root_joint = malloc(size);
     if (b->root_joint == NULL) return fail(b, SD_E_MEMORY, 0, "out of memory");
     snprintf(b->root_joint, size, "%s", link);
-    for (int k = 1; find_named(b->joint_names, r->njoints, b->root_joint) >= 0; ++k) {
+    for (int k = 1; sd_urdf_find_named(b->joint_names, r->njoints, b->root_joint) >= 0; ++k) {
         if (k == 1) snprintf(b->root_joint, size, "%s_root", link);
         else snprintf(b->root_joint, size, "%s_root%d", link, k);
-    }
-    return SD_OK;
-}
-
-/* A mimic joint must name another one-coordinate joint of the file. */
-static sd_status check_mimics(build_state *b)
-{
-    sd_urdf_robot *r = b->robot;
-    for (int k = 0; k < r->njoints; ++k) {
-        const sd_urdf_joint *j = &r->joints[k];
-        if (j->mimic == NULL || !is_moving(j->hinge)) continue;
-        const int t = find_named(b->joint_names, r->njoints, j->mimic);
-        const char *why = NULL;
-        if (t < 0) why = "no such joint";
-        else if (t == k) why = "a joint cannot mimic itself";
-        else if (r->joints[t].hinge != SD_HINGE_REVOLUTE && r->joints[t].hinge != SD_HINGE_PRISMATIC)
-            why = "the mimicked joint is not revolute, continuous or prismatic";
-        else if (j->hinge != SD_HINGE_REVOLUTE && j->hinge != SD_HINGE_PRISMATIC)
-            why = "only revolute, continuous and prismatic joints can mimic";
-        if (why != NULL)
-            return fail(b, SD_E_PARSE, j->mimic_line, "joint '%s': <mimic joint=\"%s\">: %s", j->name, j->mimic, why);
     }
     return SD_OK;
 }
@@ -431,7 +406,7 @@ static sd_status add_body(build_state *b, int L)
         d.upper = j->upper;
         d.effort_limit = j->effort;
         d.velocity_limit = j->velocity;
-        if (j->mimic != NULL && is_moving(d.hinge)) {
+        if (j->mimic != NULL && is_moving(j->hinge)) {
             d.mimic_joint = j->mimic;
             d.mimic_multiplier = j->mimic_multiplier;
             d.mimic_offset = j->mimic_offset;
@@ -450,8 +425,9 @@ static sd_status warn(build_state *b, strbuf *sb)
     return st == SD_OK ? SD_OK : fail(b, st, 0, "could not record a warning");
 }
 
-/* One warning listing every mimic joint (loaded as independent joints), one for mimic tags on
- * fixed joints (which have no coordinate to couple). */
+/* One warning listing every mimic joint when they are loaded as independent joints (otherwise they
+ * are couplings, urdf_loops.c), one for mimic tags on fixed joints (which have no coordinate to
+ * couple). */
 static sd_status warn_mimics(build_state *b)
 {
     sd_urdf_robot *r = b->robot;
@@ -459,7 +435,7 @@ static sd_status warn_mimics(build_state *b)
     int nmoving = 0, nfixed = 0;
     for (int k = 0; k < r->njoints; ++k) {
         const sd_urdf_joint *j = &r->joints[k];
-        if (j->mimic == NULL) continue;
+        if (j->mimic == NULL || (is_moving(j->hinge) && !b->mimic_independent)) continue;
         strbuf *sb = is_moving(j->hinge) ? &moving : &fixed;
         int *count = is_moving(j->hinge) ? &nmoving : &nfixed;
         sb_printf(sb, "%s'%s' (line %d, mimics '%s')", *count > 0 ? ", " : "", j->name, j->line, j->mimic);
@@ -468,8 +444,8 @@ static sd_status warn_mimics(build_state *b)
     sd_status st = SD_OK;
     if (nmoving > 0) {
         strbuf w = {0};
-        sb_printf(&w, "%s: %d mimic joint%s loaded as independent joint%s (the coupling is kept in the "
-                      "description only): %s", b->src, nmoving, nmoving > 1 ? "s" : "", nmoving > 1 ? "s" : "",
+        sb_printf(&w, "%s: %d mimic joint%s loaded as independent joint%s (mimic_independent; the coupling "
+                      "is kept in the description only): %s", b->src, nmoving, nmoving > 1 ? "s" : "", nmoving > 1 ? "s" : "",
                   moving.s != NULL ? moving.s : "");
         st = warn(b, &w);
     }
@@ -553,7 +529,7 @@ static sd_status warn_inertias(build_state *b)
 
 /* ---------------------------------------------------------------- entry point */
 
-static sd_status emit(build_state *b, sd_model **model)
+static sd_status emit(build_state *b, const sd_urdf_tree *tree, sd_model **model)
 {
     sd_urdf_robot *r = b->robot;
     sd_status st = SD_OK;
@@ -565,6 +541,7 @@ static sd_status emit(build_state *b, sd_model **model)
         if (h >= 0 && h != L)
             st = sd_builder_add_frame(b->builder, r->links[L].name, r->links[h].name, &b->X_host[L], b->err);
     }
+    if (st == SD_OK) st = sd_urdf_add_constraints(tree, b->builder);
     if (st == SD_OK) st = warn_mimics(b);
     if (st == SD_OK) st = warn_inertias(b);
     if (st == SD_OK) st = warn_unbounded_limits(b);
@@ -583,6 +560,7 @@ sd_status sd_urdf_robot_build(sd_urdf_robot *robot, const sd_urdf_options *optio
     b.src = robot->source;
     b.floating_base = options != NULL && options->floating_base;
     b.keep_fixed = options != NULL && options->keep_fixed_joints;
+    b.mimic_independent = options != NULL && options->mimic_independent;
     sd_status st = add_implicit_world(&b);
     if (st == SD_OK) st = allocate(&b);
     if (st == SD_OK) st = index_names(&b, b.link_names, robot->nlinks, 1);
@@ -590,10 +568,11 @@ sd_status sd_urdf_robot_build(sd_urdf_robot *robot, const sd_urdf_options *optio
     if (st == SD_OK) st = resolve_joints(&b);
     if (st == SD_OK) st = order_links(&b);
     if (st == SD_OK) st = name_root_joint(&b);
-    if (st == SD_OK) st = check_mimics(&b);
+    const sd_urdf_tree tree = {robot, b.link_names, b.joint_names, b.host, b.mimic_independent, b.src, err};
+    if (st == SD_OK) st = sd_urdf_check_constraints(&tree);
     if (st == SD_OK) {
         assign_hosts(&b);
-        st = emit(&b, model);
+        st = emit(&b, &tree, model);
     }
     release(&b);
     return st;

@@ -1,9 +1,10 @@
 /*
- * io/urdf_internal.h — what the two halves of the URDF loader share: the robot as read from the
- * file (links and joints, still in URDF terms, each with its source line).
+ * io/urdf_internal.h — what the parts of the URDF loader share: the robot as read from the file
+ * (links, joints, URDF+ loops and couplings, still in URDF terms, each with its source line).
  *
  *   urdf.c        XML -> sd_urdf_robot (every number checked, every element's line kept)
  *   urdf_build.c  sd_urdf_robot -> sd_builder (tree checks, fixed-joint lumping, warnings)
+ *   urdf_loops.c  the closure constraints: URDF+ <loop> and <coupling>, and <mimic> as couplings
  *
  * The XML itself is read by io/xml_read.c, the file by io/io_common.c. Private to the library;
  * not installed.
@@ -11,6 +12,7 @@
 #ifndef SOADYN_IO_URDF_INTERNAL_H
 #define SOADYN_IO_URDF_INTERNAL_H
 
+#include <soadyn/loops.h>
 #include <soadyn/model.h>
 #include <soadyn/urdf.h>
 
@@ -52,6 +54,31 @@ typedef struct sd_urdf_joint {
     double mimic_multiplier, mimic_offset;
 } sd_urdf_joint;
 
+/* The two sides of a URDF+ element: [0] the predecessor (or <parent>), [1] the successor (<child>). */
+enum { SD_URDF_PREDECESSOR = 0, SD_URDF_SUCCESSOR = 1 };
+
+/* A URDF+ <loop>: a loop joint between a frame on the predecessor link and one on the successor. */
+typedef struct sd_urdf_loop {
+    char *name;
+    int line;                /* line of the <loop> element */
+    sd_constraint_type type; /* REVOLUTE (revolute, continuous), PRISMATIC, BALL (spherical, ball),
+                                WELD (fixed) */
+    char *link[2];           /* predecessor, successor */
+    int side_line[2];        /* lines of the <predecessor> and <successor> elements */
+    sd_transform origin[2];  /* the loop joint's frame in each link's frame */
+    double axis[3];          /* unit; in the predecessor's loop joint frame (origin[0]) */
+} sd_urdf_loop;
+
+/* A URDF+ <coupling>: q(successor) = ratio q(predecessor) + offset, each side a joint named
+ * directly (joint="...") or through the link it moves (link="...": the link's parent joint). */
+typedef struct sd_urdf_coupling {
+    char *name;
+    int line;                /* line of the <coupling> element */
+    char *link[2], *joint[2];/* per side, exactly one of them */
+    int side_line[2];
+    double ratio, offset;
+} sd_urdf_coupling;
+
 /* The whole file. */
 typedef struct sd_urdf_robot {
     const char *source;      /* file name used in messages (not owned) */
@@ -60,6 +87,10 @@ typedef struct sd_urdf_robot {
     int nlinks, links_cap;
     sd_urdf_joint *joints;
     int njoints, joints_cap;
+    sd_urdf_loop *loops;
+    int nloops, loops_cap;
+    sd_urdf_coupling *couplings;
+    int ncouplings, couplings_cap;
 } sd_urdf_robot;
 
 /* Release everything the robot owns (the struct itself is the caller's). */
@@ -68,5 +99,37 @@ void sd_urdf_robot_clear(sd_urdf_robot *robot);
 /* Turn a parsed robot into a model; see urdf.h for what the options do. */
 sd_status sd_urdf_robot_build(sd_urdf_robot *robot, const sd_urdf_options *options, sd_model **model,
                               sd_error *err);
+
+/* ---------------------------------------------------------------- shared by urdf_build.c and urdf_loops.c */
+
+/* A name and its index in the robot's links or joints, in a table sorted by name. */
+typedef struct sd_urdf_named {
+    const char *name;
+    int index;
+} sd_urdf_named;
+
+/* Index of `name` in a sorted table of n entries (its first definition), -1 if absent. */
+int sd_urdf_find_named(const sd_urdf_named *table, int n, const char *name);
+
+/* What urdf_loops.c needs of the tree that urdf_build.c resolved. */
+typedef struct sd_urdf_tree {
+    const sd_urdf_robot *robot;
+    const sd_urdf_named *link_names, *joint_names; /* sorted */
+    const int *host;         /* per link: the link whose body carries it; -1: the inertial frame */
+    int mimic_independent;   /* sd_urdf_options.mimic_independent */
+    const char *src;
+    sd_error *err;
+} sd_urdf_tree;
+
+/* Check every <mimic> (it names another revolute, continuous or prismatic joint of the file, not
+ * itself; a nonzero multiplier when it becomes a coupling) and the URDF+ elements (names unique
+ * among them, links and joints that exist, joints that have one coordinate), each error at the
+ * element's file:line. Before any body is added. */
+sd_status sd_urdf_check_constraints(const sd_urdf_tree *tree);
+
+/* Add the closure constraints to the builder, after its bodies and frames: each <loop>, then each
+ * <coupling> (document order), then each <mimic> of a moving joint as a coupling unless the
+ * options keep mimic joints independent. */
+sd_status sd_urdf_add_constraints(const sd_urdf_tree *tree, sd_builder *builder);
 
 #endif /* SOADYN_IO_URDF_INTERNAL_H */

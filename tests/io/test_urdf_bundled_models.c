@@ -34,6 +34,8 @@ static void check_sizes(const char *folder)
         {"double_pendulum.urdf", 2, 2, 2.0},
         {"iiwa14.urdf", 7, 7, 30.61},
         {"quadruped.urdf", 19, 18, 86.756},
+        {"four_bar.urdf", 3, 3, 2.6},     /* closed by a URDF+ loop: tests/loops/test_urdf_loops.c */
+        {"slider_crank.urdf", 3, 3, 3.5}, /* likewise */
     };
     for (size_t i = 0; i < sizeof models / sizeof models[0]; ++i) {
         sd_model *m = load(folder, models[i].file);

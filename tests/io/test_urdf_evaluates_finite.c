@@ -87,7 +87,7 @@ done:
 static void load_and_evaluate(const char *name, const char *path, const char *xml)
 {
     for (int o = 0; o < 4; ++o) {
-        const sd_urdf_options opt = {o & 1, (o >> 1) & 1};
+        const sd_urdf_options opt = {.floating_base = o & 1, .keep_fixed_joints = (o >> 1) & 1};
         sd_model *m = NULL;
         sd_error err;
         const sd_status st = xml != NULL ? sd_urdf_load_string(xml, strlen(xml), name, &opt, &m, &err)

@@ -1,25 +1,33 @@
 /*
  * tests/io/test_urdf_joints.c — what the URDF loader makes of each joint type (revolute,
  * continuous, prismatic, fixed, floating, planar), of axes (normalised, default x), origins and
- * rotated inertial frames, of limits, dynamics and mimic tags (kept in the body descriptions), of
- * the root (a "world" link, floating_base) and of elements it must ignore.
+ * rotated inertial frames, of limits, dynamics and mimic tags (kept in the body descriptions, and a
+ * coupling constraint q = r q(J) + c, or independent joints with a warning under
+ * mimic_independent), of the root (a "world" link, floating_base) and of elements it must ignore.
  */
+#include <math.h>
 #include <string.h>
 
+#include <soadyn/loops.h>
 #include <soadyn/model.h>
 #include <soadyn/urdf.h>
 
 #include "test_util.h"
 
-static sd_model *load(const char *xml, int floating, int keep_fixed)
+static sd_model *load_with(const char *xml, const sd_urdf_options *opt)
 {
-    sd_urdf_options opt = {floating, keep_fixed};
     sd_model *m = NULL;
     sd_error err;
-    sd_status st = sd_urdf_load_string(xml, strlen(xml), "joints.urdf", &opt, &m, &err);
+    sd_status st = sd_urdf_load_string(xml, strlen(xml), "joints.urdf", opt, &m, &err);
     if (st != SD_OK) fprintf(stderr, "load failed: %s\n", err.message);
     CHECK(st == SD_OK && m != NULL);
     return m;
+}
+
+static sd_model *load(const char *xml, int floating, int keep_fixed)
+{
+    const sd_urdf_options opt = {.floating_base = floating, .keep_fixed_joints = keep_fixed};
+    return load_with(xml, &opt);
 }
 
 #define INERTIAL(m) "<inertial><mass value='" m "'/><inertia ixx='0.1' ixy='0' ixz='0' iyy='0.1' iyz='0' izz='0.1'/></inertial>"
@@ -97,12 +105,40 @@ static void check_limits_dynamics_mimic(const sd_model *m)
     CHECK(f->mimic_multiplier == -2 && f->mimic_offset == 0.5);
     CHECK(h->mimic_joint == NULL);
     CHECK(h->source_file != NULL && strcmp(h->source_file, "joints.urdf") == 0 && h->source_line > 0);
-    /* exactly one warning, naming the mimic joint */
+    /* the mimic is a coupling q(follower) = -2 q(leader) + 0.5 named after the joint; no warning */
+    CHECK(sd_model_nwarnings(m) == 0);
+    CHECK(sd_model_nconstraints(m) == 1 && sd_model_nconstraint_rows(m) == 1);
+    const int c = sd_model_constraint_index(m, "follower");
+    CHECK(c == 0 && sd_model_constraint_type(m, c) == SD_CONSTRAINT_COUPLING);
+    int a = -2, b = -2;
+    CHECK(sd_model_constraint_bodies(m, c, &a, &b) == SD_OK);
+    CHECK(a == sd_model_joint_index(m, "follower") && b == sd_model_joint_index(m, "leader"));
+    double q[64] = {0}, pos[1];
+    sd_data *d = sd_data_new(m);
+    CHECK(d != NULL && sd_model_nq(m) <= 64);
+    if (d == NULL || sd_model_nq(m) > 64) return;
+    sd_configuration_neutral(m, q);
+    q[sd_model_q_index(m, b)] = 0.3;
+    q[sd_model_q_index(m, a)] = -2 * 0.3 + 0.5;
+    CHECK(sd_constraint_residuals(m, d, q, NULL, pos, NULL) == SD_OK && fabs(pos[0]) < 1e-15);
+    q[sd_model_q_index(m, a)] += 0.25;
+    CHECK(sd_constraint_residuals(m, d, q, NULL, pos, NULL) == SD_OK && fabs(pos[0] - 0.25) < 1e-15);
+    sd_data_free(d);
+}
+
+/* mimic_independent: the mimic joint is an independent joint, one warning names it, no constraint. */
+static void check_mimic_independent(void)
+{
+    const sd_urdf_options opt = {.mimic_independent = 1};
+    sd_model *m = load_with(joints_urdf, &opt);
+    if (m == NULL) return;
+    CHECK(sd_model_nconstraints(m) == 0 && sd_model_nv(m) == 6 + 1 + 1 + 3 + 1 + 1);
     CHECK(sd_model_nwarnings(m) == 1);
     if (sd_model_nwarnings(m) >= 1) {
         const char *w = sd_model_warning(m, 0);
         CHECK(strstr(w, "mimic") != NULL && strstr(w, "'follower'") != NULL && strstr(w, "joints.urdf") != NULL);
     }
+    sd_model_free(m);
 }
 
 static void check_origins_and_inertials(const sd_model *m)
@@ -173,6 +209,7 @@ int main(void)
         check_origins_and_inertials(m);
     }
     sd_model_free(m);
+    check_mimic_independent();
     check_roots();
     return test_summary("test_urdf_joints");
 }

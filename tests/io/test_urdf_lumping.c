@@ -49,7 +49,7 @@ static const char *const tree_urdf =
 
 static sd_model *load(int floating, int keep_fixed)
 {
-    sd_urdf_options opt = {floating, keep_fixed};
+    sd_urdf_options opt = {.floating_base = floating, .keep_fixed_joints = keep_fixed};
     sd_model *m = NULL;
     sd_error err;
     sd_status st = sd_urdf_load_string(tree_urdf, strlen(tree_urdf), "lumping.urdf", &opt, &m, &err);

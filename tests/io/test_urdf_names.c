@@ -18,7 +18,7 @@
 
 static sd_model *load(const char *xml, int floating, sd_error *err)
 {
-    sd_urdf_options opt = {floating, 0};
+    sd_urdf_options opt = {.floating_base = floating};
     sd_model *m = NULL;
     const sd_status st = sd_urdf_load_string(xml, strlen(xml), "names.urdf", &opt, &m, err);
     if (st != SD_OK) fprintf(stderr, "  load failed: %s\n", err->message);

@@ -10,3 +10,6 @@ soadyn_add_test(test_urdf_evaluates_finite SOURCES io/test_urdf_evaluates_finite
                 ARGS ${CMAKE_CURRENT_SOURCE_DIR}/io/broken ${PROJECT_SOURCE_DIR}/models)
 soadyn_add_test(test_urdf_shared_models SOURCES io/test_urdf_shared_models.c LABELS shared_models
                 ARGS ${SOADYN_SHARED_MODELS})
+soadyn_add_test(test_urdf_mimic SOURCES io/test_urdf_mimic.c LABELS shared_models
+                ARGS ${SOADYN_SHARED_MODELS})
+soadyn_add_test(test_urdf_plus SOURCES io/test_urdf_plus.c LABELS unit)
