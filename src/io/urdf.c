@@ -19,7 +19,7 @@
 
 #include "io/urdf_internal.h"
 #include "io/xml_read.h"
-#include "model_bounds.h"
+#include "model/model_bounds.h"
 
 void sd_urdf_robot_clear(sd_urdf_robot *robot)
 {

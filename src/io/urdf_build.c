@@ -34,7 +34,7 @@
 #include <string.h>
 
 #include "io/urdf_internal.h"
-#include "model_bounds.h"
+#include "model/model_bounds.h"
 
 /* ---------------------------------------------------------------- helpers */
 

@@ -1,5 +1,5 @@
 /*
- * src/inverse_dynamics.c — Newton-Euler inverse dynamics (004 Alg 3.1, Eq 10; 003 Eq 15):
+ * src/algorithms/inverse_dynamics.c — Newton-Euler inverse dynamics (004 Alg 3.1, Eq 10; 003 Eq 15):
  * a base-to-tips scatter of velocities and accelerations, then a tips-to-base gather of the
  * inter-body forces f(k) and hinge forces T(k) = H(k) f(k).
  */

@@ -1,5 +1,5 @@
 /*
- * src/hinge.c — the one place that knows what each hinge type is.
+ * src/model/hinge.c — the one place that knows what each hinge type is.
  *
  * For a body k it yields the joint transform X_J(q) (the body frame placed in the joint frame),
  * the joint map H*(k) in the body frame (relative spatial velocity = H*(k) u(k), papers/README.md

@@ -1,5 +1,5 @@
 /*
- * src/name_table.c — names to indices by open addressing (FNV-1a hash, linear probing, load
+ * src/model/name_table.c — names to indices by open addressing (FNV-1a hash, linear probing, load
  * factor at most 1/2).
  */
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /*
- * src/forward_dynamics.c — the O(N) articulated-body forward dynamics in the papers' filter/smoother
+ * src/algorithms/forward_dynamics.c — the O(N) articulated-body forward dynamics in the papers' filter/smoother
  * form: the Riccati gather of articulated inertias (004 Eq 33), the residual gather (004 Eq 58a-d),
  * and the acceleration scatter (004 Eq 58e-g, Alg 6.1; 000 Eq 13).
  *

@@ -1,5 +1,5 @@
 /*
- * src/name_table.h — a small open-addressing hash table from names to indices, so that building a
+ * src/model/name_table.h — a small open-addressing hash table from names to indices, so that building a
  * model of 100 000 bodies resolves parents in linear time. The table borrows the name strings.
  */
 #ifndef SOADYN_NAME_TABLE_H

@@ -1,5 +1,5 @@
 /*
- * src/arguments.c — the checks every call makes at the API boundary: pointers present, the
+ * src/common/arguments.c — the checks every call makes at the API boundary: pointers present, the
  * workspace made for this model, every number given finite (so that a NaN in is an error naming the
  * argument and index), what a reader needs current, and every number returned finite (so that an
  * overflow is an error naming the output and index, never a NaN or inf returned as a success).

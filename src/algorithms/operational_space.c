@@ -1,5 +1,5 @@
 /*
- * src/operational_space.c — the operational-space compliance J M^-1 J* = B* Omega B of a few task
+ * src/algorithms/operational_space.c — the operational-space compliance J M^-1 J* = B* Omega B of a few task
  * frames, Omega = psi* H* D^-1 H psi (004 Eq 59-60), by the backward-Lyapunov recursions of
  * 004 Lemma 5 / Alg 4.3, and the operational-space inertia as its inverse.
  *

@@ -1,5 +1,5 @@
 /*
- * src/mass_matrix.c — the mass matrix by composite body inertias (004 Alg 4.1-4.2, Eq 20):
+ * src/algorithms/mass_matrix.c — the mass matrix by composite body inertias (004 Alg 4.1-4.2, Eq 20):
  * a tips-to-base gather of R(k); for each body, X = R(k) H*(k) gives the entries
  * M(l, k) = H(l) phi(l, k) X of k and every ancestor l. Everything is held in world axes about the
  * world origin, where phi is the identity and a composite inertia is 13 numbers that add up.

@@ -1,5 +1,5 @@
 /*
- * src/model_bounds.h — the largest magnitudes a model's numbers may have. A finite number beyond
+ * src/model/model_bounds.h — the largest magnitudes a model's numbers may have. A finite number beyond
  * them describes no physical system, and the dynamics would carry it into products that leave the
  * range of a double (M sums m |r|^2 over bodies, bias forces m |omega|^2 |r|, M^-1 divides by it).
  * Within them, a chain of a million bodies at unit speeds forms products below 1e45 (distances

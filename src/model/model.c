@@ -1,5 +1,5 @@
 /*
- * src/model.c — read-only queries on a built model, and freeing it. A query with an index out of
+ * src/model/model.c — read-only queries on a built model, and freeing it. A query with an index out of
  * range (or a NULL model) answers what no valid index can: NULL, -1 or NaN.
  */
 #include <math.h>

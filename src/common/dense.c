@@ -1,5 +1,5 @@
 /*
- * src/dense.c — the small dense linear algebra soadyn needs: Cholesky factorisation, solves, log
+ * src/common/dense.c — the small dense linear algebra soadyn needs: Cholesky factorisation, solves, log
  * determinant and the inverse of a symmetric positive definite matrix, and the mirroring of a
  * symmetric result's triangle. Sizes here are a hinge's
  * D(k) (at most 6 x 6), a task-space compliance, or the whole mass matrix in the O(N^3) reference

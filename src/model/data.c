@@ -1,5 +1,5 @@
 /*
- * src/data.c — the workspace: every per-body quantity the algorithms produce, allocated once per
+ * src/model/data.c — the workspace: every per-body quantity the algorithms produce, allocated once per
  * model in one block of O(N) size, so that no algorithm allocates. The one dense matrix an
  * algorithm needs besides its output (the O(N^3) reference forward dynamics' M) is allocated by that
  * algorithm's first call, sized by the model (cholesky_dynamics.c).

@@ -1,5 +1,5 @@
 /*
- * src/kinematics.c — placements, velocities and accelerations (base-to-tips scatters, 004 Alg 3.1
+ * src/algorithms/kinematics.c — placements, velocities and accelerations (base-to-tips scatters, 004 Alg 3.1
  * first loop), and what follows from them: Jacobians, centre of mass, momentum, energies, external
  * forces at points.
  *

@@ -1,5 +1,5 @@
 /*
- * src/configuration.c — operations on whole configurations q: neutral, integrate along u on the
+ * src/model/configuration.c — operations on whole configurations q: neutral, integrate along u on the
  * manifold, difference, normalise, random. Each hinge's part is done by hinge.c. Given a NULL
  * pointer they do nothing (and the ones returning a number return NaN).
  */

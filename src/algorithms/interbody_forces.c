@@ -1,5 +1,5 @@
 /*
- * src/interbody_forces.c — reading the inter-body forces f(k) that inverse dynamics or the
+ * src/algorithms/interbody_forces.c — reading the inter-body forces f(k) that inverse dynamics or the
  * articulated-body forward dynamics left in the workspace, in the frame the caller asks for, and
  * splitting them into the parts along the hinge's free and constrained directions (003 Prop 5).
  */

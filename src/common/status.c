@@ -1,5 +1,5 @@
 /*
- * src/status.c — status names and the two ways a failure is reported: into the caller's sd_error,
+ * src/common/status.c — status names and the two ways a failure is reported: into the caller's sd_error,
  * or onto the workspace (sd_data_error()). Nothing global.
  */
 #include <stdarg.h>

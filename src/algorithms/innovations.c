@@ -1,5 +1,5 @@
 /*
- * src/innovations.c — what the articulated-body (Riccati) quantities give almost for free
+ * src/algorithms/innovations.c — what the articulated-body (Riccati) quantities give almost for free
  * (004 Sec 6): the innovations factors of the mass matrix and their inverses applied to vectors
  * (Lemma 11, Eq 49-51), M^-1 x in O(N), the dense M^-1 in O(N^2) (Eq 51), and
  * det M = prod det D(k) (Cor 6.1, Eq 53).

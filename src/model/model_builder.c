@@ -1,5 +1,5 @@
 /*
- * src/model_builder.c — collects bodies, frames and warnings, then validates them once and builds
+ * src/model/model_builder.c — collects bodies, frames and warnings, then validates them once and builds
  * the immutable sd_model: bodies renumbered parent-first in depth-first preorder (so every subtree
  * is a contiguous range, which the mass-matrix sparsity and the M^-1 sweep use), cycles and unknown
  * names rejected, numbers checked (finite, signed right, within the physical bounds of

@@ -1,5 +1,5 @@
 /*
- * src/cholesky_dynamics.c — forward dynamics by forming the mass matrix (composite body inertias)
+ * src/algorithms/cholesky_dynamics.c — forward dynamics by forming the mass matrix (composite body inertias)
  * and the bias forces (Newton-Euler at zero acceleration), then solving M qdd = T - C with a dense
  * Cholesky factorisation: the O(N^3) composite body method of 001 Sec 3. It is the independent
  * reference the O(N) articulated-body algorithm is checked and benchmarked against.
