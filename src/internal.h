@@ -68,6 +68,17 @@ struct sd_model {
     size_t nwarnings;
     char **warnings;
     struct sd_loops_model *loops; /* closure constraints (src/loops); NULL: a tree */
+    /* Flexible bodies (src/flex; soadyn/flex.h). nflex == 0: every array below is NULL and every
+     * algorithm takes the rigid fast path; nflex > 0: the public entry points run the node engine
+     * (src/algorithms/node_engine.h). Body k's q block is its hinge's nq_k[k] coordinates, then
+     * n_modes[k] modal coordinates eta at mode_q_index[k]; likewise u (mode_v_index[k]). */
+    int nflex;
+    struct sd_flex_body **flex;   /* per body: NULL for a rigid body */
+    int *n_modes;                 /* per body, 0 for a rigid body */
+    int *mode_q_index, *mode_v_index;
+    int *parent_node;             /* per body: the parent's FE node carrying the hinge, -1: the parent frame */
+    sd_transform *node_placement; /* per body with parent_node >= 0: the joint frame in the undeformed
+                                     node frame (the node's position, body axes), i.e. Xnode0^-1 placement */
 };
 
 struct sd_data {
@@ -90,6 +101,7 @@ struct sd_data {
     int alpha_has_gravity;
     char error[512];
     struct sd_loops_data *loops; /* closed-loop workspace (src/loops); NULL when the model has none */
+    struct sd_node_data *nodes;  /* the node engine's workspace (node_engine.h); NULL when nflex == 0 */
 };
 
 /* Which parts of the workspace hold the state (q, u, ...) of the last call that computed

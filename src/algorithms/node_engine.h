@@ -1,0 +1,102 @@
+/*
+ * src/algorithms/node_engine.h — the node seam: one pair of sweeps for every kind of node.
+ *
+ * WHY. 004 Sec 2.3 and Sec 8, 001 Sec 2-5 and 000 Sec 3 and 5 show that one tips-to-base gather and
+ * one base-to-tips scatter over the SKO model (H, phi, M) serve rigid bodies, flexible bodies and
+ * aggregated loop bodies alike: only the sizes of the blocks change. This engine is that claim in
+ * code. The rigid algorithms of src/algorithms/*.c are its fixed-size fast case (6-vectors, 6x6
+ * blocks, 1-dof hinges unrolled); a model with any node of another kind runs this engine, every
+ * public entry point dispatching on one test (m->nflex) before its first sweep.
+ *
+ * A NODE is what a sweep visits. Node k has a dimension dim[k] = 6 + nm (rigid: nm = 0; flexible:
+ * its n_modes; an aggregate (constraint embedding, next issue): the stacked sizes of its bodies) and
+ * its vectors live at vec_off[k] (dim[k] doubles), its matrices at mat_off[k] (dim[k]^2, row-major).
+ * A node vector is [V (the rigid part: omega, v of the node's frame, its own axes); the node's extra
+ * coordinates' rates], so the rigid part of every node sits first. The node's generalized speeds are
+ * chi(k) = [hinge speeds (nv_k); extra speeds (nm)]; its hinge map (001 Eq 15 with the hinge on F_k)
+ * is block diagonal, H(k) = diag(H_hinge(k), I_nm).
+ *
+ * The node operations the sweeps call — nothing else in a sweep knows a node's kind:
+ *   node_mass      M(k) (dim^2): the rigid inertia, or the modal mass matrix M_m (001 Eq 25)
+ *   node_bias      b(k) (dim): V x* M V, or b_m + K_m eta + D_m eta-dot (001 Eq 38-40)
+ *   child motion   the rigid velocity of a child c from its parent's node vector:
+ *                  V(c) = phi*(p, c) V_m(p) + H*(c) u(c),   phi*(p, c) = [Xup(c), Y(c)]   (001 Eq 13-14)
+ *                  Y(c) = X(c <- N_t) S_t (6 x nm(p)) when c rides on the parent's node t, else none
+ *   parent force   the transpose: a child's rigid 6-force f or 6x6 inertia P carried into the
+ *                  parent's node space, phi(p, c) f = [Xup^T f; Y^T f] and phi P phi* (001 Eq 16-17:
+ *                  A(k) B(k+1, k), every child-to-parent quantity passes through 6 numbers)
+ * Because phi(p, c) acts only on the child's rigid part (the first block column of 001 Eq 14 is zero),
+ * what a child hands its parent is always a 6-vector or 6x6 block: the Riccati step of a node eliminates
+ * its extra coordinates first and then its hinge (001 Eq 62-63), and its parent sees a rigid child.
+ *
+ * Bodies stay the user's unit: after a sweep the rigid parts are copied to the per-body arrays of
+ * sd_data (V, alpha, f, Xup, Xworld, ...), so every reader of dynamics.h works unchanged.
+ */
+#ifndef SOADYN_NODE_ENGINE_H
+#define SOADYN_NODE_ENGINE_H
+
+#include "internal.h"
+
+typedef enum sd_node_kind {
+    SD_NODE_RIGID = 0,
+    SD_NODE_FLEXIBLE = 1
+    /* SD_NODE_AGGREGATE: constraint embedding (000 Sec 5, 002) */
+} sd_node_kind;
+
+/* The engine's workspace (allocated once per model by sd_node_data_new, one block). */
+struct sd_node_data {
+    int *dim;            /* per body: 6 + n_modes */
+    int *vec_off;        /* per body: offset of its node vectors */
+    int *mat_off;        /* per body: offset of its node matrices */
+    int *att_off;        /* per body: offset of Y(c) (6 x nm(parent), column-major), -1: none */
+    int vec_total, mat_total, att_total;
+    /* kinematics (node_kinematics.c) */
+    double *Y;           /* att_total: attachment maps Y(c) */
+    double *node_pose;   /* per body with parent_node >= 0: 12 (R row-major, p) of N_t in the parent */
+    double *Vm;          /* vec_total: node velocities [V; eta-dot] */
+    double *am;          /* vec_total: Coriolis accelerations a_m (001 Eq 27), [a; 0] */
+    double *bm;          /* vec_total: node bias b(k) incl. elastic and damping forces, minus f_ext */
+    double *Mm;          /* mat_total: node masses M(k) at the current q */
+    double *alpha_m;     /* vec_total: node accelerations [alpha; eta-ddot] */
+    double *fm;          /* vec_total: node forces f_m (001 Eq 38) */
+    /* composite bodies (node_mass_matrix.c, 001 Eq 47-50) */
+    double *R;           /* mat_total: composite inertias R(k) */
+    double *X;           /* vec_total * max_cols scratch for the off-diagonal columns */
+    /* articulated bodies (node_articulated.c, 001 Eq 62-63) */
+    double *P;           /* mat_total: P(k) before elimination */
+    double *Dfchol;      /* mat_total (nm^2 used): Cholesky factor of D_f(k) = P^ff(k) */
+    double *g;           /* mat_total (6 x nm used): g(k) = P^rf D_f^-1 */
+    double *zm;          /* vec_total: z(k) */
+    double *eps_f, *nu_f;/* per modal speed (indexed like u): eps_f, nu_f */
+    double *scratch;     /* vec_total + mat_total doubles of scratch */
+    size_t bytes;
+};
+
+/* The workspace of a model with nflex > 0 (data.c calls these); NULL when out of memory. */
+struct sd_node_data *sd_node_data_new(const sd_model *m);
+void sd_node_data_free(struct sd_node_data *nd);
+
+static inline sd_node_kind sd_node_kind_of(const sd_model *m, int k)
+{
+    return m->flex && m->flex[k] ? SD_NODE_FLEXIBLE : SD_NODE_RIGID;
+}
+
+/* ---- the engine's algorithms: the same contracts as the public functions they serve ---- */
+
+/* Placements (Xup with node frames, Y), velocities Vm/am/bm (u may be NULL), node masses, and the
+ * per-body copies; world placements when with_world. Marks what it computes current. */
+void sd_nodes_motion(const sd_model *m, sd_data *d, const double *q, const double *u, const double *f_ext,
+                     int with_world);
+/* Accelerations alpha_m from qdd (scatter, 001 Eq 26), after sd_nodes_motion. */
+void sd_nodes_accelerations(const sd_model *m, sd_data *d, const double *qdd, int with_gravity);
+
+sd_status sd_nodes_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u,
+                                    const double *qdd, const double *f_ext, double *tau);
+sd_status sd_nodes_mass_matrix(const sd_model *m, sd_data *d, const double *q, double *M);
+sd_status sd_nodes_forward_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u,
+                                    const double *tau, const double *f_ext, const unsigned char *prescribed,
+                                    double *qdd);
+sd_status sd_nodes_articulated_inertias(const sd_model *m, sd_data *d, const double *q);
+sd_status sd_nodes_log_det(const sd_model *m, sd_data *d, double *log_det);
+
+#endif /* SOADYN_NODE_ENGINE_H */
