@@ -93,9 +93,10 @@ void sd_nodes_accelerations(const sd_model *m, sd_data *d, const double *qdd, in
 sd_status sd_nodes_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u,
                                     const double *qdd, const double *f_ext, double *tau);
 sd_status sd_nodes_mass_matrix(const sd_model *m, sd_data *d, const double *q, double *M);
+/* The contract of sd_forward_dynamics_ex (called after its argument checks): tau is written for
+ * prescribed hinges (000 Sec 3), so not const, and options also asks for the inter-body forces. */
 sd_status sd_nodes_forward_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u,
-                                    const double *tau, const double *f_ext, const unsigned char *prescribed,
-                                    double *qdd);
+                                    double *tau, const double *f_ext, double *qdd, const sd_fd_options *options);
 sd_status sd_nodes_articulated_inertias(const sd_model *m, sd_data *d, const double *q);
 sd_status sd_nodes_log_det(const sd_model *m, sd_data *d, double *log_det);
 
