@@ -4,7 +4,7 @@
  * WHY. 004 Sec 2.3 and Sec 8, 001 Sec 2-5 and 000 Sec 3 and 5 show that one tips-to-base gather and
  * one base-to-tips scatter over the SKO model (H, phi, M) serve rigid bodies, flexible bodies and
  * aggregated loop bodies alike: only the sizes of the blocks change. This engine is that claim in
- * code. The rigid algorithms of src/algorithms/*.c are its fixed-size fast case (6-vectors, 6x6
+ * code. The rigid algorithms (the other files of src/algorithms) are its fixed-size fast case (6-vectors, 6x6
  * blocks, 1-dof hinges unrolled); a model with any node of another kind runs this engine, every
  * public entry point dispatching on one test (m->nflex) before its first sweep.
  *
