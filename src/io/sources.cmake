@@ -23,3 +23,9 @@ if(SOADYN_WITH_IO)
 else()
   list(APPEND SOADYN_COMPONENT_SOURCES io/not_built.c)
 endif()
+
+# SDF files (soadyn/sdf.h) through libsdformat 12. Until the reader is in, every build answers
+# "not offered" (sdf_not_built.c).
+list(APPEND SOADYN_COMPONENT_HEADERS sdf.h)
+list(APPEND SOADYN_COMPONENT_SOURCES io/sdf_not_built.c)
+set(SOADYN_HAS_SDF 0)
