@@ -58,6 +58,12 @@ struct sd_model {
     double *mass, *com, *inertia_com; /* 1, 3, 9 per body */
     double *rigid;        /* 13 per body: spatial inertia M(k) about the body origin as (m, h = m c, Io) */
     double *damping;      /* per speed */
+    double *armature;     /* per speed: added to D(k) and to M's diagonal */
+    double *stiffness;    /* per speed: the hinge's spring (revolute, prismatic, spherical) */
+    double *spring_ref;   /* per speed: the rest coordinate (spherical: 0, the neutral orientation) */
+    int has_armature;     /* some armature > 0: the recursions add it, else they skip it */
+    int has_passive;      /* some damping or stiffness > 0: the bias C includes tau_passive
+                             (passive.c), else nothing is computed */
     double gravity[3];
     double total_mass;
     sd_body_desc *desc;   /* as given, strings owned by the model */

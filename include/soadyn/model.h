@@ -92,7 +92,18 @@ typedef struct sd_body_desc {
     double com[3];          /* centre of mass in the body frame, m */
     double inertia[9];      /* rotational inertia about the centre of mass, body axes, kg m^2,
                                symmetric positive semi-definite */
-    double damping;         /* viscous joint damping (N m s/rad or N s/m), >= 0 */
+    /* Joint-level dynamics (soadyn/dynamics.h, "Joint-level dynamics"), each acting on every one of
+     * the hinge's speeds: */
+    double armature;        /* rotor (reflected) inertia added to the diagonal of M at each of the
+                               hinge's speeds (kg m^2 or kg), >= 0; a motor's is rotor inertia times
+                               gear ratio squared */
+    double damping;         /* viscous joint damping (N m s/rad or N s/m), >= 0: tau = -damping u */
+    double stiffness;       /* linear joint spring (N m/rad or N/m), >= 0: tau = -stiffness (q - spring_ref)
+                               on a revolute or prismatic hinge; spherical: -stiffness times the
+                               rotation vector of the body in the joint frame (a spring toward the
+                               neutral orientation, spring_ref must be 0); refused (SD_E_NOT_SUPPORTED)
+                               on free, universal and planar hinges */
+    double spring_ref;      /* the spring's rest coordinate (rad or m) */
     double friction;        /* Coulomb friction magnitude, kept for the caller */
     int has_limits;         /* nonzero: lower/upper are position limits */
     double lower, upper;    /* position limits (rad or m) */
@@ -168,6 +179,13 @@ SD_API const double *sd_model_body_inertia(const sd_model *model, int body); /* 
 /* The description the body was built from (limits, damping, mimic, source); strings owned by
  * the model. */
 SD_API const sd_body_desc *sd_model_body_desc(const sd_model *model, int body);
+/* Joint-level dynamics per speed v (0 <= v < nv; NaN out of range): the armature added to M(v, v),
+ * the damping and the stiffness of the hinge owning v (0 on a flexible body's modal speeds), and
+ * the spring's rest coordinate (revolute/prismatic: the coordinate of v; spherical: 0). */
+SD_API double sd_model_armature(const sd_model *model, int v);
+SD_API double sd_model_damping(const sd_model *model, int v);
+SD_API double sd_model_stiffness(const sd_model *model, int v);
+SD_API double sd_model_spring_ref(const sd_model *model, int v);
 /* The body whose hinge owns speed index v (0 <= v < nv); -1 if out of range. */
 SD_API int sd_model_v_body(const sd_model *model, int v);
 

@@ -38,6 +38,9 @@ void sd_model_free(sd_model *m)
     free(m->inertia_com);
     free(m->rigid);
     free(m->damping);
+    free(m->armature);
+    free(m->stiffness);
+    free(m->spring_ref);
     free(m->desc);
     free(m);
 }
@@ -86,6 +89,10 @@ const double *sd_model_body_com(const sd_model *m, int k) { return body_ok(m, k)
 const double *sd_model_body_inertia(const sd_model *m, int k) { return body_ok(m, k) ? m->inertia_com + 9 * k : NULL; }
 const sd_body_desc *sd_model_body_desc(const sd_model *m, int k) { return body_ok(m, k) ? &m->desc[k] : NULL; }
 int sd_model_v_body(const sd_model *m, int v) { return m && v >= 0 && v < m->nv ? m->v_body[v] : -1; }
+double sd_model_armature(const sd_model *m, int v) { return m && v >= 0 && v < m->nv ? m->armature[v] : NAN; }
+double sd_model_damping(const sd_model *m, int v) { return m && v >= 0 && v < m->nv ? m->damping[v] : NAN; }
+double sd_model_stiffness(const sd_model *m, int v) { return m && v >= 0 && v < m->nv ? m->stiffness[v] : NAN; }
+double sd_model_spring_ref(const sd_model *m, int v) { return m && v >= 0 && v < m->nv ? m->spring_ref[v] : NAN; }
 
 int sd_model_nframes(const sd_model *m) { return m ? m->nframes : 0; }
 int sd_model_frame_index(const sd_model *m, const char *name)

@@ -38,6 +38,14 @@
  * SD_MAX_LENGTH^2) brought to rest with a time constant of a microsecond. */
 #define SD_MAX_DAMPING (SD_MAX_MASS * SD_MAX_LENGTH * SD_MAX_LENGTH / 1e-6)
 
+/* kg m^2 or kg: a rotor (reflected) inertia, as the largest body's inertia SD_MAX_MASS
+ * SD_MAX_LENGTH^2 (a rotor of 1 kg m^2 behind a gear of 1e6 reflects 1e12). */
+#define SD_MAX_ARMATURE (SD_MAX_MASS * SD_MAX_LENGTH * SD_MAX_LENGTH)
+
+/* N m/rad or N/m: a joint spring's stiffness; the largest inertia oscillating at a megahertz
+ * (k = I omega^2, omega = 2 pi 1e6 rounded up to 1e7). */
+#define SD_MAX_STIFFNESS (SD_MAX_MASS * SD_MAX_LENGTH * SD_MAX_LENGTH * 1e14)
+
 /* A mimic multiplier (a gear ratio): a million, beyond any gear train. */
 #define SD_MAX_GEAR_RATIO 1e6
 

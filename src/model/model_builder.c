@@ -248,7 +248,10 @@ static sd_status check_numbers(const sd_body_desc *d, sd_error *err)
         {"mass", &d->mass, 1, SD_MAX_MASS, "kg", 1, 0},
         {"centre of mass", d->com, 3, SD_MAX_LENGTH, "m", 0, 0},
         {"rotational inertia", d->inertia, 9, HUGE_VAL, "kg m^2", 0, 0},
+        {"armature", &d->armature, 1, SD_MAX_ARMATURE, prismatic ? "kg" : "kg m^2", 1, 1},
         {"damping", &d->damping, 1, SD_MAX_DAMPING, "", 1, 1},
+        {"stiffness", &d->stiffness, 1, SD_MAX_STIFFNESS, "", 1, 1},
+        {"spring reference", &d->spring_ref, 1, travel, travel_unit, 0, 1},
         {"friction", &d->friction, 1, SD_MAX_EFFORT, "", 1, 1},
         {"effort limit", &d->effort_limit, 1, SD_MAX_EFFORT, "", 1, 1},
         {"velocity limit", &d->velocity_limit, 1, SD_MAX_SPEED, prismatic ? "m/s" : "rad/s", 1, 1},
@@ -274,6 +277,17 @@ static sd_status check_numbers(const sd_body_desc *d, sd_error *err)
                                  rule->what, v, space, rule->unit, rule->bound, space, rule->unit);
         }
     }
+    if (d->stiffness > 0 && d->hinge != SD_HINGE_REVOLUTE && d->hinge != SD_HINGE_PRISMATIC &&
+        d->hinge != SD_HINGE_SPHERICAL)
+        return desc_fail(err, SD_E_NOT_SUPPORTED, d,
+                         "joint '%s': a spring (stiffness %g) on a %s hinge is not offered (revolute, prismatic "
+                         "and spherical hinges only)",
+                         joint_of(d), d->stiffness, sd_hinge_type_name(d->hinge));
+    if (d->hinge == SD_HINGE_SPHERICAL && d->stiffness > 0 && d->spring_ref != 0)
+        return desc_fail(err, SD_E_NOT_SUPPORTED, d,
+                         "joint '%s': a spherical hinge's spring pulls toward the neutral orientation; a spring "
+                         "reference %g is not offered",
+                         joint_of(d), d->spring_ref);
     if (limited && d->lower > d->upper)
         return desc_fail(err, SD_E_MODEL, d, "joint '%s': lower limit %g > upper limit %g", joint_of(d), d->lower,
                          d->upper);
@@ -616,7 +630,12 @@ static sd_status fill_speeds_and_subtrees(sd_model *m, sd_error *err)
     m->v_body = malloc(NV * sizeof(int));
     m->v_parent = malloc(NV * sizeof(int));
     m->damping = malloc(NV * sizeof(double));
-    if (!m->v_body || !m->v_parent || !m->damping) return sd_error_set(err, SD_E_MEMORY, "out of memory");
+    /* zeroed: a flexible body's modal speeds have none (their elastic forces are the body's own) */
+    m->armature = calloc(NV, sizeof(double));
+    m->stiffness = calloc(NV, sizeof(double));
+    m->spring_ref = calloc(NV, sizeof(double));
+    if (!m->v_body || !m->v_parent || !m->damping || !m->armature || !m->stiffness || !m->spring_ref)
+        return sd_error_set(err, SD_E_MEMORY, "out of memory");
     /* last[k]: the last speed on the path from the base to k inclusive (parent-first, so O(n)) */
     int *last = malloc((size_t)(m->n > 0 ? m->n : 1) * sizeof(int));
     if (!last) return sd_error_set(err, SD_E_MEMORY, "out of memory");
@@ -630,6 +649,11 @@ static sd_status fill_speeds_and_subtrees(sd_model *m, sd_error *err)
         for (int i = 0; i < m->nv_k[k]; ++i) {
             m->v_body[m->v_index[k] + i] = k;
             m->damping[m->v_index[k] + i] = m->desc[k].damping;
+            m->armature[m->v_index[k] + i] = m->desc[k].armature;
+            m->stiffness[m->v_index[k] + i] = m->desc[k].stiffness;
+            m->spring_ref[m->v_index[k] + i] = m->hinge[k] == SD_HINGE_SPHERICAL ? 0.0 : m->desc[k].spring_ref;
+            m->has_armature |= m->desc[k].armature > 0;
+            m->has_passive |= m->desc[k].damping > 0 || m->desc[k].stiffness > 0;
         }
     /* in preorder, k's subtree ends where the next body whose parent precedes k starts */
     for (int k = 0; k < m->n; ++k) m->last_child[k] = -1;
