@@ -232,6 +232,11 @@ void sd_cholesky_inverse(double *A, int n);
 /* Copy the lower triangle of the n x n row-major A onto its upper one; returns whether every entry
  * is finite. */
 int sd_mirror_lower(double *A, int n);
+/* Pivoted Cholesky (largest remaining diagonal first) of the symmetric n x n row-major A, in place:
+ * stops when no remaining diagonal exceeds rtol * max|A_ij| and returns that rank. piv (n) receives
+ * the pivot order (original indices). *bad is -1 when A is positive semi-definite within that
+ * tolerance, else the original index of a row that shows a negative direction. */
+int sd_pivoted_cholesky(double *A, int n, double rtol, int *piv, int *bad);
 
 /* ---- closed loops (src/loops/constraint_model.c): the hooks of the builder, model and data ---- */
 struct sd_loops_builder;

@@ -87,3 +87,40 @@ SD_NOINLINE int sd_mirror_lower(double *A, int n)
             }
     return by_tile ? finite : sd_all_finite(A, (size_t)n * (size_t)n);
 }
+
+int sd_pivoted_cholesky(double *A, int n, double rtol, int *piv, int *bad)
+{
+    double scale = 0.0;
+    for (int i = 0; i < n * n; ++i)
+        if (fabs(A[i]) > scale) scale = fabs(A[i]);
+    const double tol = rtol * scale;
+    for (int i = 0; i < n; ++i) piv[i] = i;
+    *bad = -1;
+    int k = 0;
+    for (; k < n; ++k) {
+        int p = k; /* the largest remaining diagonal: the best conditioned direction left */
+        for (int i = k + 1; i < n; ++i)
+            if (A[i * n + i] > A[p * n + p]) p = i;
+        if (!(A[p * n + p] > tol)) break;
+        if (p != k) { /* symmetric swap of rows and columns k and p */
+            for (int j = 0; j < n; ++j) { const double t = A[k * n + j]; A[k * n + j] = A[p * n + j]; A[p * n + j] = t; }
+            for (int i = 0; i < n; ++i) { const double t = A[i * n + k]; A[i * n + k] = A[i * n + p]; A[i * n + p] = t; }
+            const int t = piv[k]; piv[k] = piv[p]; piv[p] = t;
+        }
+        const double l = sqrt(A[k * n + k]);
+        A[k * n + k] = l;
+        for (int i = k + 1; i < n; ++i) A[i * n + k] /= l;
+        for (int i = k + 1; i < n; ++i) /* Schur complement, both triangles */
+            for (int j = k + 1; j < n; ++j) A[i * n + j] -= A[i * n + k] * A[j * n + k];
+    }
+    /* The remainder of a semi-definite matrix has diagonals <= tol and |a_ij| <= sqrt(a_ii a_jj). */
+    for (int i = k; i < n && *bad < 0; ++i) {
+        const double aii = A[i * n + i];
+        if (!(aii >= -tol)) { *bad = piv[i]; break; }
+        for (int j = k; j < n; ++j) {
+            const double ajj = A[j * n + j];
+            if (j != i && !(fabs(A[i * n + j]) <= sqrt(fmax(aii, 0.0) * fmax(ajj, 0.0)) + tol)) { *bad = piv[i]; break; }
+        }
+    }
+    return k;
+}

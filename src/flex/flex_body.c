@@ -1,0 +1,439 @@
+/*
+ * src/flex/flex_body.c — one flexible body's modal model (001 Sec 2): the checked copy of its
+ * description, the modal integrals precomputed from it, and the node operations the node engine
+ * asks for (M_m, b_m, the elastic force, the strain energy, the node frames of attached children).
+ *
+ * The lumped model (flex_body.h): node j has mass m_j, rotary inertia J_j (constant in body axes), and
+ * sits at l_j = l0_j + P_j eta, where P_j = Pi_t^j and Q_j = Pi_r^j (3 x nm each). Its velocity is
+ * omega_j = omega + Q_j eta-dot, v_j = v + omega x l_j + P_j eta-dot (001 Eq 23). Everything that
+ * depends on eta is at most quadratic in eta, so the sums over nodes are taken once, at construction
+ * (the "modal integrals" of 001 Sec 2.2, summed over lumped masses):
+ *   m    = sum m_j (+ the rigid part)            Hp_r = sum m_j P_j,r          (3 per mode)
+ *   h0   = sum m_j l0_j (+ rigid)                 JQ_r = sum J_j Q_j,r          (3 per mode)
+ *   I0   = sum J_j + m_j (|l0|^2 1 - l0 l0^T) (+ the rigid part's inertia about the origin)
+ *   N0_r = JQ_r + sum m_j l0_j x P_j,r          A_r  = sum m_j l0_j P_j,r^T    (9 per mode)
+ *   C_rs = sum m_j P_j,r P_j,s^T                (9 per pair of modes)
+ *   M_ff = sum Q_j^T J_j Q_j + m_j P_j^T P_j    (constant, 001 Sec 2.2)
+ * and, for the bias, Kg_r = sym(sum [Q_j,r x] J_j) and G2_sr = 2 sum m_j P_j,s x P_j,r +
+ * sum (J_j Q_j,s) x Q_j,r. With F_r(eta) = sum_s eta_s C_sr = sum m_j (P_j eta) P_j,r^T, an
+ * evaluation costs O(9 nm^2) whatever the number of nodes.
+ */
+#include "flex/flex_body.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "model/model_bounds.h"
+
+/* A mode shape's entry per unit modal coordinate: a translation (m) or a rotation (rad) that a unit
+ * of eta causes. Mass-normalised modes of a body of mass m have entries near 1/sqrt(m): 1e6 covers
+ * bodies down to a picogram. */
+#define SD_FLEX_MAX_MODE_ENTRY 1e6
+/* A modal stiffness or damping entry (N or N m per unit of eta, or per unit of eta-dot). With mass
+ * normalised modes K_m = diag(omega^2): 1e30 is a natural frequency of 1e15 rad/s, far beyond any
+ * structure; with other scalings it bounds K eta well below overflow. */
+#define SD_FLEX_MAX_MODAL_COEFF 1e30
+/* Largest model accepted: M_m is (6 + nm)^2 and C holds 9 nm^2 numbers (nm = 1000: 72 MB). */
+#define SD_FLEX_MAX_MODES 1000
+#define SD_FLEX_MAX_NODES 10000000
+/* Relative tolerance of the symmetry and semi-definiteness checks (round-off of data files written
+ * with 16 digits passes, a typing error does not), and of the definiteness of M_ff. */
+#define SD_FLEX_SYM_TOL 1e-9
+#define SD_FLEX_PD_TOL 1e-12
+
+struct sd_flex_body {
+    sd_flex_desc desc; /* points at the owned copies below */
+    int n, nm;
+    double *pos, *mass, *inertia, *modes, *K, *D; /* copies (inertia, D may be NULL) */
+    char *source_file;
+    /* precomputed (see the file comment) */
+    double m, h0[3], I0[9];
+    double *Hp, *JQ, *N0; /* 3 per mode */
+    double *A, *Kg;       /* 9 per mode */
+    double *C;            /* 9 per pair: C[(r nm + s) 9 + 3a + b] = sum m_j P_j,r[a] P_j,s[b] */
+    double *G2;           /* 3 per pair: G2[(s nm + r) 3 + c] */
+    double *Mff;          /* nm x nm */
+    double *M0;           /* M_m at eta = 0, (6 + nm)^2 */
+    size_t bytes;
+};
+
+/* ---------------------------------------------------------------- construction */
+
+static sd_status fail(sd_error *err, const char *body, const char *file, sd_status st, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static sd_status fail(sd_error *err, const char *body, const char *file, sd_status st, const char *fmt, ...)
+{
+    char what[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (file)
+        return sd_error_set(err, st, "body '%s' (flexible model from %s): %s", body ? body : "?", file, what);
+    return sd_error_set(err, st, "body '%s' (flexible model): %s", body ? body : "?", what);
+}
+
+void sd_flex_body_free(sd_flex_body *fb)
+{
+    if (!fb) return;
+    free(fb->pos); free(fb->mass); free(fb->inertia); free(fb->modes); free(fb->K); free(fb->D);
+    free(fb->source_file);
+    free(fb->Hp); free(fb->JQ); free(fb->N0); free(fb->A); free(fb->Kg); free(fb->C); free(fb->G2);
+    free(fb->Mff); free(fb->M0);
+    free(fb);
+}
+
+static double *copy_array(const double *src, size_t count, size_t *bytes)
+{
+    double *d = malloc((count ? count : 1) * sizeof(double));
+    if (d && src) memcpy(d, src, count * sizeof(double));
+    *bytes += count * sizeof(double);
+    return d;
+}
+
+static double *zeros(size_t count, size_t *bytes)
+{
+    *bytes += count * sizeof(double);
+    return calloc(count ? count : 1, sizeof(double));
+}
+
+/* Check that the n x n row-major matrix a (named `what`, entries bounded by `bound`) is finite,
+ * bounded, symmetric to SD_FLEX_SYM_TOL relative to its largest entry, and positive semi-definite;
+ * symmetrise it in place. `unit` names the index ("mode" or "axis"). */
+static sd_status check_sym_psd(double *a, int n, double bound, const char *what, const char *unit,
+                               const char *body, const char *file, sd_error *err)
+{
+    double scale = 0.0;
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+            const double x = a[i * n + j];
+            if (!isfinite(x))
+                return fail(err, body, file, SD_E_MODEL, "%s[%d][%d] is not finite (%g)", what, i, j, x);
+            if (fabs(x) > bound)
+                return fail(err, body, file, SD_E_MODEL, "%s[%d][%d] = %g is beyond the bound %g of physical models",
+                            what, i, j, x, bound);
+            if (fabs(x) > scale) scale = fabs(x);
+        }
+    for (int i = 0; i < n; ++i)
+        for (int j = i + 1; j < n; ++j) {
+            const double x = a[i * n + j], y = a[j * n + i];
+            if (fabs(x - y) > SD_FLEX_SYM_TOL * scale)
+                return fail(err, body, file, SD_E_MODEL, "%s[%d][%d] = %.17g != %s[%d][%d] = %.17g (not symmetric)",
+                            what, i, j, x, what, j, i, y);
+            a[i * n + j] = a[j * n + i] = 0.5 * (x + y);
+        }
+    if (scale == 0.0) return SD_OK;
+    double *w = malloc((size_t)n * n * sizeof(double));
+    int *piv = malloc((size_t)n * sizeof(int));
+    if (!w || !piv) {
+        free(w); free(piv);
+        return fail(err, body, file, SD_E_MEMORY, "out of memory checking %s", what);
+    }
+    memcpy(w, a, (size_t)n * n * sizeof(double));
+    int bad = -1;
+    const int rank = sd_pivoted_cholesky(w, n, SD_FLEX_SYM_TOL, piv, &bad);
+    free(w); free(piv);
+    (void)rank;
+    if (bad >= 0)
+        return fail(err, body, file, SD_E_MODEL,
+                    "%s is not positive semi-definite (a negative direction found at %s %d)", what, unit, bad);
+    return SD_OK;
+}
+
+static void precompute(sd_flex_body *fb, double rigid_mass, const double rigid_com[3], const double rigid_Ic[9]);
+static void fill_mass(const sd_flex_body *fb, const double *eta, double *Mm);
+
+sd_flex_body *sd_flex_body_new(const sd_flex_desc *desc, double rigid_mass, const double rigid_com[3],
+                               const double rigid_inertia_com[9], const char *body_name, sd_error *err)
+{
+    const char *body = body_name ? body_name : "?";
+    if (!desc) {
+        sd_error_set(err, SD_E_ARGUMENT, "body '%s': flexible model description is NULL", body);
+        return NULL;
+    }
+    const char *file = desc->source_file;
+    const int n = desc->n_nodes, nm = desc->n_modes;
+#define FAIL(st, ...) do { fail(err, body, file, st, __VA_ARGS__); return NULL; } while (0)
+    if (n < 0 || n > SD_FLEX_MAX_NODES)
+        FAIL(SD_E_MODEL, "n_nodes = %d (expected 0 .. %d)", n, SD_FLEX_MAX_NODES);
+    if (nm < 0 || nm > SD_FLEX_MAX_MODES)
+        FAIL(SD_E_MODEL, "n_modes = %d (expected 0 .. %d)", nm, SD_FLEX_MAX_MODES);
+    if (nm >= 1 && n < 1) FAIL(SD_E_MODEL, "n_modes = %d but no nodes (modes are defined at nodes)", nm);
+    if (desc->mass_model != SD_FLEX_FULL && desc->mass_model != SD_FLEX_LINEARISED)
+        FAIL(SD_E_MODEL, "unknown mass_model %d", (int)desc->mass_model);
+    if (n > 0 && !desc->node_position) FAIL(SD_E_MODEL, "node_position is NULL with %d nodes", n);
+    if (n > 0 && !desc->node_mass) FAIL(SD_E_MODEL, "node_mass is NULL with %d nodes", n);
+    if (nm > 0 && !desc->modes) FAIL(SD_E_MODEL, "modes is NULL with %d modes", nm);
+    if (nm > 0 && !desc->stiffness) FAIL(SD_E_MODEL, "stiffness is NULL with %d modes", nm);
+    if (!(rigid_mass >= 0.0) || !isfinite(rigid_mass)) FAIL(SD_E_MODEL, "rigid part mass %g is not a finite number >= 0", rigid_mass);
+
+    /* numbers: finite and within the bounds, node by node */
+    for (int j = 0; j < n; ++j) {
+        for (int a = 0; a < 3; ++a) {
+            const double x = desc->node_position[3 * j + a];
+            if (!isfinite(x)) FAIL(SD_E_MODEL, "node_position[%d][%d] is not finite (%g)", j, a, x);
+            if (fabs(x) > SD_MAX_LENGTH)
+                FAIL(SD_E_MODEL, "node_position[%d][%d] = %g m is beyond the bound %g m of physical models", j, a, x,
+                     SD_MAX_LENGTH);
+        }
+        const double mj = desc->node_mass[j];
+        if (!isfinite(mj)) FAIL(SD_E_MODEL, "node_mass[%d] is not finite (%g)", j, mj);
+        if (mj < 0.0) FAIL(SD_E_MODEL, "node_mass[%d] = %g kg is negative", j, mj);
+        if (mj > SD_MAX_MASS) FAIL(SD_E_MODEL, "node_mass[%d] = %g kg is beyond the bound %g kg of physical models", j, mj, SD_MAX_MASS);
+    }
+    for (int r = 0; r < nm; ++r)
+        for (int i = 0; i < 6 * n; ++i) {
+            const double x = desc->modes[(size_t)r * 6 * n + i];
+            if (!isfinite(x)) FAIL(SD_E_MODEL, "modes[node %d, row %d][mode %d] is not finite (%g)", i / 6, i % 6, r, x);
+            if (fabs(x) > SD_FLEX_MAX_MODE_ENTRY)
+                FAIL(SD_E_MODEL, "modes[node %d, row %d][mode %d] = %g is beyond the bound %g per unit modal coordinate",
+                     i / 6, i % 6, r, x, SD_FLEX_MAX_MODE_ENTRY);
+        }
+
+    sd_flex_body *fb = calloc(1, sizeof *fb);
+    if (!fb) FAIL(SD_E_MEMORY, "out of memory");
+#undef FAIL
+#define FAILB(st, ...) do { fail(err, body, file, st, __VA_ARGS__); sd_flex_body_free(fb); return NULL; } while (0)
+    size_t bytes = sizeof *fb;
+    const size_t nmz = (size_t)nm, nz = (size_t)n, n6 = 6 + nmz;
+    fb->n = n;
+    fb->nm = nm;
+    fb->pos = copy_array(desc->node_position, 3 * nz, &bytes);
+    fb->mass = copy_array(desc->node_mass, nz, &bytes);
+    fb->inertia = desc->node_inertia ? copy_array(desc->node_inertia, 9 * nz, &bytes) : NULL;
+    fb->modes = copy_array(desc->modes, 6 * nz * nmz, &bytes);
+    fb->K = copy_array(desc->stiffness, nmz * nmz, &bytes);
+    fb->D = desc->damping ? copy_array(desc->damping, nmz * nmz, &bytes) : NULL;
+    if (file) {
+        fb->source_file = malloc(strlen(file) + 1);
+        if (fb->source_file) strcpy(fb->source_file, file);
+        bytes += strlen(file) + 1;
+    }
+    fb->Hp = zeros(3 * nmz, &bytes);
+    fb->JQ = zeros(3 * nmz, &bytes);
+    fb->N0 = zeros(3 * nmz, &bytes);
+    fb->A = zeros(9 * nmz, &bytes);
+    fb->Kg = zeros(9 * nmz, &bytes);
+    fb->C = zeros(9 * nmz * nmz, &bytes);
+    fb->G2 = zeros(3 * nmz * nmz, &bytes);
+    fb->Mff = zeros(nmz * nmz, &bytes);
+    fb->M0 = zeros(n6 * n6, &bytes);
+    fb->bytes = bytes;
+    if (!fb->pos || !fb->mass || (desc->node_inertia && !fb->inertia) || !fb->modes || !fb->K ||
+        (desc->damping && !fb->D) || (file && !fb->source_file) || !fb->Hp || !fb->JQ || !fb->N0 || !fb->A ||
+        !fb->Kg || !fb->C || !fb->G2 || !fb->Mff || !fb->M0)
+        FAILB(SD_E_MEMORY, "out of memory (%zu bytes)", bytes);
+
+    char what[64];
+    if (fb->inertia)
+        for (int j = 0; j < n; ++j) {
+            snprintf(what, sizeof what, "node_inertia[%d]", j);
+            if (check_sym_psd(fb->inertia + 9 * j, 3, SD_MAX_MASS * SD_MAX_LENGTH * SD_MAX_LENGTH, what, "axis",
+                              body, file, err) != SD_OK) {
+                sd_flex_body_free(fb);
+                return NULL;
+            }
+        }
+    if (nm > 0 && check_sym_psd(fb->K, nm, SD_FLEX_MAX_MODAL_COEFF, "stiffness", "mode", body, file, err) != SD_OK) {
+        sd_flex_body_free(fb);
+        return NULL;
+    }
+    if (fb->D && nm > 0 &&
+        check_sym_psd(fb->D, nm, SD_FLEX_MAX_MODAL_COEFF, "damping", "mode", body, file, err) != SD_OK) {
+        sd_flex_body_free(fb);
+        return NULL;
+    }
+
+    fb->desc.n_nodes = n;
+    fb->desc.node_position = fb->pos;
+    fb->desc.node_mass = fb->mass;
+    fb->desc.node_inertia = fb->inertia;
+    fb->desc.n_modes = nm;
+    fb->desc.modes = fb->modes;
+    fb->desc.stiffness = fb->K;
+    fb->desc.damping = fb->D;
+    fb->desc.mass_model = desc->mass_model;
+    fb->desc.source_file = fb->source_file;
+
+    static const double zero3[3] = {0, 0, 0}, zero9[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    precompute(fb, rigid_mass, rigid_com ? rigid_com : zero3, rigid_inertia_com ? rigid_inertia_com : zero9);
+
+    /* M_ff positive definite: the modes are independent in the mass metric (001 Sec 2.2). */
+    if (nm > 0) {
+        double *w = malloc(nmz * nmz * sizeof(double));
+        int *piv = malloc(nmz * sizeof(int));
+        if (!w || !piv) {
+            free(w); free(piv);
+            FAILB(SD_E_MEMORY, "out of memory");
+        }
+        memcpy(w, fb->Mff, nmz * nmz * sizeof(double));
+        int bad = -1;
+        const int rank = sd_pivoted_cholesky(w, nm, SD_FLEX_PD_TOL, piv, &bad);
+        free(w);
+        const int first_dependent = rank < nm ? piv[rank] : -1;
+        free(piv);
+        if (rank < nm)
+            FAILB(SD_E_MODEL,
+                  "the modal mass matrix M_ff = Pi^T M_s Pi has rank %d < %d modes: mode %d depends on the others "
+                  "in the mass metric (or moves no mass)", rank, nm, first_dependent);
+    }
+    fill_mass(fb, NULL, fb->M0);
+#undef FAILB
+    return fb;
+}
+
+int sd_flex_body_nmodes(const sd_flex_body *fb) { return fb->nm; }
+int sd_flex_body_nnodes(const sd_flex_body *fb) { return fb->n; }
+sd_flex_mass_model sd_flex_body_mass_model(const sd_flex_body *fb) { return fb->desc.mass_model; }
+const double *sd_flex_body_node_position(const sd_flex_body *fb, int j) { return fb->pos + 3 * j; }
+const sd_flex_desc *sd_flex_body_desc(const sd_flex_body *fb) { return &fb->desc; }
+size_t sd_flex_body_size(const sd_flex_body *fb) { return fb->bytes; }
+
+/* The modal integrals of the file comment, summed once over the nodes (and the rigid part). */
+static void precompute(sd_flex_body *fb, double rigid_mass, const double rigid_com[3], const double rigid_Ic[9])
+{
+    const int n = fb->n, nm = fb->nm;
+    const size_t col = 6 * (size_t)n;
+    double m = rigid_mass, h0[3], I0[9];
+    const double c2 = sd_v3_dot(rigid_com, rigid_com);
+    for (int a = 0; a < 3; ++a) {
+        h0[a] = rigid_mass * rigid_com[a];
+        for (int b = 0; b < 3; ++b)
+            I0[3 * a + b] = rigid_Ic[3 * a + b] + rigid_mass * ((a == b) * c2 - rigid_com[a] * rigid_com[b]);
+    }
+    for (int j = 0; j < n; ++j) {
+        const double mj = fb->mass[j], *l0 = fb->pos + 3 * j;
+        const double *J = fb->inertia ? fb->inertia + 9 * j : NULL;
+        const double l2 = sd_v3_dot(l0, l0);
+        m += mj;
+        for (int a = 0; a < 3; ++a) {
+            h0[a] += mj * l0[a];
+            for (int b = 0; b < 3; ++b) I0[3 * a + b] += (J ? J[3 * a + b] : 0.0) + mj * ((a == b) * l2 - l0[a] * l0[b]);
+        }
+        for (int r = 0; r < nm; ++r) {
+            const double *Qr = fb->modes + r * col + 6 * j, *Pr = Qr + 3;
+            double JQr[3] = {0, 0, 0}, lxP[3];
+            if (J) sd_m3_mul_v(J, Qr, JQr);
+            sd_v3_cross(l0, Pr, lxP);
+            for (int a = 0; a < 3; ++a) {
+                fb->Hp[3 * r + a] += mj * Pr[a];
+                fb->JQ[3 * r + a] += JQr[a];
+                fb->N0[3 * r + a] += JQr[a] + mj * lxP[a];
+                for (int b = 0; b < 3; ++b) fb->A[9 * r + 3 * a + b] += mj * l0[a] * Pr[b];
+            }
+            if (J) { /* Kg_r += [Q_r x] J */
+                double QJ[9];
+                sd_m3_skew_mul(Qr, J, QJ);
+                for (int i = 0; i < 9; ++i) fb->Kg[9 * r + i] += QJ[i];
+            }
+            for (int s = 0; s < nm; ++s) {
+                const double *Qs = fb->modes + s * col + 6 * j, *Ps = Qs + 3;
+                double *C = fb->C + ((size_t)r * nm + s) * 9;
+                for (int a = 0; a < 3; ++a)
+                    for (int b = 0; b < 3; ++b) C[3 * a + b] += mj * Pr[a] * Ps[b];
+                /* G2_sr = 2 m P_s x P_r + (J Q_s) x Q_r: the Coriolis and nodal gyroscopic couplings */
+                double PsxPr[3], JQs[3] = {0, 0, 0}, JQsxQr[3];
+                sd_v3_cross(Ps, Pr, PsxPr);
+                if (J) sd_m3_mul_v(J, Qs, JQs);
+                sd_v3_cross(JQs, Qr, JQsxQr);
+                double *G = fb->G2 + ((size_t)s * nm + r) * 3;
+                for (int a = 0; a < 3; ++a) G[a] += 2.0 * mj * PsxPr[a] + JQsxQr[a];
+                fb->Mff[(size_t)r * nm + s] += sd_v3_dot(Qr, JQs) + mj * sd_v3_dot(Pr, Ps);
+            }
+        }
+    }
+    for (int r = 0; r < nm; ++r) { /* only the symmetric part of Kg_r enters omega^T Kg_r omega */
+        double *K = fb->Kg + 9 * r;
+        for (int a = 0; a < 3; ++a)
+            for (int b = a + 1; b < 3; ++b) K[3 * a + b] = K[3 * b + a] = 0.5 * (K[3 * a + b] + K[3 * b + a]);
+    }
+    for (int r = 0; r < nm; ++r) /* exactly symmetric whatever the summation order */
+        for (int s = r + 1; s < nm; ++s)
+            fb->Mff[(size_t)r * nm + s] = fb->Mff[(size_t)s * nm + r] =
+                0.5 * (fb->Mff[(size_t)r * nm + s] + fb->Mff[(size_t)s * nm + r]);
+    for (int a = 0; a < 3; ++a)
+        for (int b = a + 1; b < 3; ++b) I0[3 * a + b] = I0[3 * b + a] = 0.5 * (I0[3 * a + b] + I0[3 * b + a]);
+    fb->m = m;
+    memcpy(fb->h0, h0, sizeof h0);
+    memcpy(fb->I0, I0, sizeof I0);
+}
+
+/* F_r(eta) = sum_s eta_s C_sr = sum_j m_j (P_j eta) P_j,r^T: the first moment of the deflections
+ * against mode r. */
+static inline void modal_F(const sd_flex_body *fb, const double *eta, int r, double F[9])
+{
+    const int nm = fb->nm;
+    for (int i = 0; i < 9; ++i) F[i] = 0.0;
+    for (int s = 0; s < nm; ++s) {
+        const double e = eta[s], *C = fb->C + ((size_t)s * nm + r) * 9;
+        for (int i = 0; i < 9; ++i) F[i] += e * C[i];
+    }
+}
+
+/* The axial vector of the antisymmetric part of F: sum_j m_j (P_j eta) x P_j,r. */
+static inline void axial(const double F[9], double out[3])
+{
+    out[0] = F[5] - F[7];
+    out[1] = F[6] - F[2];
+    out[2] = F[1] - F[3];
+}
+
+/* M_m(eta) of the lumped model (001 Eq 25; eta NULL: eta = 0):
+ *   [ Io(eta)    [h x]    N(eta) ]        h = h0 + Hp eta, N_r = N0_r + sum m_j (P_j eta) x P_j,r,
+ *   [ -[h x]     m 1      Hp     ]        Io = I0 + tr(S) 1 - S,
+ *   [ N^T        Hp^T     M_ff   ]        S = sum m_j (l_j l_j^T - l0_j l0_j^T) = sum_r eta_r (A_r + A_r^T + F_r). */
+static void fill_mass(const sd_flex_body *fb, const double *eta, double *Mm)
+{
+    const int nm = fb->nm, n6 = 6 + nm;
+    double h[3] = {fb->h0[0], fb->h0[1], fb->h0[2]}, S[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    for (int r = 0; r < nm; ++r) {
+        double F[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, N[3];
+        const double *A = fb->A + 9 * r, *N0 = fb->N0 + 3 * r, *Hp = fb->Hp + 3 * r;
+        if (eta) {
+            const double e = eta[r];
+            modal_F(fb, eta, r, F);
+            for (int a = 0; a < 3; ++a) {
+                h[a] += e * Hp[a];
+                for (int b = 0; b < 3; ++b) S[3 * a + b] += e * (A[3 * a + b] + A[3 * b + a] + F[3 * a + b]);
+            }
+        }
+        axial(F, N);
+        for (int a = 0; a < 3; ++a) {
+            Mm[a * n6 + 6 + r] = Mm[(6 + r) * n6 + a] = N0[a] + N[a];
+            Mm[(3 + a) * n6 + 6 + r] = Mm[(6 + r) * n6 + 3 + a] = Hp[a];
+        }
+        for (int s = 0; s < nm; ++s) Mm[(6 + r) * n6 + 6 + s] = fb->Mff[(size_t)r * nm + s];
+    }
+    const double trS = S[0] + S[4] + S[8];
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) {
+            /* S is symmetric up to rounding; average it so that M_m is exactly symmetric */
+            const double Sab = 0.5 * (S[3 * a + b] + S[3 * b + a]);
+            const double Io = 0.5 * (fb->I0[3 * a + b] + fb->I0[3 * b + a]) + (a == b) * trS - Sab;
+            Mm[a * n6 + b] = Io;
+            Mm[(3 + a) * n6 + 3 + b] = a == b ? fb->m : 0.0;
+        }
+    double H[9];
+    sd_m3_skew(h, H);
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) {
+            Mm[a * n6 + 3 + b] = H[3 * a + b];  /* [h x] */
+            Mm[(3 + b) * n6 + a] = H[3 * a + b]; /* its transpose -[h x] */
+        }
+}
+
+void sd_flex_mass(const sd_flex_body *fb, const double *eta, double *Mm)
+{
+    if (fb->desc.mass_model == SD_FLEX_LINEARISED) { /* 001 Sec 6: constant, at eta = 0 */
+        const size_t n6 = 6 + (size_t)fb->nm;
+        memcpy(Mm, fb->M0, n6 * n6 * sizeof(double));
+        return;
+    }
+    fill_mass(fb, eta, Mm);
+}
