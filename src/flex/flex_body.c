@@ -437,3 +437,209 @@ void sd_flex_mass(const sd_flex_body *fb, const double *eta, double *Mm)
     }
     fill_mass(fb, eta, Mm);
 }
+
+/* b_m (001 Eq 39) of the lumped model, eta NULL meaning eta = 0. It is the generalized force of the
+ * nodes' accelerations at zero generalized acceleration, sum_j J_j^T [omega x J_j omega_j;
+ * m_j a_j], with J_j the node's velocity map (flex_body.h) and
+ *   a_j = omega x v + omega x (omega x l_j) + 2 omega x (P_j eta-dot)
+ * (the classical acceleration of node j: Coriolis of the moving frame, centripetal, and the Coriolis
+ * of the deflection rate). J_j is constant in body axes, so its gyroscopic term is omega x J_j omega_j:
+ * that is what d/dt of the angular momentum J_j omega_j held in the frame rotating with omega gives,
+ * and what the Lagrangian of the kinetic energy that defines M_m gives (Boltzmann-Hamel in the
+ * quasi-velocities [V; eta-dot]). Summed with the modal integrals (W = sum m_j l_j ldot_j^T,
+ * E_r = sum m_j l_j P_j,r^T = A_r + F_r, Omega = omega omega^T - |omega|^2 1):
+ *   force   m omega x v + omega x (omega x h) + 2 omega x (Hp eta-dot)
+ *   moment  h x (omega x v) + omega x (Io omega + JQ eta-dot) + 2 (omega tr W - W^T omega)
+ *   mode r  Hp_r . (omega x v) + Omega : E_r - omega^T Kg_r omega + omega . sum_s eta-dot_s G2_sr
+ * The rigid part is in m, h and Io: its V x* M V has the same form. */
+static void bias(const sd_flex_body *fb, const double *eta, const double *eta_dot, const double V[6], double *bm)
+{
+    const int nm = fb->nm;
+    const double *w = V, *v = V + 3;
+    double wxv[3], h[3] = {fb->h0[0], fb->h0[1], fb->h0[2]}, Hpd[3] = {0, 0, 0}, JQd[3] = {0, 0, 0};
+    double S[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, W[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, Om[9];
+    sd_v3_cross(w, v, wxv);
+    const double w2 = sd_v3_dot(w, w);
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) Om[3 * a + b] = w[a] * w[b] - (a == b) * w2;
+    for (int r = 0; r < nm; ++r) {
+        const double *A = fb->A + 9 * r, *Hp = fb->Hp + 3 * r, *JQ = fb->JQ + 3 * r, *K = fb->Kg + 9 * r;
+        const double pr = eta_dot[r];
+        double E[9];
+        if (eta) {
+            const double e = eta[r];
+            modal_F(fb, eta, r, E);
+            for (int a = 0; a < 3; ++a) {
+                h[a] += e * Hp[a];
+                for (int b = 0; b < 3; ++b) S[3 * a + b] += e * (A[3 * a + b] + A[3 * b + a] + E[3 * a + b]);
+            }
+            for (int i = 0; i < 9; ++i) E[i] += A[i];
+        } else {
+            memcpy(E, A, sizeof E);
+        }
+        double g[3] = {0, 0, 0};
+        for (int s = 0; s < nm; ++s) {
+            const double ps = eta_dot[s], *G = fb->G2 + ((size_t)s * nm + r) * 3;
+            g[0] += ps * G[0]; g[1] += ps * G[1]; g[2] += ps * G[2];
+        }
+        double OmE = 0.0, wKw = 0.0, Kw[3];
+        for (int i = 0; i < 9; ++i) {
+            OmE += Om[i] * E[i];
+            W[i] += pr * E[i];
+        }
+        sd_m3_mul_v(K, w, Kw);
+        wKw = sd_v3_dot(w, Kw);
+        for (int a = 0; a < 3; ++a) {
+            Hpd[a] += pr * Hp[a];
+            JQd[a] += pr * JQ[a];
+        }
+        bm[6 + r] = sd_v3_dot(Hp, wxv) + OmE - wKw + sd_v3_dot(w, g);
+    }
+    const double trS = S[0] + S[4] + S[8], trW = W[0] + W[4] + W[8];
+    double L[3], t[3], u[3];
+    for (int a = 0; a < 3; ++a) { /* L = Io omega + JQ eta-dot */
+        double s = JQd[a];
+        for (int b = 0; b < 3; ++b) s += (fb->I0[3 * a + b] + (a == b) * trS - S[3 * a + b]) * w[b];
+        L[a] = s;
+    }
+    /* moment */
+    sd_v3_cross(h, wxv, t);
+    sd_v3_cross(w, L, u);
+    for (int a = 0; a < 3; ++a)
+        bm[a] = t[a] + u[a] + 2.0 * (w[a] * trW - (W[a] * w[0] + W[3 + a] * w[1] + W[6 + a] * w[2]));
+    /* force */
+    double wxh[3], wxwxh[3], wxHpd[3];
+    sd_v3_cross(w, h, wxh);
+    sd_v3_cross(w, wxh, wxwxh);
+    sd_v3_cross(w, Hpd, wxHpd);
+    for (int a = 0; a < 3; ++a) bm[3 + a] = fb->m * wxv[a] + wxwxh[a] + 2.0 * wxHpd[a];
+}
+
+/* The linearised model (001 Sec 6, the "ruthless" linearisation of Padilla and von Flotow): the
+ * same terms with the nodes at l0_j (eta = 0 in h, Io, E_r): exact in V, linear in eta-dot (the lumped
+ * model's bias has no term of second order in eta-dot), and without the eta-dependent ones
+ * (centrifugal stiffening/softening). Like every ruthless linearisation it is not exactly
+ * energy-conserving: chi^T b_m = sum m_j (v + omega x l0_j) . (omega x P_j eta-dot), of first order in
+ * the deformation rates. */
+void sd_flex_bias(const sd_flex_body *fb, const double *eta, const double *eta_dot, const double V[6], double *bm)
+{
+    bias(fb, fb->desc.mass_model == SD_FLEX_LINEARISED ? NULL : eta, eta_dot, V, bm);
+}
+
+/* 001 Eq 40 with modal damping: K_m eta + D_m eta-dot. */
+void sd_flex_elastic(const sd_flex_body *fb, const double *eta, const double *eta_dot, double *fe)
+{
+    const int nm = fb->nm;
+    for (int r = 0; r < nm; ++r) {
+        const double *K = fb->K + (size_t)r * nm, *D = fb->D ? fb->D + (size_t)r * nm : NULL;
+        double s = 0.0;
+        for (int c = 0; c < nm; ++c) s += K[c] * eta[c] + (D ? D[c] * eta_dot[c] : 0.0);
+        fe[r] = s;
+    }
+}
+
+double sd_flex_strain_energy(const sd_flex_body *fb, const double *eta)
+{
+    const int nm = fb->nm;
+    double E = 0.0;
+    for (int r = 0; r < nm; ++r) {
+        const double *K = fb->K + (size_t)r * nm;
+        double s = 0.0;
+        for (int c = 0; c < nm; ++c) s += K[c] * eta[c];
+        E += eta[r] * s;
+    }
+    return 0.5 * E;
+}
+
+/* ---------------------------------------------------------------- node frames */
+
+/* The coefficients of exp and of the right Jacobian of SO(3) as functions of s = |theta|^2:
+ *   R   = 1 + c0 [theta x] + c1 [theta x]^2,    c0 = sin a / a, c1 = (1 - cos a)/a^2,
+ *   J_r = 1 - c1 [theta x] + c2 [theta x]^2,    c2 = (a - sin a)/a^3,
+ * and d1 = dc1/ds, d2 = dc2/ds. Below a = 0.1 the closed forms lose up to eps/a^2 to cancellation,
+ * so their Taylor series are used there (five terms: the first omitted one is below 1e-20). */
+static void so3_coeffs(double s, double *c0, double *c1, double *c2, double *d1, double *d2)
+{
+    if (s < 1e-2) {
+        *c0 = 1.0 - s / 6.0 * (1.0 - s / 20.0 * (1.0 - s / 42.0 * (1.0 - s / 72.0)));
+        *c1 = 0.5 - s / 24.0 * (1.0 - s / 30.0 * (1.0 - s / 56.0 * (1.0 - s / 90.0)));
+        *c2 = 1.0 / 6.0 - s / 120.0 * (1.0 - s / 42.0 * (1.0 - s / 72.0 * (1.0 - s / 110.0)));
+        *d1 = -1.0 / 24.0 + s * (2.0 / 720.0 - s * (3.0 / 40320.0 - s * (4.0 / 3628800.0 - s * 5.0 / 479001600.0)));
+        *d2 = -1.0 / 120.0 + s * (2.0 / 5040.0 - s * (3.0 / 362880.0 - s * (4.0 / 39916800.0 - s * 5.0 / 6227020800.0)));
+        return;
+    }
+    const double a = sqrt(s), sa = sin(a), ca = cos(a);
+    *c0 = sa / a;
+    *c1 = (1.0 - ca) / s;
+    *c2 = (a - sa) / (s * a);
+    *d1 = (a * sa - 2.0 * (1.0 - ca)) / (2.0 * s * s);
+    *d2 = (a * (1.0 - ca) - 3.0 * (a - sa)) / (2.0 * s * s * a);
+}
+
+/* theta = Q_t eta and the node's displacement P_t eta. */
+static void node_deflection(const sd_flex_body *fb, int t, const double *eta, double theta[3], double d[3])
+{
+    const size_t col = 6 * (size_t)fb->n;
+    for (int a = 0; a < 3; ++a) theta[a] = d[a] = 0.0;
+    for (int r = 0; r < fb->nm; ++r) {
+        const double *Q = fb->modes + r * col + 6 * (size_t)t, e = eta[r];
+        for (int a = 0; a < 3; ++a) {
+            theta[a] += Q[a] * e;
+            d[a] += Q[3 + a] * e;
+        }
+    }
+}
+
+void sd_flex_node_frame(const sd_flex_body *fb, int t, const double *eta, sd_transform *pose, double *S)
+{
+    double theta[3], d[3], c0, c1, c2, d1, d2, T[9], T2[9];
+    node_deflection(fb, t, eta, theta, d);
+    so3_coeffs(sd_v3_dot(theta, theta), &c0, &c1, &c2, &d1, &d2);
+    sd_m3_skew(theta, T);
+    sd_m3_mul(T, T, T2);
+    double Jr[9];
+    for (int i = 0; i < 9; ++i) {
+        const double id = (i % 4 == 0) ? 1.0 : 0.0;
+        pose->R[i] = id + c0 * T[i] + c1 * T2[i];
+        Jr[i] = id - c1 * T[i] + c2 * T2[i];
+    }
+    const double *l0 = fb->pos + 3 * t;
+    for (int a = 0; a < 3; ++a) pose->p[a] = l0[a] + d[a];
+    if (!S) return;
+    const size_t col = 6 * (size_t)fb->n;
+    for (int r = 0; r < fb->nm; ++r) { /* S_t = [J_r(theta) Pi_r^t; R_t^T Pi_t^t] */
+        const double *Q = fb->modes + r * col + 6 * (size_t)t;
+        sd_m3_mul_v(Jr, Q, S + 6 * r);
+        sd_m3t_mul_v(pose->R, Q + 3, S + 6 * r + 3);
+    }
+}
+
+/* d(S_t)/dt eta-dot at eta-ddot = 0, with thetadot = Q_t eta-dot, ddot = P_t eta-dot (the node's
+ * deflection rate in body axes) and omega_n = J_r thetadot (the node's relative angular velocity in its
+ * own axes):
+ *   angular  dJ_r/dt thetadot = -c1' theta x thetadot + c2' theta x (theta x thetadot)
+ *                               + c2 thetadot x (theta x thetadot),   c' = 2 (theta . thetadot) dc/ds
+ *            (the terms of dJ_r/dt that end in [thetadot x] thetadot vanish);
+ *   linear   d(R_t^T)/dt ddot = -omega_n x (R_t^T ddot), since dR_t/dt = R_t [omega_n x]. */
+void sd_flex_node_bias(const sd_flex_body *fb, int t, const double *eta, const double *eta_dot, double c[6])
+{
+    double theta[3], d[3], th_dot[3], d_dot[3], c0, c1, c2, d1, d2;
+    node_deflection(fb, t, eta, theta, d);
+    node_deflection(fb, t, eta_dot, th_dot, d_dot);
+    so3_coeffs(sd_v3_dot(theta, theta), &c0, &c1, &c2, &d1, &d2);
+    const double sdot = 2.0 * sd_v3_dot(theta, th_dot);
+    double x[3], txx[3], dxx[3];
+    sd_v3_cross(theta, th_dot, x);
+    sd_v3_cross(theta, x, txx);
+    sd_v3_cross(th_dot, x, dxx);
+    for (int a = 0; a < 3; ++a) c[a] = -d1 * sdot * x[a] + d2 * sdot * txx[a] + c2 * dxx[a];
+    /* omega_n = J_r thetadot = thetadot - c1 theta x thetadot + c2 theta x (theta x thetadot) */
+    double wn[3], R[9], T[9], T2[9], Rtd[3], wxRtd[3];
+    for (int a = 0; a < 3; ++a) wn[a] = th_dot[a] - c1 * x[a] + c2 * txx[a];
+    sd_m3_skew(theta, T);
+    sd_m3_mul(T, T, T2);
+    for (int i = 0; i < 9; ++i) R[i] = ((i % 4 == 0) ? 1.0 : 0.0) + c0 * T[i] + c1 * T2[i];
+    sd_m3t_mul_v(R, d_dot, Rtd);
+    sd_v3_cross(wn, Rtd, wxRtd);
+    for (int a = 0; a < 3; ++a) c[3 + a] = -wxRtd[a];
+}
