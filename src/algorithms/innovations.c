@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "node_engine.h"
 
 sd_status sd_articulated_inertias(const sd_model *m, sd_data *d, const double *q)
 {
@@ -108,6 +109,7 @@ static sd_status check_factor_call(const sd_model *m, sd_data *d, const char *fn
 
 sd_status sd_innovations_apply(const sd_model *m, sd_data *d, sd_factor_op op, const double *x, double *y)
 {
+    if (m && m->nflex) return sd_nodes_not_offered(m, d, "sd_innovations_apply");
     const char *fn = "sd_innovations_apply";
     const sd_status st = check_factor_call(m, d, fn, x, y);
     if (st != SD_OK) return st;
@@ -123,6 +125,7 @@ sd_status sd_innovations_apply(const sd_model *m, sd_data *d, sd_factor_op op, c
 
 sd_status sd_mass_matrix_solve(const sd_model *m, sd_data *d, const double *x, double *y)
 {
+    if (m && m->nflex) return sd_nodes_not_offered(m, d, "sd_mass_matrix_solve");
     const char *fn = "sd_mass_matrix_solve";
     const sd_status st = check_factor_call(m, d, fn, x, y);
     if (st != SD_OK) return st;
@@ -241,6 +244,7 @@ static void minv_columns(const sd_model *m, const sd_data *d, int c0, int cnt, d
 
 sd_status sd_mass_matrix_inverse(const sd_model *m, sd_data *d, const double *q, double *Minv)
 {
+    if (m && m->nflex) return sd_nodes_not_offered(m, d, "sd_mass_matrix_inverse");
     const char *fn = "sd_mass_matrix_inverse";
     if (!Minv) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL Minv", fn);
     const sd_status st = sd_articulated_inertias(m, d, q);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "node_engine.h"
 
 /* Both public calls; fn and out name them in messages. */
 static sd_status newton_euler(const char *fn, const char *out, const sd_model *m, sd_data *d, const double *q,
@@ -49,11 +50,13 @@ static sd_status newton_euler(const char *fn, const char *out, const sd_model *m
 sd_status sd_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u, const double *qdd,
                               const double *f_ext, double *tau)
 {
+    if (m && m->nflex) return sd_nodes_inverse_dynamics(m, d, q, u, qdd, f_ext, tau);
     return newton_euler("sd_inverse_dynamics", "tau", m, d, q, u, qdd, f_ext, tau);
 }
 
 sd_status sd_bias_forces(const sd_model *m, sd_data *d, const double *q, const double *u, const double *f_ext,
                          double *c)
 {
+    if (m && m->nflex) return sd_nodes_bias_forces(m, d, q, u, f_ext, c);
     return newton_euler("sd_bias_forces", "c", m, d, q, u, NULL, f_ext, c);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "node_engine.h"
 
 void sd_base_acceleration(const sd_model *m, double a0[6])
 {
@@ -108,6 +109,7 @@ void sd_update_motion(const sd_model *m, sd_data *d, const double *q, const doub
 
 sd_status sd_kinematics(const sd_model *m, sd_data *d, const double *q, const double *u, const double *qdd)
 {
+    if (m && m->nflex) return sd_nodes_kinematics(m, d, q, u, qdd);
     const char *fn = "sd_kinematics";
     sd_status st = sd_check_call(m, d, fn, q, u, qdd, NULL, NULL);
     if (st != SD_OK) return st;
@@ -189,6 +191,7 @@ sd_status sd_frame_placement_world(const sd_model *m, sd_data *d, int frame, sd_
 
 sd_status sd_jacobian_world(const sd_model *m, sd_data *d, int body, const double point[3], double *J)
 {
+    if (m && m->nflex) return sd_nodes_jacobian_world(m, d, body, point, J);
     const char *fn = "sd_jacobian_world";
     sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_WORLD);
     if (st == SD_OK) st = sd_check_body(m, d, fn, body);
@@ -214,6 +217,7 @@ sd_status sd_jacobian_world(const sd_model *m, sd_data *d, int body, const doubl
 
 sd_status sd_center_of_mass_world(const sd_model *m, sd_data *d, double com[3])
 {
+    if (m && m->nflex) return sd_nodes_center_of_mass_world(m, d, com);
     const char *fn = "sd_center_of_mass_world";
     const sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_WORLD);
     if (st != SD_OK) return st;
@@ -231,6 +235,7 @@ sd_status sd_center_of_mass_world(const sd_model *m, sd_data *d, double com[3])
 
 sd_status sd_spatial_momentum_world(const sd_model *m, sd_data *d, double h[6])
 {
+    if (m && m->nflex) return sd_nodes_spatial_momentum_world(m, d, h);
     const char *fn = "sd_spatial_momentum_world";
     const sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_WORLD | SD_CURRENT_VELOCITIES);
     if (st != SD_OK) return st;
@@ -247,6 +252,7 @@ sd_status sd_spatial_momentum_world(const sd_model *m, sd_data *d, double h[6])
 
 sd_status sd_kinetic_energy(const sd_model *m, sd_data *d, double *T)
 {
+    if (m && m->nflex) return sd_nodes_kinetic_energy(m, d, T);
     const char *fn = "sd_kinetic_energy";
     const sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_VELOCITIES);
     if (st != SD_OK) return st;
@@ -263,6 +269,7 @@ sd_status sd_kinetic_energy(const sd_model *m, sd_data *d, double *T)
 
 sd_status sd_potential_energy(const sd_model *m, sd_data *d, double *U)
 {
+    if (m && m->nflex) return sd_nodes_potential_energy(m, d, U);
     const char *fn = "sd_potential_energy";
     const sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_WORLD);
     if (st != SD_OK) return st;

@@ -8,9 +8,11 @@
 #include <string.h>
 
 #include "internal.h"
+#include "node_engine.h"
 
 sd_status sd_mass_matrix(const sd_model *m, sd_data *d, const double *q, double *M)
 {
+    if (m && m->nflex) return sd_nodes_mass_matrix(m, d, q, M);
     const sd_status st = sd_check_call(m, d, "sd_mass_matrix", q, NULL, NULL, NULL, NULL);
     if (st != SD_OK) return st;
     if (!M) return sd_data_fail(d, SD_E_ARGUMENT, "sd_mass_matrix: NULL M");

@@ -50,9 +50,14 @@ struct sd_node_data {
     int *mat_off;        /* per body: offset of its node matrices */
     int *att_off;        /* per body: offset of Y(c) (6 x nm(parent), column-major), -1: none */
     int vec_total, mat_total, att_total;
+    int max_dim;         /* the largest dim[k] */
+    int max_cols;        /* the largest node speed count nv_k + nm (columns of chi(k)) */
     /* kinematics (node_kinematics.c) */
     double *Y;           /* att_total: attachment maps Y(c) */
-    double *node_pose;   /* per body with parent_node >= 0: 12 (R row-major, p) of N_t in the parent */
+    double *node_pose;   /* 12 per body (an sd_transform: R row-major, p): for a body with parent_node
+                            t >= 0, the deformed node frame N_t in the parent's frame; else unused */
+    double *q;           /* nq: the q of the last sd_nodes_motion (the energies and the centre of mass
+                            read eta from it) */
     double *Vm;          /* vec_total: node velocities [V; eta-dot] */
     double *am;          /* vec_total: Coriolis accelerations a_m (001 Eq 27), [a; 0] */
     double *bm;          /* vec_total: node bias b(k) incl. elastic and damping forces, minus f_ext */
@@ -61,13 +66,13 @@ struct sd_node_data {
     double *fm;          /* vec_total: node forces f_m (001 Eq 38) */
     /* composite bodies (node_mass_matrix.c, 001 Eq 47-50) */
     double *R;           /* mat_total: composite inertias R(k) */
-    double *X;           /* vec_total * max_cols scratch for the off-diagonal columns */
+    double *X;           /* 2 * max_dim * max_cols scratch for the off-diagonal columns (X(k) and X(parent)) */
     /* articulated bodies (node_articulated.c, 001 Eq 62-63) */
     double *P;           /* mat_total: P(k) before elimination */
     double *Dfchol;      /* mat_total (nm^2 used): Cholesky factor of D_f(k) = P^ff(k) */
     double *g;           /* mat_total (6 x nm used): g(k) = P^rf D_f^-1 */
     double *zm;          /* vec_total: z(k) */
-    double *eps_f, *nu_f;/* per modal speed (indexed like u): eps_f, nu_f */
+    double *eps_f, *nu_f;/* nv each, indexed like u (the modal speeds' entries used): eps_f, nu_f */
     double *scratch;     /* vec_total + mat_total doubles of scratch */
     size_t bytes;
 };
@@ -79,6 +84,19 @@ void sd_node_data_free(struct sd_node_data *nd);
 static inline sd_node_kind sd_node_kind_of(const sd_model *m, int k)
 {
     return m->flex && m->flex[k] ? SD_NODE_FLEXIBLE : SD_NODE_RIGID;
+}
+
+/* The body's modes (0 for a rigid body, also on a model without flexible fields) and the parent's
+ * node its hinge rides on (-1: the parent's frame). */
+static inline int sd_node_nmodes(const sd_model *m, int k) { return m->n_modes ? m->n_modes[k] : 0; }
+static inline int sd_node_parent_node(const sd_model *m, int k)
+{
+    return m->parent_node && m->parent[k] >= 0 && m->flex && m->flex[m->parent[k]] ? m->parent_node[k] : -1;
+}
+/* The index in u of node speed i of body k: chi(k) = [hinge speeds (nv_k); modal speeds (nm)]. */
+static inline int sd_node_speed_index(const sd_model *m, int k, int i)
+{
+    return i < m->nv_k[k] ? m->v_index[k] + i : m->mode_v_index[k] + (i - m->nv_k[k]);
 }
 
 /* ---- the engine's algorithms: the same contracts as the public functions they serve ---- */
@@ -99,5 +117,28 @@ sd_status sd_nodes_forward_dynamics(const sd_model *m, sd_data *d, const double 
                                     double *tau, const double *f_ext, double *qdd, const sd_fd_options *options);
 sd_status sd_nodes_articulated_inertias(const sd_model *m, sd_data *d, const double *q);
 sd_status sd_nodes_log_det(const sd_model *m, sd_data *d, double *log_det);
+
+/* The public functions of kinematics.c and inverse_dynamics.c, same contracts (node_kinematics.c,
+ * node_energy.c, node_inverse_dynamics.c). They work on rigid models too (given a workspace with
+ * d->nodes set), which is how the tests check the engine against the fast path.
+ * A POINT ON A FLEXIBLE BODY (sd_jacobian_world, frames) moves with the body frame F_k: the body's own
+ * modes deform the body relative to F_k and do not move it, so their Jacobian columns are zero; the
+ * modes of an ancestor p move the point when the path from p to the body leaves p at a node (the
+ * columns of Y). A point that should follow the deformation rides on a child body at a node. */
+sd_status sd_nodes_kinematics(const sd_model *m, sd_data *d, const double *q, const double *u, const double *qdd);
+sd_status sd_nodes_bias_forces(const sd_model *m, sd_data *d, const double *q, const double *u,
+                               const double *f_ext, double *c);
+sd_status sd_nodes_jacobian_world(const sd_model *m, sd_data *d, int body, const double point[3], double *J);
+/* Centre of mass, momentum and energies count every FE node at its deformed position
+ * (l0_j + Pi_t^j eta in F_k, both mass models: the linearised model approximates only M_m), the
+ * body's rigid part at its centre of mass; kinetic energy 1/2 V_m^T M_m V_m and momentum the rigid
+ * rows of M_m V_m (the nodes' momentum about F_k) per node. */
+sd_status sd_nodes_center_of_mass_world(const sd_model *m, sd_data *d, double com[3]);
+sd_status sd_nodes_spatial_momentum_world(const sd_model *m, sd_data *d, double h[6]);
+sd_status sd_nodes_kinetic_energy(const sd_model *m, sd_data *d, double *T);
+sd_status sd_nodes_potential_energy(const sd_model *m, sd_data *d, double *U);
+/* SD_E_NOT_SUPPORTED naming fn and a flexible body: the refusal of the functions the engine does
+ * not offer (innovations factors, M^-1, operational space). */
+sd_status sd_nodes_not_offered(const sd_model *m, sd_data *d, const char *fn);
 
 #endif /* SOADYN_NODE_ENGINE_H */

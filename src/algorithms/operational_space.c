@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "node_engine.h"
 
 /* C = A B for 6x6 row-major matrices (C must not alias). */
 static void mat6_mul(const double *A, const double *B, double *C)
@@ -112,6 +113,7 @@ static void motion_matrix(const sd_transform *X, double *Tm)
 sd_status sd_operational_space_compliance(const sd_model *m, sd_data *d, const double *q, int nframes,
                                           const sd_task_frame *frames, double *Lambda_inv)
 {
+    if (m && m->nflex) return sd_nodes_not_offered(m, d, "sd_operational_space_compliance");
     const char *fn = "sd_operational_space_compliance";
     if (!frames || !Lambda_inv || nframes < 1) return sd_data_fail(d, SD_E_ARGUMENT, "%s: no frames or no output", fn);
     for (int i = 0; i < nframes; ++i)
@@ -154,6 +156,7 @@ sd_status sd_operational_space_compliance(const sd_model *m, sd_data *d, const d
 sd_status sd_operational_space_inertia(const sd_model *m, sd_data *d, const double *q, int nframes,
                                        const sd_task_frame *frames, double *Lambda)
 {
+    if (m && m->nflex) return sd_nodes_not_offered(m, d, "sd_operational_space_inertia");
     sd_status st = sd_operational_space_compliance(m, d, q, nframes, frames, Lambda);
     if (st != SD_OK) return st;
     const int N = 6 * nframes;

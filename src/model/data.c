@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "algorithms/node_engine.h"
 
 /* The block being laid out: its start (NULL while measuring) and the bytes used so far. */
 typedef struct block_cursor {
@@ -77,6 +78,10 @@ sd_data *sd_data_new(const sd_model *m)
         sd_data_free(d);
         return NULL;
     }
+    if (m->nflex && !(d->nodes = sd_node_data_new(m))) { /* the node engine's workspace */
+        sd_data_free(d);
+        return NULL;
+    }
     return d;
 }
 
@@ -84,6 +89,7 @@ void sd_data_free(sd_data *d)
 {
     if (!d) return;
     sd_loops_data_free(d->loops);
+    sd_node_data_free(d->nodes);
     free(d->dense);
     free(d->Xup); /* the first carve is the block's start */
     free(d);
@@ -93,7 +99,8 @@ size_t sd_data_size(const sd_data *d)
 {
     if (!d) return 0;
     const size_t nv = (size_t)d->model->nv;
-    return sizeof *d + d->block_bytes + (d->dense ? nv * nv * sizeof(double) : 0);
+    return sizeof *d + d->block_bytes + (d->dense ? nv * nv * sizeof(double) : 0) +
+           (d->nodes ? d->nodes->bytes : 0);
 }
 
 const char *sd_data_error(const sd_data *d) { return d ? d->error : "no workspace"; }
