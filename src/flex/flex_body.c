@@ -14,8 +14,7 @@
  *   N0_r = JQ_r + sum m_j l0_j x P_j,r          A_r  = sum m_j l0_j P_j,r^T    (9 per mode)
  *   C_rs = sum m_j P_j,r P_j,s^T                (9 per pair of modes)
  *   M_ff = sum Q_j^T J_j Q_j + m_j P_j^T P_j    (constant, 001 Sec 2.2)
- * and, for the bias, Kg_r = sym(sum [Q_j,r x] J_j) and G2_sr = 2 sum m_j P_j,s x P_j,r +
- * sum (J_j Q_j,s) x Q_j,r. With F_r(eta) = sum_s eta_s C_sr = sum m_j (P_j eta) P_j,r^T, an
+ * and, for the bias, G2_sr = 2 sum m_j P_j,s x P_j,r (the Coriolis coupling of two modes). With F_r(eta) = sum_s eta_s C_sr = sum m_j (P_j eta) P_j,r^T, an
  * evaluation costs O(9 nm^2) whatever the number of nodes.
  */
 #include "flex/flex_body.h"
@@ -54,7 +53,7 @@ struct sd_flex_body {
     /* precomputed (see the file comment) */
     double m, h0[3], I0[9];
     double *Hp, *JQ, *N0; /* 3 per mode */
-    double *A, *Kg;       /* 9 per mode */
+    double *A;            /* 9 per mode */
     double *C;            /* 9 per pair: C[(r nm + s) 9 + 3a + b] = sum m_j P_j,r[a] P_j,s[b] */
     double *G2;           /* 3 per pair: G2[(s nm + r) 3 + c] */
     double *Mff;          /* nm x nm */
@@ -84,7 +83,7 @@ void sd_flex_body_free(sd_flex_body *fb)
     if (!fb) return;
     free(fb->pos); free(fb->mass); free(fb->inertia); free(fb->modes); free(fb->K); free(fb->D);
     free(fb->source_file);
-    free(fb->Hp); free(fb->JQ); free(fb->N0); free(fb->A); free(fb->Kg); free(fb->C); free(fb->G2);
+    free(fb->Hp); free(fb->JQ); free(fb->N0); free(fb->A); free(fb->C); free(fb->G2);
     free(fb->Mff); free(fb->M0);
     free(fb);
 }
@@ -219,7 +218,6 @@ sd_flex_body *sd_flex_body_new(const sd_flex_desc *desc, double rigid_mass, cons
     fb->JQ = zeros(3 * nmz, &bytes);
     fb->N0 = zeros(3 * nmz, &bytes);
     fb->A = zeros(9 * nmz, &bytes);
-    fb->Kg = zeros(9 * nmz, &bytes);
     fb->C = zeros(9 * nmz * nmz, &bytes);
     fb->G2 = zeros(3 * nmz * nmz, &bytes);
     fb->Mff = zeros(nmz * nmz, &bytes);
@@ -227,7 +225,7 @@ sd_flex_body *sd_flex_body_new(const sd_flex_desc *desc, double rigid_mass, cons
     fb->bytes = bytes;
     if (!fb->pos || !fb->mass || (desc->node_inertia && !fb->inertia) || !fb->modes || !fb->K ||
         (desc->damping && !fb->D) || (file && !fb->source_file) || !fb->Hp || !fb->JQ || !fb->N0 || !fb->A ||
-        !fb->Kg || !fb->C || !fb->G2 || !fb->Mff || !fb->M0)
+        !fb->C || !fb->G2 || !fb->Mff || !fb->M0)
         FAILB(SD_E_MEMORY, "out of memory (%zu bytes)", bytes);
 
     char what[64];
@@ -327,31 +325,20 @@ static void precompute(sd_flex_body *fb, double rigid_mass, const double rigid_c
                 fb->N0[3 * r + a] += JQr[a] + mj * lxP[a];
                 for (int b = 0; b < 3; ++b) fb->A[9 * r + 3 * a + b] += mj * l0[a] * Pr[b];
             }
-            if (J) { /* Kg_r += [Q_r x] J */
-                double QJ[9];
-                sd_m3_skew_mul(Qr, J, QJ);
-                for (int i = 0; i < 9; ++i) fb->Kg[9 * r + i] += QJ[i];
-            }
             for (int s = 0; s < nm; ++s) {
                 const double *Qs = fb->modes + s * col + 6 * j, *Ps = Qs + 3;
                 double *C = fb->C + ((size_t)r * nm + s) * 9;
                 for (int a = 0; a < 3; ++a)
                     for (int b = 0; b < 3; ++b) C[3 * a + b] += mj * Pr[a] * Ps[b];
-                /* G2_sr = 2 m P_s x P_r + (J Q_s) x Q_r: the Coriolis and nodal gyroscopic couplings */
-                double PsxPr[3], JQs[3] = {0, 0, 0}, JQsxQr[3];
+                /* G2_sr = 2 m P_s x P_r: the Coriolis coupling 2 omega x (P eta-dot) seen by mode r */
+                double PsxPr[3], JQs[3] = {0, 0, 0};
                 sd_v3_cross(Ps, Pr, PsxPr);
                 if (J) sd_m3_mul_v(J, Qs, JQs);
-                sd_v3_cross(JQs, Qr, JQsxQr);
                 double *G = fb->G2 + ((size_t)s * nm + r) * 3;
-                for (int a = 0; a < 3; ++a) G[a] += 2.0 * mj * PsxPr[a] + JQsxQr[a];
+                for (int a = 0; a < 3; ++a) G[a] += 2.0 * mj * PsxPr[a];
                 fb->Mff[(size_t)r * nm + s] += sd_v3_dot(Qr, JQs) + mj * sd_v3_dot(Pr, Ps);
             }
         }
-    }
-    for (int r = 0; r < nm; ++r) { /* only the symmetric part of Kg_r enters omega^T Kg_r omega */
-        double *K = fb->Kg + 9 * r;
-        for (int a = 0; a < 3; ++a)
-            for (int b = a + 1; b < 3; ++b) K[3 * a + b] = K[3 * b + a] = 0.5 * (K[3 * a + b] + K[3 * b + a]);
     }
     for (int r = 0; r < nm; ++r) /* exactly symmetric whatever the summation order */
         for (int s = r + 1; s < nm; ++s)
@@ -438,19 +425,21 @@ void sd_flex_mass(const sd_flex_body *fb, const double *eta, double *Mm)
     fill_mass(fb, eta, Mm);
 }
 
-/* b_m (001 Eq 39) of the lumped model, eta NULL meaning eta = 0. It is the generalized force of the
- * nodes' accelerations at zero generalized acceleration, sum_j J_j^T [omega x J_j omega_j;
- * m_j a_j], with J_j the node's velocity map (flex_body.h) and
- *   a_j = omega x v + omega x (omega x l_j) + 2 omega x (P_j eta-dot)
- * (the classical acceleration of node j: Coriolis of the moving frame, centripetal, and the Coriolis
- * of the deflection rate). J_j is constant in body axes, so its gyroscopic term is omega x J_j omega_j:
- * that is what d/dt of the angular momentum J_j omega_j held in the frame rotating with omega gives,
- * and what the Lagrangian of the kinetic energy that defines M_m gives (Boltzmann-Hamel in the
- * quasi-velocities [V; eta-dot]). Summed with the modal integrals (W = sum m_j l_j ldot_j^T,
+/* b_m (001 Eq 39) of the lumped model, eta NULL meaning eta = 0: the Euler-Lagrange (Boltzmann-Hamel)
+ * velocity terms of the kinetic energy 1/2 chi^T M_m(eta) chi in the quasi-velocities chi = [V; eta-dot],
+ *   b_m = [V x* (M_m chi)_rigid; 0] + (dM_m/dt) chi - [0; 1/2 chi^T (dM_m/d eta_r) chi].
+ * For the point masses this is sum_j J_j^T [0; m_j a_j] (J_j the node's velocity map, flex_body.h),
+ *   a_j = omega x v + omega x (omega x l_j) + 2 omega x (P_j eta-dot),
+ * the classical acceleration of node j at zero generalized acceleration (Coriolis of the moving
+ * frame, centripetal, Coriolis of the deflection rate). For the nodal inertias, constant in body
+ * axes, it is [omega x J_j omega_j; 0; 0]: the moment 001 Eq 33 names, and no modal term (the modal
+ * momentum Q_j^T J_j omega_j has no velocity-dependent rate when J_j and Q_j are fixed in F_k; the
+ * projection Q_j^T (omega x J_j omega_j) would break chi^T b_m = 1/2 chi^T dM_m/dt chi, the power
+ * balance of this energy). Summed with the modal integrals (W = sum m_j l_j ldot_j^T,
  * E_r = sum m_j l_j P_j,r^T = A_r + F_r, Omega = omega omega^T - |omega|^2 1):
  *   force   m omega x v + omega x (omega x h) + 2 omega x (Hp eta-dot)
  *   moment  h x (omega x v) + omega x (Io omega + JQ eta-dot) + 2 (omega tr W - W^T omega)
- *   mode r  Hp_r . (omega x v) + Omega : E_r - omega^T Kg_r omega + omega . sum_s eta-dot_s G2_sr
+ *   mode r  Hp_r . (omega x v) + Omega : E_r + omega . sum_s eta-dot_s G2_sr
  * The rigid part is in m, h and Io: its V x* M V has the same form. */
 static void bias(const sd_flex_body *fb, const double *eta, const double *eta_dot, const double V[6], double *bm)
 {
@@ -463,7 +452,7 @@ static void bias(const sd_flex_body *fb, const double *eta, const double *eta_do
     for (int a = 0; a < 3; ++a)
         for (int b = 0; b < 3; ++b) Om[3 * a + b] = w[a] * w[b] - (a == b) * w2;
     for (int r = 0; r < nm; ++r) {
-        const double *A = fb->A + 9 * r, *Hp = fb->Hp + 3 * r, *JQ = fb->JQ + 3 * r, *K = fb->Kg + 9 * r;
+        const double *A = fb->A + 9 * r, *Hp = fb->Hp + 3 * r, *JQ = fb->JQ + 3 * r;
         const double pr = eta_dot[r];
         double E[9];
         if (eta) {
@@ -482,18 +471,16 @@ static void bias(const sd_flex_body *fb, const double *eta, const double *eta_do
             const double ps = eta_dot[s], *G = fb->G2 + ((size_t)s * nm + r) * 3;
             g[0] += ps * G[0]; g[1] += ps * G[1]; g[2] += ps * G[2];
         }
-        double OmE = 0.0, wKw = 0.0, Kw[3];
+        double OmE = 0.0;
         for (int i = 0; i < 9; ++i) {
             OmE += Om[i] * E[i];
             W[i] += pr * E[i];
         }
-        sd_m3_mul_v(K, w, Kw);
-        wKw = sd_v3_dot(w, Kw);
         for (int a = 0; a < 3; ++a) {
             Hpd[a] += pr * Hp[a];
             JQd[a] += pr * JQ[a];
         }
-        bm[6 + r] = sd_v3_dot(Hp, wxv) + OmE - wKw + sd_v3_dot(w, g);
+        bm[6 + r] = sd_v3_dot(Hp, wxv) + OmE + sd_v3_dot(w, g);
     }
     const double trS = S[0] + S[4] + S[8], trW = W[0] + W[4] + W[8];
     double L[3], t[3], u[3];

@@ -13,9 +13,9 @@
  *   omega_j = omega + Pi_r^j eta-dot,   v_j = v + omega x l_j + Pi_t^j eta-dot        (001 Eq 23)
  * Kinetic energy 1/2 sum (m_j |v_j|^2 + omega_j^T J_j omega_j) (J_j constant in body axes), which
  * defines M_m (001 Eq 25) exactly; the bias b_m (001 Eq 39) is the matching velocity-product term
- * (the nodal gyroscopic b(j) of 001 Eq 33 with J_j held in body axes, omega x J_j omega_j, which is
- * what the Lagrangian of this kinetic energy gives, and the Coriolis and centripetal accelerations of
- * the moving nodes), so that M_m alpha_m + b_m is the generalized force the body's nodes need for the
+ * (the nodal gyroscopic moment of 001 Eq 33 with J_j held in body axes, omega x J_j omega_j on the
+ * rigid rows, which is what the Lagrangian of this kinetic energy gives, and the Coriolis and
+ * centripetal accelerations of the moving nodes), so that M_m alpha_m + b_m is the generalized force the body's nodes need for the
  * acceleration alpha_m = [alpha (spatial, of F_k); eta-ddot].
  *
  * Attachment of a child at node t (the child's hinge rides on the node): the deformed node frame N_t
