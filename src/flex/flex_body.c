@@ -54,8 +54,10 @@ struct sd_flex_body {
     double m, h0[3], I0[9];
     double *Hp, *JQ, *N0; /* 3 per mode */
     double *A;            /* 9 per mode */
-    double *C;            /* 9 per pair: C[(r nm + s) 9 + 3a + b] = sum m_j P_j,r[a] P_j,s[b] */
-    double *G2;           /* 3 per pair: G2[(s nm + r) 3 + c] */
+    /* 9 per pair, stored as C_sr at [(r nm + s) 9 + 3a + b] = sum m_j P_j,s[a] P_j,r[b], so that the
+     * sum over s of F_r runs through contiguous memory */
+    double *C;
+    double *G2;           /* 3 per pair: G2_sr at [(r nm + s) 3 + c], contiguous in s likewise */
     double *Mff;          /* nm x nm */
     double *M0;           /* M_m at eta = 0, (6 + nm)^2 */
     size_t bytes;
@@ -327,14 +329,14 @@ static void precompute(sd_flex_body *fb, double rigid_mass, const double rigid_c
             }
             for (int s = 0; s < nm; ++s) {
                 const double *Qs = fb->modes + s * col + 6 * j, *Ps = Qs + 3;
-                double *C = fb->C + ((size_t)r * nm + s) * 9;
+                double *C = fb->C + ((size_t)r * nm + s) * 9; /* C_sr */
                 for (int a = 0; a < 3; ++a)
-                    for (int b = 0; b < 3; ++b) C[3 * a + b] += mj * Pr[a] * Ps[b];
+                    for (int b = 0; b < 3; ++b) C[3 * a + b] += mj * Ps[a] * Pr[b];
                 /* G2_sr = 2 m P_s x P_r: the Coriolis coupling 2 omega x (P eta-dot) seen by mode r */
                 double PsxPr[3], JQs[3] = {0, 0, 0};
                 sd_v3_cross(Ps, Pr, PsxPr);
                 if (J) sd_m3_mul_v(J, Qs, JQs);
-                double *G = fb->G2 + ((size_t)s * nm + r) * 3;
+                double *G = fb->G2 + ((size_t)r * nm + s) * 3;
                 for (int a = 0; a < 3; ++a) G[a] += 2.0 * mj * PsxPr[a];
                 fb->Mff[(size_t)r * nm + s] += sd_v3_dot(Qr, JQs) + mj * sd_v3_dot(Pr, Ps);
             }
@@ -356,9 +358,10 @@ static void precompute(sd_flex_body *fb, double rigid_mass, const double rigid_c
 static inline void modal_F(const sd_flex_body *fb, const double *eta, int r, double F[9])
 {
     const int nm = fb->nm;
+    const double *C = fb->C + (size_t)r * nm * 9;
     for (int i = 0; i < 9; ++i) F[i] = 0.0;
-    for (int s = 0; s < nm; ++s) {
-        const double e = eta[s], *C = fb->C + ((size_t)s * nm + r) * 9;
+    for (int s = 0; s < nm; ++s, C += 9) {
+        const double e = eta[s];
         for (int i = 0; i < 9; ++i) F[i] += e * C[i];
     }
 }
@@ -468,7 +471,7 @@ static void bias(const sd_flex_body *fb, const double *eta, const double *eta_do
         }
         double g[3] = {0, 0, 0};
         for (int s = 0; s < nm; ++s) {
-            const double ps = eta_dot[s], *G = fb->G2 + ((size_t)s * nm + r) * 3;
+            const double ps = eta_dot[s], *G = fb->G2 + ((size_t)r * nm + s) * 3;
             g[0] += ps * G[0]; g[1] += ps * G[1]; g[2] += ps * G[2];
         }
         double OmE = 0.0;
