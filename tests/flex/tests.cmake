@@ -2,3 +2,4 @@
 soadyn_add_test(test_beam SOURCES flex/test_beam.c LABELS unit)
 soadyn_add_test(test_flex_model SOURCES flex/test_flex_model.c random_tree.c LABELS unit)
 soadyn_add_test(test_node_engine SOURCES flex/test_node_engine.c flex/random_flex.c random_tree.c LABELS unit)
+soadyn_add_test(test_flex_body SOURCES flex/test_flex_body.c LABELS unit)
