@@ -207,6 +207,16 @@ sd_status sd_riccati_gather(const sd_model *m, sd_data *d, const unsigned char *
 /* The acceleration the base is given so that gravity is included: [0; -g] in world axes. */
 void sd_base_acceleration(const sd_model *m, double a0[6]);
 
+/* ---- joint-level dynamics (joint_dynamics.c; the flags has_armature, has_passive say when) ---- */
+
+/* out[0 .. nv(k)-1] = tau_passive of body k's hinge = -damping u - stiffness (q - spring_ref)
+ * (spherical: -stiffness times the rotation vector); u may be NULL (zero speeds). */
+void sd_passive_hinge(const sd_model *m, int k, const double *q, const double *u, double *out);
+/* The springs' energy sum 1/2 stiffness (q - spring_ref)^2 (spherical: 1/2 stiffness theta^2). */
+double sd_spring_energy_at(const sd_model *m, const double *q);
+/* The armature's kinetic energy sum 1/2 J u^2, with u recovered from the current velocities V. */
+double sd_armature_energy(const sd_model *m, const sd_data *d);
+
 /* y = D(k)^-1 x for one hinge's nk speeds (y must not alias x). */
 static inline void sd_dinv_mul(const double *Dinv, int nk, const double *x, double *y)
 {

@@ -70,7 +70,8 @@ SD_API sd_status sd_jacobian_world(const sd_model *model, sd_data *data, int bod
 SD_API sd_status sd_center_of_mass_world(const sd_model *model, sd_data *data, double com[3]);
 /* Total spatial momentum [angular about the world origin; linear], world axes (needs velocities). */
 SD_API sd_status sd_spatial_momentum_world(const sd_model *model, sd_data *data, double h[6]);
-/* Kinetic energy 1/2 u^T M u (needs velocities) and potential energy -sum m g.c. */
+/* Kinetic energy 1/2 u^T M u, the armature's 1/2 J u^2 included (needs velocities), and potential
+ * energy of gravity -sum m g.c (the springs' is sd_spring_energy()). */
 SD_API sd_status sd_kinetic_energy(const sd_model *model, sd_data *data, double *T);
 SD_API sd_status sd_potential_energy(const sd_model *model, sd_data *data, double *U);
 
@@ -82,15 +83,39 @@ SD_API sd_status sd_external_force_at_point(const sd_model *model, sd_data *data
 
 /* ---------------------------------------------------------------- dynamics */
 
-/* tau = M(q) qdd + C(q, u) - J^T f_ext: Newton-Euler inverse dynamics (004 Alg 3.1), O(N).
+/* Joint-level dynamics. A hinge may carry an armature J (a rotor's reflected inertia), viscous
+ * damping and a linear spring (sd_body_desc: armature, damping, stiffness, spring_ref; per speed
+ * from sd_model_armature() ...). The equations of motion every call below solves are
+ *     M(q) qdd + C(q, u) = tau + J^T f_ext,
+ *     M = M_rigid + diag(J),   C = C_rigid - tau_passive,
+ *     tau_passive = -damping u - stiffness (q - spring_ref)
+ * (a spherical hinge's spring: -stiffness r, r the rotation vector of the body in the joint frame,
+ * toward the neutral orientation, energy 1/2 stiffness theta^2; no spring on other multi-speed
+ * hinges). So sd_mass_matrix, the innovations factors (J enters D(k) = H P H* + J(k), 004 Eq 33),
+ * M^-1 and det M include the armature; sd_bias_forces and sd_inverse_dynamics include
+ * -tau_passive; sd_forward_dynamics (and the Cholesky path, sd_simulate) add tau_passive to tau.
+ * For a prescribed hinge (sd_forward_dynamics_ex) tau out is H f + J qdd - tau_passive. The
+ * inter-body force f(k) is the force through the hinge: H(k) f(k) = tau + tau_passive - J qdd.
+ * The kinetic energy includes 1/2 J u^2; the springs' energy is its own call, since it needs q
+ * (an angle of several turns is not in the placements), and sd_sim_energy() adds it to the
+ * potential energy. A model with none of them runs the rigid algorithms unchanged. */
+
+/* tau_passive(q, u) of every speed (zero on modal speeds); u may be NULL (zero). */
+SD_API sd_status sd_passive_forces(const sd_model *model, sd_data *data, const double *q, const double *u,
+                                   double *tau_passive);
+/* The energy of the joints' springs at q: sum 1/2 stiffness (q - spring_ref)^2. */
+SD_API sd_status sd_spring_energy(const sd_model *model, sd_data *data, const double *q, double *E);
+
+/* tau = M(q) qdd + C(q, u) - J^T f_ext: Newton-Euler inverse dynamics (004 Alg 3.1), O(N), with
+ * the armature and passive forces (above).
  * The inter-body forces f(k) it computes stay readable with sd_interbody_force(). */
 SD_API sd_status sd_inverse_dynamics(const sd_model *model, sd_data *data, const double *q, const double *u,
                                      const double *qdd, const double *f_ext, double *tau);
-/* c = C(q, u) - J^T f_ext, gravity and velocity terms (inverse dynamics at qdd = 0). */
+/* c = C(q, u) - J^T f_ext, gravity and velocity terms and -tau_passive (inverse dynamics at qdd = 0). */
 SD_API sd_status sd_bias_forces(const sd_model *model, sd_data *data, const double *q, const double *u,
                                 const double *f_ext, double *c);
-/* M(q), nv x nv row-major, by composite body inertias (004 Alg 4.2); entries of unrelated bodies
- * are zero and not computed. */
+/* M(q), nv x nv row-major, by composite body inertias (004 Alg 4.2), diag(armature) added; entries
+ * of unrelated bodies are zero and not computed. */
 SD_API sd_status sd_mass_matrix(const sd_model *model, sd_data *data, const double *q, double *M);
 /* qdd = M^-1 (tau - C + J^T f_ext) by the O(N) articulated-body algorithm (004 Alg 6.1). */
 SD_API sd_status sd_forward_dynamics(const sd_model *model, sd_data *data, const double *q, const double *u,

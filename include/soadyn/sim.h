@@ -5,9 +5,10 @@
  * The equations of motion integrated are
  *     dq/dt = "u" on the manifold (q moves along u: q(t + h) = q(t) (+) u h for constant u)
  *     du/dt = sd_forward_dynamics(q, u, tau_total)   (sd_closed_loop_forward_dynamics with loops),
- *     tau_total = tau_const - damping * u + control(t, q, u)
- * with the constant joint forces tau_const (options.tau), the viscous damping of each hinge from the
- * model (sd_model_body_desc(model, k)->damping) and the caller's control callback.
+ *     tau_total = tau_const + control(t, q, u)
+ * with the constant joint forces tau_const (options.tau) and the caller's control callback; the
+ * forward dynamics adds the model's joint-level forces itself (damping and springs, with the
+ * armature in M: soadyn/dynamics.h, "Joint-level dynamics").
  *
  * Integrators:
  *   SD_INTEGRATOR_RK4         classical fixed-step Runge-Kutta 4, run on a local chart of the
@@ -53,7 +54,8 @@ SD_API const char *sd_integrator_name(sd_integrator integrator);
 SD_API sd_status sd_integrator_from_name(const char *name, sd_integrator *integrator);
 
 /* A control law: add the joint forces it wants into tau (nv entries, already holding the constant
- * and damping forces) at time t and state (q, u). Called at every right-hand-side evaluation. */
+ * forces; the joints' damping and springs are the dynamics' own) at time t and state (q, u). Called
+ * at every right-hand-side evaluation. */
 typedef void (*sd_control_fn)(void *user, double t, const double *q, const double *u, double *tau);
 
 /* One output sample handed to the observer. The arrays belong to the integrator and are valid only
@@ -63,7 +65,7 @@ typedef struct sd_sim_sample {
     const double *q;         /* coordinates (nq) */
     const double *u;         /* speeds (nv) */
     double kinetic;          /* kinetic energy, J */
-    double potential;        /* potential energy (gravity), J */
+    double potential;        /* potential energy (gravity and joint springs), J */
     long steps;              /* integrator steps taken since the start */
 } sd_sim_sample;
 
@@ -140,8 +142,8 @@ typedef struct sd_sim_stats {
 SD_API sd_status sd_simulate(const sd_model *model, const sd_sim_options *options, double *q, double *u,
                              sd_sim_stats *stats, sd_error *err);
 
-/* Kinetic and potential energy at (q, u): sd_kinematics() then sd_kinetic_energy() and
- * sd_potential_energy(). Either output may be NULL. */
+/* Kinetic and potential energy at (q, u): sd_kinematics() then sd_kinetic_energy() (with the
+ * armature's) and sd_potential_energy() plus sd_spring_energy(). Either output may be NULL. */
 SD_API sd_status sd_sim_energy(const sd_model *model, sd_data *data, const double *q, const double *u,
                                double *kinetic, double *potential);
 

@@ -33,7 +33,7 @@ SD_COLD static int hinge_singular_nk(const sd_model *m, const sd_data *d, int k,
         const double *s = d->S + 6 * (vk + i);
         double Ms[6];
         sd_rigid_inertia_mul(m->rigid + 13 * k, s, Ms);
-        ref[i] = sd_s6_dot(s, Ms);
+        ref[i] = m->armature[vk + i] + sd_s6_dot(s, Ms); /* D(k) holds the armature too */
         for (int j = k + 1; j < m->subtree_end[k]; j = m->subtree_end[j]) { /* the children of k */
             double w[6], Pw[6];
             sd_motion_to_child(&d->Xup[j], s, w);
@@ -76,8 +76,10 @@ static inline void rank_one_update(const double *restrict P, const double *restr
         for (int c = 0; c < 6; ++c) Pplus[6 * r + c] = P[6 * r + c] - G[r] * U[c];
 }
 
-/* The projection of one hinge in the 004 Eq 33 step: D = H P H*, G = P H* D^-1 and
- * P+ = P - G (P H*)*, with U = P H* kept. Returns 0, or 1 when D(k) is singular, 2 when it is too
+/* The projection of one hinge in the 004 Eq 33 step: D = H P H* + J, G = P H* D^-1 and
+ * P+ = P - G (P H*)*, with U = P H* kept. J is the hinge's armature (zero without one), an inertia
+ * of the hinge's own space: it adds to D only, and P+ with that D leaves the parent the part of
+ * the subtree's inertia the hinge does not carry. Returns 0, or 1 when D(k) is singular, 2 when it is too
  * small to invert in a double. This one for a hinge of one speed, the common case: D is a number. */
 static int project_one_speed(const sd_model *m, sd_data *d, int k, const double *P, double pscale, double tol,
                              double *Pplus)
@@ -86,7 +88,7 @@ static int project_one_speed(const sd_model *m, sd_data *d, int k, const double 
     const double *S = d->S + 6 * vk;
     double *U = d->U + 6 * vk, *G = d->G + 6 * vk;
     sd_sym6_mul(P, S, U);
-    const double D = sd_s6_dot(S, U), dinv = 1.0 / D;
+    const double D = sd_s6_dot(S, U) + m->armature[vk], dinv = 1.0 / D;
     if (!(D > tol * pscale) && hinge_singular(m, d, k, D, tol)) return 1;
     if (!(dinv <= DBL_MAX)) return 2;
     d->Dchol[36 * k] = sqrt(D);
@@ -105,11 +107,14 @@ SD_NOINLINE static int project_speeds(const sd_model *m, sd_data *d, int k, cons
     double *U = d->U + 6 * vk, *G = d->G + 6 * vk, *L = d->Dchol + 36 * k, *Dinv = d->Dinv + 36 * k;
     for (int i = 0; i < nk; ++i) sd_sym6_mul(P, S + 6 * i, U + 6 * i); /* U = P H* */
     for (int i = 0; i < nk; ++i)
-        for (int j = 0; j < nk; ++j) L[i * nk + j] = sd_s6_dot(S + 6 * i, U + 6 * j); /* D = H U */
+        for (int j = 0; j < nk; ++j) /* D = H U + J */
+            L[i * nk + j] = sd_s6_dot(S + 6 * i, U + 6 * j) + (i == j ? m->armature[vk + i] : 0.0);
     if (sd_cholesky_factor(L, nk, tol * pscale) >= 0) { /* negligible against P: look closer */
         double D[36];
         for (int i = 0; i < nk; ++i)
-            for (int j = 0; j < nk; ++j) L[i * nk + j] = D[i * nk + j] = sd_s6_dot(S + 6 * i, U + 6 * j);
+            for (int j = 0; j < nk; ++j)
+                L[i * nk + j] = D[i * nk + j] =
+                    sd_s6_dot(S + 6 * i, U + 6 * j) + (i == j ? m->armature[vk + i] : 0.0);
         if (hinge_singular_nk(m, d, k, D, tol) || sd_cholesky_factor(L, nk, 0.0) >= 0) return 1;
     }
     for (int i = 0; i < nk * nk; ++i) Dinv[i] = L[i];
@@ -163,6 +168,25 @@ SD_NOINLINE static sd_status riccati_step(const sd_model *m, sd_data *d, int k, 
     return SD_OK;
 }
 
+/* x(k) += tau_passive(k), the hinge's damping and spring forces (joint_dynamics.c). */
+SD_NOINLINE static void add_passive(const sd_model *m, int k, const double *q, const double *u, double *x)
+{
+    double tp[6];
+    sd_passive_hinge(m, k, q, u, tp);
+    for (int i = 0; i < m->nv_k[k]; ++i) x[i] += tp[i];
+}
+
+/* A prescribed hinge's force H f (in tau) becomes what the actuator gives, H f + J qdd - tau_passive:
+ * the hinge equation is H f = tau + tau_passive - J qdd. */
+SD_NOINLINE static void prescribed_joint_terms(const sd_model *m, int k, const double *q, const double *u,
+                                               const double *qdd, double *tau)
+{
+    const int nk = m->nv_k[k], vk = m->v_index[k];
+    double tp[6];
+    sd_passive_hinge(m, k, q, u, tp);
+    for (int i = 0; i < nk; ++i) tau[vk + i] += m->armature[vk + i] * qdd[vk + i] - tp[i];
+}
+
 sd_status sd_riccati_gather(const sd_model *m, sd_data *d, const unsigned char *prescribed)
 {
     for (int k = m->n - 1; k >= 0; --k) {
@@ -201,6 +225,7 @@ sd_status sd_forward_dynamics_ex(const sd_model *m, sd_data *d, const double *q,
         } else if (nk > 0) { /* eps = T - H z; nu = D^-1 eps; z+ = z + G eps */
             double *eps = d->eps + vk, *nu = d->nu + vk;
             for (int i = 0; i < nk; ++i) eps[i] = tau[vk + i] - sd_s6_dot(S + 6 * i, z);
+            if (m->has_passive) add_passive(m, k, q, u, eps); /* T = tau + tau_passive */
             sd_dinv_mul(d->Dinv + 36 * k, nk, eps, nu);
             for (int i = 0; i < nk; ++i)
                 for (int r = 0; r < 6; ++r) zplus[r] += d->G[6 * (vk + i) + r] * eps[i];
@@ -223,6 +248,7 @@ sd_status sd_forward_dynamics_ex(const sd_model *m, sd_data *d, const double *q,
             sd_sym6_mul(d->P + 36 * k, ap, f);
             for (int r = 0; r < 6; ++r) f[r] += d->zplus[6 * k + r];
             for (int i = 0; i < nk; ++i) tau[vk + i] = sd_s6_dot(S + 6 * i, f);
+            if (m->has_passive || m->has_armature) prescribed_joint_terms(m, k, q, u, qdd, tau);
         } else
             for (int i = 0; i < nk; ++i) /* qdd = nu - G* alpha+ */
                 qdd[vk + i] = d->nu[vk + i] - sd_s6_dot(d->G + 6 * (vk + i), ap);

@@ -8,6 +8,21 @@
 #include "internal.h"
 #include "node_engine.h"
 
+/* tau += J qdd - tau_passive: the hinge's armature and its damping and spring forces (dynamics.h,
+ * joint-level dynamics); f(k) stays the force through the hinge. qdd NULL: zero (bias forces). */
+SD_NOINLINE static void joint_terms(const sd_model *m, const double *q, const double *u, const double *qdd,
+                                    double *tau)
+{
+    if (qdd && m->has_armature)
+        for (int v = 0; v < m->nv; ++v) tau[v] += m->armature[v] * qdd[v];
+    if (m->has_passive)
+        for (int k = 0; k < m->n; ++k) {
+            double tp[6];
+            sd_passive_hinge(m, k, q, u, tp);
+            for (int i = 0; i < m->nv_k[k]; ++i) tau[m->v_index[k] + i] -= tp[i];
+        }
+}
+
 /* Both public calls; fn and out name them in messages. */
 static sd_status newton_euler(const char *fn, const char *out, const sd_model *m, sd_data *d, const double *q,
                               const double *u, const double *qdd, const double *f_ext, double *tau)
@@ -41,6 +56,7 @@ static sd_status newton_euler(const char *fn, const char *out, const sd_model *m
             for (int r = 0; r < 6; ++r) d->f[6 * m->parent[k] + r] += fp[r];
         }
     }
+    if (m->has_armature || m->has_passive) joint_terms(m, q, u, qdd, tau);
     d->alpha_has_gravity = 1;
     d->current |= SD_CURRENT_ACCELERATIONS | SD_CURRENT_FORCES;
     if (sd_all_finite(tau, (size_t)m->nv)) return SD_OK;

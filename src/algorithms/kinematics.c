@@ -263,6 +263,7 @@ sd_status sd_kinetic_energy(const sd_model *m, sd_data *d, double *T)
         sd_rigid_inertia_mul(m->rigid + 13 * k, d->V + 6 * k, MV);
         sum += 0.5 * sd_s6_dot(d->V + 6 * k, MV);
     }
+    if (m->has_armature) sum += sd_armature_energy(m, d); /* 1/2 J u^2 of the rotors */
     *T = sum;
     return sd_check_output(d, fn, "T", T, 1, SD_CAUSE_OVERFLOW);
 }

@@ -43,6 +43,8 @@ sd_status sd_mass_matrix(const sd_model *m, sd_data *d, const double *q, double 
             for (int i = 0; i < 13; ++i) Rp[i] += Rk[i];
         }
     }
+    if (m->has_armature) /* the rotors' reflected inertia, a diagonal (dynamics.h) */
+        for (int v = 0; v < nv; ++v) M[(size_t)v * nv + v] += m->armature[v];
     const int finite = sd_mirror_lower(M, nv); /* the upper triangle mirrors the lower */
     if (finite) return SD_OK;
     return sd_check_output(d, "sd_mass_matrix", "M", M, (size_t)nv * (size_t)nv, SD_CAUSE_OVERFLOW);

@@ -1,7 +1,8 @@
 /*
  * src/sim/rhs.c — the right-hand side of the equations of motion, shared by the integrators:
- *   tau_total = tau_const - damping u + control(t, q, u)
- *   qdd       = sd_forward_dynamics(q, u, tau_total)       (articulated-body algorithm, O(N)), or
+ *   tau_total = tau_const + control(t, q, u)
+ *   qdd       = sd_forward_dynamics(q, u, tau_total)       (articulated-body algorithm, O(N); it adds
+ *               the joints' damping and spring forces itself), or
  *               sd_closed_loop_forward_dynamics() when the model has closure constraints
  *   ydot      = [J^-1(delta) u; qdd] on the chart q = q0 (+) delta (chart.c)
  * All storage is made by sim_rhs_init(); an evaluation allocates nothing.
@@ -27,17 +28,14 @@ sd_status sim_rhs_init(sim_rhs *rhs, const sd_model *model, const sd_sim_options
     rhs->control_user = options->control_user;
     rhs->data = sd_data_new(model);
     rhs->tau_const = alloc_zero(rhs->nv);
-    rhs->damping = alloc_zero(rhs->nv);
     rhs->tau = alloc_zero(rhs->nv);
     rhs->q = alloc_zero(rhs->nq);
-    if (!rhs->data || !rhs->tau_const || !rhs->damping || !rhs->tau || !rhs->q ||
+    if (!rhs->data || !rhs->tau_const || !rhs->tau || !rhs->q ||
         sim_chart_init(&rhs->chart, model) != SD_OK) {
         sim_rhs_release(rhs);
         return sd_error_set(err, SD_E_MEMORY, "out of memory setting up the simulation");
     }
     if (options->tau) memcpy(rhs->tau_const, options->tau, sizeof(double) * (size_t)rhs->nv);
-    for (int i = 0; i < rhs->nv; ++i)
-        rhs->damping[i] = sd_model_body_desc(model, sd_model_v_body(model, i))->damping;
     return SD_OK;
 }
 
@@ -45,17 +43,16 @@ void sim_rhs_release(sim_rhs *rhs)
 {
     sd_data_free(rhs->data);
     free(rhs->tau_const);
-    free(rhs->damping);
     free(rhs->tau);
     free(rhs->q);
     sim_chart_release(&rhs->chart);
     rhs->data = NULL;
-    rhs->tau_const = rhs->damping = rhs->tau = rhs->q = NULL;
+    rhs->tau_const = rhs->tau = rhs->q = NULL;
 }
 
 sd_status sim_rhs_accel(sim_rhs *rhs, double t, const double *q, const double *u, double *qdd)
 {
-    for (int i = 0; i < rhs->nv; ++i) rhs->tau[i] = rhs->tau_const[i] - rhs->damping[i] * u[i];
+    memcpy(rhs->tau, rhs->tau_const, sizeof(double) * (size_t)rhs->nv);
     if (rhs->control) rhs->control(rhs->control_user, t, q, u, rhs->tau);
     ++rhs->evals;
     if (sd_model_nconstraints(rhs->model) > 0) /* the closed system: 000 Eq 45-46 */

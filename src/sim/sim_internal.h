@@ -42,7 +42,6 @@ typedef struct sim_rhs {
     sim_chart chart;
     int nq, nv;
     double *tau_const; /* nv: constant joint forces */
-    double *damping;   /* nv: viscous damping per speed */
     double *tau;       /* nv: scratch, the total joint force */
     double *q;         /* nq: scratch, q0 (+) delta */
     sd_control_fn control;
@@ -52,8 +51,8 @@ typedef struct sim_rhs {
 
 sd_status sim_rhs_init(sim_rhs *rhs, const sd_model *model, const sd_sim_options *options, sd_error *err);
 void sim_rhs_release(sim_rhs *rhs);
-/* qdd at (t, q, u): tau_total = tau_const - damping u + control, then the articulated-body
- * forward dynamics. */
+/* qdd at (t, q, u): tau_total = tau_const + control, then the articulated-body forward dynamics
+ * (which adds the joints' damping and spring forces). */
 sd_status sim_rhs_accel(sim_rhs *rhs, double t, const double *q, const double *u, double *qdd);
 /* ydot = f(t, y) on the chart based at q0 (y = [delta; u]). */
 sd_status sim_rhs_eval(sim_rhs *rhs, double t, const double *q0, const double *y, double *ydot);

@@ -49,7 +49,12 @@ sd_status sd_sim_energy(const sd_model *model, sd_data *data, const double *q, c
     sd_status st = sd_kinematics(model, data, q, u, NULL);
     if (st != SD_OK) return st;
     if (kinetic && (st = sd_kinetic_energy(model, data, kinetic)) != SD_OK) return st;
-    if (potential) return sd_potential_energy(model, data, potential);
+    if (!potential) return SD_OK;
+    double springs;
+    if ((st = sd_potential_energy(model, data, potential)) != SD_OK ||
+        (st = sd_spring_energy(model, data, q, &springs)) != SD_OK)
+        return st;
+    *potential += springs;
     return SD_OK;
 }
 
