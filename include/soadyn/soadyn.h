@@ -8,6 +8,7 @@
  *   dynamics.h  workspace (sd_data) and the algorithms
  *   loops.h     closure constraints and closed-loop dynamics
  *   urdf.h      URDF models in
+ *   sdf.h       SDF models in (libsdformat)
  *   sim.h       time integration, trajectories out
  */
 #ifndef SOADYN_SOADYN_H
@@ -23,6 +24,7 @@
 #include "dynamics.h"
 #include "loops.h"
 #include "urdf.h"
+#include "sdf.h"
 #include "sim.h"
 
 #endif /* SOADYN_SOADYN_H */

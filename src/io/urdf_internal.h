@@ -43,6 +43,7 @@ typedef struct sd_urdf_joint {
     int next_sibling;        /* next joint with the same parent link; -1 if none */
     sd_transform origin;     /* joint frame (= child link frame at q = 0) in the parent link frame */
     double axis[3];          /* unit axis in the joint frame (planar: the plane normal) */
+    double axis2[3];         /* universal (SDF reader): the unit second axis in the joint frame */
     int has_limits;
     double lower, upper, effort, velocity;
     const char *unbounded_limit; /* the first <limit> attribute beyond the physical bounds, read as

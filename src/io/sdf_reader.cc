@@ -1,0 +1,685 @@
+/*
+ * io/sdf_reader.cc — SDF models in through libsdformat 12 (the library's only C++, behind the C
+ * interface of soadyn/sdf.h; no exception leaves it).
+ *
+ * libsdformat parses the file, follows <include>s and resolves every pose (relative_to, nested
+ * models, <frame>s) in its pose graph; this file asks it for each link's frame, each joint's frame
+ * and each inertial frame in the loaded model's frame, and turns them into the URDF reader's robot
+ * (io/urdf_internal.h), whose builder half already does what SDF needs as well: tree checks,
+ * fixed-joint lumping, the "world" root, the free root hinge and closure constraints.
+ *
+ * Frames. soadyn's body frame is its hinge frame at the neutral configuration, so the body of a
+ * link C entered through joint J has J's frame (SDF places a joint's frame relative to its child
+ * link, by default at the link's origin, but anywhere in general); the root's body has its link
+ * frame. Every pose below is first resolved into the model frame M (nested models composed), then
+ * expressed in the body frames:
+ *   joint origin  = B_P^-1 B_C          (B_X: body frame of link X in M; world: X_M_W)
+ *   inertial      = B_L^-1 X_M_L X_L_I  (mass and inertia about the centre of mass, rotated by R I R^T)
+ *   axis          = <axis><xyz> resolved by libsdformat in J's coordinates
+ * The root: joints to "world" attach their children to the inertial frame; a model with none
+ * (and not <static>) floats: its root link (the canonical link) is welded to "world" at its pose by
+ * a joint named "<link>_root", which the builder's floating_base turns into the free hinge.
+ *
+ * Loops. The spanning tree is grown breadth-first from the root, joints in document order, along
+ * parent -> child; a joint whose child is already in the tree becomes a URDF+-style loop of the
+ * matching kind between J's frame on the parent link (F_A) and on the child (F_B), which coincide
+ * at the file's configuration. Links the tree never reaches are refused.
+ *
+ * Errors: libsdformat's (with their own file and line), then ours, naming the file, the line of the
+ * element where it came from this file, and the element. Console output of libsdformat is captured
+ * for the duration of a load (one load at a time: the console is process-wide).
+ */
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <new>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <sdf/Console.hh>
+#include <sdf/Error.hh>
+#include <sdf/Joint.hh>
+#include <sdf/JointAxis.hh>
+#include <sdf/Link.hh>
+#include <sdf/Model.hh>
+#include <sdf/ParserConfig.hh>
+#include <sdf/Root.hh>
+#include <sdf/SemanticPose.hh>
+#include <sdf/World.hh>
+
+extern "C" {
+#include <soadyn/sdf.h>
+
+#include "io/urdf_internal.h"
+#include "model/model_bounds.h"
+}
+
+namespace {
+
+/* Relative tolerance of the inertia checks (as the URDF reader's): rounding, not physics. */
+constexpr double kInertiaTol = 1e-9;
+
+/* libsdformat reports 1e16 for an absent limit. */
+constexpr double kNoLimit = 1e15;
+
+sd_transform to_transform(const ignition::math::Pose3d &pose)
+{
+    sd_transform X;
+    const auto &q = pose.Rot();
+    double w = q.W(), x = q.X(), y = q.Y(), z = q.Z();
+    const double n = std::sqrt(w * w + x * x + y * y + z * z);
+    if (n > 0.0 && std::isfinite(n)) { w /= n; x /= n; y /= n; z /= n; }
+    X.R[0] = 1 - 2 * (y * y + z * z); X.R[1] = 2 * (x * y - w * z);     X.R[2] = 2 * (x * z + w * y);
+    X.R[3] = 2 * (x * y + w * z);     X.R[4] = 1 - 2 * (x * x + z * z); X.R[5] = 2 * (y * z - w * x);
+    X.R[6] = 2 * (x * z - w * y);     X.R[7] = 2 * (y * z + w * x);     X.R[8] = 1 - 2 * (x * x + y * y);
+    X.p[0] = pose.Pos().X();
+    X.p[1] = pose.Pos().Y();
+    X.p[2] = pose.Pos().Z();
+    return X;
+}
+
+sd_transform compose(const sd_transform &a, const sd_transform &b)
+{
+    sd_transform out;
+    sd_transform_compose(&a, &b, &out);
+    return out;
+}
+
+sd_transform inverse(const sd_transform &a)
+{
+    sd_transform out;
+    sd_transform_inverse(&a, &out);
+    return out;
+}
+
+bool finite_pose(const ignition::math::Pose3d &p)
+{
+    const auto &q = p.Rot();
+    return std::isfinite(p.Pos().X()) && std::isfinite(p.Pos().Y()) && std::isfinite(p.Pos().Z()) &&
+           std::isfinite(q.W()) && std::isfinite(q.X()) && std::isfinite(q.Y()) && std::isfinite(q.Z());
+}
+
+/* Eigenvalues of a symmetric 3x3 matrix, ascending (the closed form of Smith 1961). */
+void sym3_eigenvalues(const double A[9], double e[3])
+{
+    const double p1 = A[1] * A[1] + A[2] * A[2] + A[5] * A[5];
+    const double q = (A[0] + A[4] + A[8]) / 3.0;
+    if (p1 == 0.0) {
+        e[0] = A[0]; e[1] = A[4]; e[2] = A[8];
+    } else {
+        const double p2 = (A[0] - q) * (A[0] - q) + (A[4] - q) * (A[4] - q) + (A[8] - q) * (A[8] - q) + 2.0 * p1;
+        const double p = std::sqrt(p2 / 6.0);
+        double B[9];
+        for (int i = 0; i < 9; ++i) B[i] = (A[i] - ((i % 4) == 0 ? q : 0.0)) / p;
+        const double detB = B[0] * (B[4] * B[8] - B[5] * B[7]) - B[1] * (B[3] * B[8] - B[5] * B[6]) +
+                            B[2] * (B[3] * B[7] - B[4] * B[6]);
+        double r = detB / 2.0;
+        r = r < -1.0 ? -1.0 : (r > 1.0 ? 1.0 : r);
+        const double phi = std::acos(r) / 3.0;
+        e[2] = q + 2.0 * p * std::cos(phi);
+        e[0] = q + 2.0 * p * std::cos(phi + 2.0 * M_PI / 3.0);
+        e[1] = 3.0 * q - e[0] - e[2];
+    }
+    for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2 - i; ++j)
+            if (e[j] > e[j + 1]) std::swap(e[j], e[j + 1]);
+}
+
+/* A load failed with this status and message (thrown inside, caught at the C boundary). */
+struct Failure {
+    sd_status status;
+    std::string message;
+};
+
+struct LinkInfo {
+    std::string name;    /* scoped: "nested::link" */
+    const sdf::Link *link;
+    sd_transform X_M_L;  /* link frame in the model frame */
+    int line;            /* 0: unknown or another file */
+    int parent_joint = -1;
+    int body_joint = -1; /* tree joint that enters it (its body frame), -1 for the root */
+    bool reached = false;
+};
+
+struct JointInfo {
+    std::string name;
+    const sdf::Joint *joint;
+    std::string parent, child; /* scoped link names; parent "world" for the inertial frame */
+    int parent_link = -1, child_link = -1; /* -1: world */
+    sd_transform X_M_J;
+    int line;
+    bool tree = false;
+};
+
+class Reader {
+public:
+    Reader(const std::string &source, const std::string &file_path) : source_(source), file_path_(file_path) {}
+
+    void collect(const sdf::Model &model, const std::string &prefix, const sd_transform &X_M_N);
+    void build_tree();
+    void to_robot(sd_urdf_robot *robot);
+    std::vector<LinkInfo> links_;
+    std::vector<JointInfo> joints_;
+    sd_transform X_W_M_;
+    bool has_world_joint_ = false;
+    std::string root_joint_;
+    int root_ = -1;
+
+    [[noreturn]] void fail(sd_status status, int line, const std::string &what) const
+    {
+        std::ostringstream s;
+        s << source_;
+        if (line > 0) s << ":" << line;
+        s << ": " << what;
+        throw Failure{status, s.str()};
+    }
+
+private:
+    int line_of(const sdf::ElementPtr &e) const
+    {
+        if (!e) return 0;
+        if (!file_path_.empty() && e->FilePath() != file_path_) return 0; /* an included file's line */
+        const auto line = e->LineNumber();
+        return line ? *line : 0;
+    }
+    sd_transform resolve(const sdf::SemanticPose &sp, const std::string &what, int line) const
+    {
+        ignition::math::Pose3d pose;
+        const sdf::Errors errors = sp.Resolve(pose, "__model__");
+        if (!errors.empty()) fail(SD_E_PARSE, line, what + ": its pose cannot be resolved: " + errors[0].Message());
+        if (!finite_pose(pose)) fail(SD_E_PARSE, line, what + ": its pose is not finite");
+        return to_transform(pose);
+    }
+    void check_offset(const sd_transform &X, const std::string &what, int line) const
+    {
+        for (int i = 0; i < 3; ++i)
+            if (std::fabs(X.p[i]) > SD_MAX_LENGTH) {
+                std::ostringstream s;
+                s << what << ": its frame lies " << X.p[i] << " m from the model frame, beyond " << SD_MAX_LENGTH
+                  << " m, the bound of physical models";
+                fail(SD_E_PARSE, line, s.str());
+            }
+    }
+    void add_inertial(const LinkInfo &info, sd_urdf_link *out) const;
+    void fill_joint(const JointInfo &j, sd_urdf_joint *out) const;
+    sd_transform body_frame(int link) const;
+
+    std::string source_, file_path_;
+};
+
+std::string quoted(const char *kind, const std::string &name) { return std::string(kind) + " '" + name + "'"; }
+
+/* Links and joints of `model` and its nested models, names scoped by `prefix`, poses in the top model's
+ * frame M; X_M_N is this model's frame in M. */
+void Reader::collect(const sdf::Model &model, const std::string &prefix, const sd_transform &X_M_N)
+{
+    for (uint64_t i = 0; i < model.LinkCount(); ++i) {
+        const sdf::Link *link = model.LinkByIndex(i);
+        LinkInfo info;
+        info.name = prefix + link->Name();
+        info.link = link;
+        info.line = line_of(link->Element());
+        info.X_M_L = compose(X_M_N, resolve(link->SemanticPose(), quoted("link", info.name), info.line));
+        check_offset(info.X_M_L, quoted("link", info.name), info.line);
+        links_.push_back(info);
+    }
+    for (uint64_t i = 0; i < model.JointCount(); ++i) {
+        const sdf::Joint *joint = model.JointByIndex(i);
+        JointInfo info;
+        info.name = prefix + joint->Name();
+        info.joint = joint;
+        info.line = line_of(joint->Element());
+        const std::string what = quoted("joint", info.name);
+        std::string parent, child;
+        if (joint->ParentLinkName() == "world") {
+            if (!prefix.empty()) fail(SD_E_NOT_SUPPORTED, info.line, what + ": a nested model's joint to 'world'");
+            parent = "world";
+        } else {
+            const sdf::Errors e = joint->ResolveParentLink(parent);
+            if (!e.empty()) fail(SD_E_PARSE, info.line, what + ": parent '" + joint->ParentLinkName() + "': " + e[0].Message());
+            parent = prefix + parent;
+        }
+        if (joint->ChildLinkName() == "world") fail(SD_E_PARSE, info.line, what + ": 'world' cannot be a child link");
+        const sdf::Errors e = joint->ResolveChildLink(child);
+        if (!e.empty()) fail(SD_E_PARSE, info.line, what + ": child '" + joint->ChildLinkName() + "': " + e[0].Message());
+        info.parent = parent;
+        info.child = prefix + child;
+        info.X_M_J = compose(X_M_N, resolve(joint->SemanticPose(), what, info.line));
+        check_offset(info.X_M_J, what, info.line);
+        joints_.push_back(info);
+    }
+    for (uint64_t i = 0; i < model.ModelCount(); ++i) {
+        const sdf::Model *nested = model.ModelByIndex(i);
+        const std::string name = prefix + nested->Name();
+        ignition::math::Pose3d pose;
+        const sdf::Errors e = nested->SemanticPose().Resolve(pose);
+        const int line = line_of(nested->Element());
+        if (!e.empty()) fail(SD_E_PARSE, line, quoted("model", name) + ": its pose cannot be resolved: " + e[0].Message());
+        if (!finite_pose(pose)) fail(SD_E_PARSE, line, quoted("model", name) + ": its pose is not finite");
+        collect(*nested, name + "::", compose(X_M_N, to_transform(pose)));
+    }
+}
+
+/* The spanning tree, breadth-first from the root along parent -> child, joints in document order. */
+void Reader::build_tree()
+{
+    std::map<std::string, int> by_name;
+    for (size_t i = 0; i < links_.size(); ++i) by_name.emplace(links_[i].name, static_cast<int>(i));
+    if (links_.empty()) fail(SD_E_MODEL, 0, "the model has no link");
+    for (auto &j : joints_) {
+        if (j.parent != "world") {
+            auto it = by_name.find(j.parent);
+            if (it == by_name.end()) fail(SD_E_PARSE, j.line, quoted("joint", j.name) + ": unknown parent link '" + j.parent + "'");
+            j.parent_link = it->second;
+        } else {
+            has_world_joint_ = true;
+        }
+        auto it = by_name.find(j.child);
+        if (it == by_name.end()) fail(SD_E_PARSE, j.line, quoted("joint", j.name) + ": unknown child link '" + j.child + "'");
+        j.child_link = it->second;
+        if (j.child_link == j.parent_link) fail(SD_E_PARSE, j.line, quoted("joint", j.name) + ": its parent is its child");
+    }
+    std::deque<int> queue; /* links; -1 is the world */
+    if (has_world_joint_) {
+        queue.push_back(-1);
+    } else {
+        /* the root: the canonical link, else the one link no joint enters */
+        int root = root_;
+        if (root < 0 || [&] { for (auto &j : joints_) if (j.child_link == root) return true; return false; }()) {
+            root = -1;
+            for (size_t i = 0; i < links_.size(); ++i) {
+                bool entered = false;
+                for (auto &j : joints_) entered = entered || j.child_link == static_cast<int>(i);
+                if (!entered) { root = static_cast<int>(i); break; }
+            }
+            if (root < 0) fail(SD_E_MODEL, links_[0].line, "every link is the child of a joint: no root link");
+        }
+        root_ = root;
+        links_[root].reached = true;
+        queue.push_back(root);
+    }
+    while (!queue.empty()) {
+        const int L = queue.front();
+        queue.pop_front();
+        for (size_t k = 0; k < joints_.size(); ++k) {
+            JointInfo &j = joints_[k];
+            if (j.parent_link != L) continue;
+            if (j.parent_link == -1 && j.parent != "world") continue;
+            LinkInfo &child = links_[j.child_link];
+            if (child.reached) continue; /* a loop joint */
+            child.reached = true;
+            child.parent_joint = static_cast<int>(k);
+            j.tree = true;
+            queue.push_back(j.child_link);
+        }
+    }
+    for (const auto &l : links_)
+        if (!l.reached)
+            fail(SD_E_MODEL, l.line,
+                 quoted("link", l.name) + " is not connected to the model's root by joints leading away from it");
+    for (const auto &j : joints_)
+        if (!j.tree && j.parent_link >= 0 && !links_[j.parent_link].reached)
+            fail(SD_E_MODEL, j.line, quoted("joint", j.name) + ": its parent link is not connected to the root");
+}
+
+/* Body frame of a link in M: its tree joint's frame, the link frame at the root; world: X_M_W. */
+sd_transform Reader::body_frame(int link) const
+{
+    if (link < 0) return inverse(X_W_M_);
+    const LinkInfo &l = links_[link];
+    return l.parent_joint >= 0 ? joints_[l.parent_joint].X_M_J : l.X_M_L;
+}
+
+void Reader::add_inertial(const LinkInfo &info, sd_urdf_link *out) const
+{
+    const std::string what = quoted("link", info.name);
+    const auto &inertial = info.link->Inertial();
+    const double m = inertial.MassMatrix().Mass();
+    const auto moi = inertial.MassMatrix().Moi();
+    const auto &pose = inertial.Pose();
+    if (!std::isfinite(m)) fail(SD_E_PARSE, info.line, what + ": its mass is not finite");
+    if (m < 0.0) fail(SD_E_PARSE, info.line, what + ": negative mass " + std::to_string(m) + " kg");
+    if (m > SD_MAX_MASS) fail(SD_E_PARSE, info.line, what + ": mass beyond 1e12 kg, the bound of physical models");
+    if (!finite_pose(pose)) fail(SD_E_PARSE, info.line, what + ": its <inertial><pose> is not finite");
+    double I[9], scale = 0.0;
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) {
+            I[3 * r + c] = moi(r, c);
+            if (!std::isfinite(I[3 * r + c])) fail(SD_E_PARSE, info.line, what + ": its inertia is not finite");
+            scale = std::max(scale, std::fabs(I[3 * r + c]));
+        }
+    const double largest = m * SD_MAX_LENGTH * SD_MAX_LENGTH;
+    if (m == 0.0 && scale > 0.0) fail(SD_E_PARSE, info.line, what + ": zero mass with a nonzero inertia");
+    if (scale > largest)
+        fail(SD_E_PARSE, info.line, what + ": an inertia entry is beyond mass x (1e6 m)^2, the bound of physical models");
+    double e[3];
+    sym3_eigenvalues(I, e);
+    if (e[0] < -kInertiaTol * scale) {
+        std::ostringstream s;
+        s << what << ": its inertia is not positive semi-definite (principal moments " << e[0] << ", " << e[1] << ", "
+          << e[2] << ")";
+        fail(SD_E_PARSE, info.line, s.str());
+    }
+    out->triangle_broken = e[2] > e[0] + e[1] + kInertiaTol * e[2];
+    /* X_B_I = B^-1 X_M_L X_L_I; the inertia turned into body axes, R I R^T */
+    const int self = static_cast<int>(&info - links_.data());
+    const sd_transform X_B_I = compose(inverse(body_frame(self)), compose(info.X_M_L, to_transform(pose)));
+    double T[9];
+    sd_m3_mul(X_B_I.R, I, T);
+    sd_m3_mul_t(T, X_B_I.R, out->inertia);
+    std::memcpy(out->com, X_B_I.p, sizeof out->com);
+    out->mass = m;
+    out->has_inertial = 1;
+}
+
+void Reader::fill_joint(const JointInfo &j, sd_urdf_joint *out) const
+{
+    const std::string what = quoted("joint", j.name);
+    const sdf::JointType type = j.joint->Type();
+    switch (type) {
+    case sdf::JointType::REVOLUTE: out->hinge = SD_HINGE_REVOLUTE; break;
+    case sdf::JointType::CONTINUOUS: out->hinge = SD_HINGE_REVOLUTE; out->continuous = 1; break;
+    case sdf::JointType::PRISMATIC: out->hinge = SD_HINGE_PRISMATIC; break;
+    case sdf::JointType::BALL: out->hinge = SD_HINGE_SPHERICAL; break;
+    case sdf::JointType::UNIVERSAL: out->hinge = SD_HINGE_UNIVERSAL; break;
+    case sdf::JointType::FIXED: out->hinge = SD_HINGE_FIXED; break;
+    case sdf::JointType::GEARBOX: fail(SD_E_NOT_SUPPORTED, j.line, what + ": type 'gearbox' is not offered");
+    case sdf::JointType::REVOLUTE2: fail(SD_E_NOT_SUPPORTED, j.line, what + ": type 'revolute2' is not offered");
+    case sdf::JointType::SCREW: fail(SD_E_NOT_SUPPORTED, j.line, what + ": type 'screw' is not offered");
+    default: fail(SD_E_PARSE, j.line, what + ": unknown joint type");
+    }
+    const int naxes = out->hinge == SD_HINGE_UNIVERSAL ? 2 : (out->hinge == SD_HINGE_REVOLUTE ||
+                                                              out->hinge == SD_HINGE_PRISMATIC ? 1 : 0);
+    for (int a = 0; a < naxes; ++a) {
+        const sdf::JointAxis *axis = j.joint->Axis(static_cast<unsigned>(a));
+        const char *tag = a == 0 ? "<axis>" : "<axis2>";
+        if (axis == nullptr) fail(SD_E_PARSE, j.line, what + ": no " + tag);
+        ignition::math::Vector3d xyz;
+        const sdf::Errors e = axis->ResolveXyz(xyz);
+        if (!e.empty()) fail(SD_E_PARSE, j.line, what + ": " + tag + " cannot be resolved: " + e[0].Message());
+        double v[3] = {xyz.X(), xyz.Y(), xyz.Z()};
+        const double n = std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+        if (!std::isfinite(n) || n == 0.0) fail(SD_E_PARSE, j.line, what + ": " + tag + " <xyz> is zero or not finite");
+        double *dst = a == 0 ? out->axis : out->axis2;
+        for (int i = 0; i < 3; ++i) dst[i] = v[i] / n;
+        if (a > 0) continue;
+        const double damping = axis->Damping(), friction = axis->Friction();
+        if (!std::isfinite(damping) || damping < 0.0 || damping > SD_MAX_DAMPING)
+            fail(SD_E_PARSE, j.line, what + ": <dynamics><damping> must be finite, >= 0 and at most 1e26");
+        if (!std::isfinite(friction) || friction < 0.0 || friction > SD_MAX_EFFORT)
+            fail(SD_E_PARSE, j.line, what + ": <dynamics><friction> must be finite, >= 0 and at most 1e25");
+        out->damping = damping;
+        out->friction = friction;
+        const double lo = axis->Lower(), hi = axis->Upper();
+        const double bound = out->hinge == SD_HINGE_PRISMATIC ? SD_MAX_LENGTH : SD_MAX_ANGLE;
+        if (std::isnan(lo) || std::isnan(hi)) fail(SD_E_PARSE, j.line, what + ": a <limit> is NaN");
+        if (!out->continuous && std::fabs(lo) < kNoLimit && std::fabs(hi) < kNoLimit) {
+            if (lo > hi) fail(SD_E_PARSE, j.line, what + ": <limit> lower > upper");
+            if (std::fabs(lo) <= bound && std::fabs(hi) <= bound) {
+                out->has_limits = 1;
+                out->lower = lo;
+                out->upper = hi;
+            }
+        }
+        const double effort = axis->Effort(), velocity = axis->MaxVelocity();
+        out->effort = std::isfinite(effort) && effort > 0.0 && effort <= SD_MAX_EFFORT ? effort : 0.0;
+        out->velocity = std::isfinite(velocity) && velocity > 0.0 && velocity <= SD_MAX_SPEED ? velocity : 0.0;
+    }
+}
+
+char *dup(const std::string &s)
+{
+    char *c = sd_io_strdup(s.c_str());
+    if (c == nullptr) throw std::bad_alloc();
+    return c;
+}
+
+template <class T> T *allocate(size_t n)
+{
+    T *p = static_cast<T *>(std::calloc(n > 0 ? n : 1, sizeof(T)));
+    if (p == nullptr) throw std::bad_alloc();
+    return p;
+}
+
+/* The URDF reader's robot: tree joints (and the root's weld to world), links, loops. The robot owns
+ * what is malloc'ed here (sd_urdf_robot_clear frees it). */
+void Reader::to_robot(sd_urdf_robot *robot)
+{
+    int ntree = 0, nloop = 0;
+    for (const auto &j : joints_) (j.tree ? ntree : nloop)++;
+    const bool add_root = !has_world_joint_;
+    robot->links = allocate<sd_urdf_link>(links_.size());
+    robot->links_cap = static_cast<int>(links_.size());
+    robot->joints = allocate<sd_urdf_joint>(static_cast<size_t>(ntree + (add_root ? 1 : 0)));
+    robot->joints_cap = ntree + (add_root ? 1 : 0);
+    robot->loops = allocate<sd_urdf_loop>(static_cast<size_t>(nloop));
+    robot->loops_cap = nloop;
+    for (size_t i = 0; i < links_.size(); ++i) {
+        sd_urdf_link *l = &robot->links[robot->nlinks++];
+        l->name = dup(links_[i].name);
+        l->line = links_[i].line;
+        l->parent_joint = l->first_child = l->last_child = -1;
+        add_inertial(links_[i], l);
+    }
+    if (add_root) {
+        /* the root link welded to the world at its pose; free with floating_base */
+        std::string name = links_[root_].name + "_root";
+        for (int k = 2;; ++k) {
+            bool taken = false;
+            for (const auto &j : joints_) taken = taken || j.name == name;
+            if (!taken) break;
+            name = links_[root_].name + "_root" + std::to_string(k);
+        }
+        sd_urdf_joint *r = &robot->joints[robot->njoints++];
+        r->name = dup(name);
+        r->line = links_[root_].line;
+        r->hinge = SD_HINGE_FIXED;
+        r->parent_name = dup("world");
+        r->child_name = dup(links_[root_].name);
+        r->parent = r->child = r->next_sibling = -1;
+        r->origin = compose(X_W_M_, links_[root_].X_M_L);
+        r->axis[0] = 1.0;
+        root_joint_ = name;
+    }
+    for (const auto &j : joints_) {
+        if (j.tree) {
+            sd_urdf_joint *o = &robot->joints[robot->njoints++];
+            o->name = dup(j.name);
+            o->parent_name = dup(j.parent);
+            o->child_name = dup(j.child);
+            o->line = j.line;
+            o->parent = o->child = o->next_sibling = -1;
+            o->axis[0] = 1.0;
+            fill_joint(j, o);
+            o->origin = compose(inverse(body_frame(j.parent_link)), j.X_M_J);
+            continue;
+        }
+        sd_urdf_joint tmp;
+        std::memset(&tmp, 0, sizeof tmp);
+        tmp.axis[0] = 1.0;
+        fill_joint(j, &tmp); /* the same checks and the axis */
+        const std::string what = quoted("joint", j.name);
+        sd_urdf_loop *lp = &robot->loops[robot->nloops];
+        switch (tmp.hinge) {
+        case SD_HINGE_REVOLUTE: lp->type = SD_CONSTRAINT_REVOLUTE; break;
+        case SD_HINGE_PRISMATIC: lp->type = SD_CONSTRAINT_PRISMATIC; break;
+        case SD_HINGE_SPHERICAL: lp->type = SD_CONSTRAINT_BALL; break;
+        case SD_HINGE_FIXED: lp->type = SD_CONSTRAINT_WELD; break;
+        default:
+            fail(SD_E_NOT_SUPPORTED, j.line,
+                 what + ": closes a loop (its child link already has a parent) as a " +
+                     sd_hinge_type_name(tmp.hinge) + " joint, which has no closure constraint");
+        }
+        ++robot->nloops;
+        lp->name = dup(j.name);
+        lp->line = j.line;
+        lp->link[0] = dup(j.parent);
+        lp->link[1] = dup(j.child);
+        lp->side_line[0] = lp->side_line[1] = j.line;
+        lp->origin[0] = compose(inverse(body_frame(j.parent_link)), j.X_M_J);
+        lp->origin[1] = compose(inverse(body_frame(j.child_link)), j.X_M_J);
+        std::memcpy(lp->axis, tmp.axis, sizeof lp->axis);
+    }
+}
+
+/* One load at a time: libsdformat's console is process-wide, and its output is captured. */
+std::mutex console_mutex;
+
+std::string describe_errors(const sdf::Errors &errors, const std::string &source, size_t shown)
+{
+    std::ostringstream s;
+    const sdf::Error &e = errors[shown];
+    std::string file = e.FilePath() ? *e.FilePath() : source;
+    if (file.empty() || file == "data-string") file = source;
+    s << file;
+    if (e.LineNumber() && *e.LineNumber() > 0) s << ":" << *e.LineNumber();
+    std::string msg = e.Message();
+    while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+    s << ": libsdformat: " << msg;
+    if (errors.size() > 1) s << " (and " << errors.size() - 1 << " more error" << (errors.size() > 2 ? "s" : "") << ")";
+    return s.str();
+}
+
+/* Load text (from_file: a path) with libsdformat and build the model. */
+sd_status load(const std::string &text_or_path, bool from_file, const std::string &source,
+               const sd_sdf_options *options, sd_model **model, sd_error *err)
+{
+    sd_urdf_robot robot;
+    std::memset(&robot, 0, sizeof robot);
+    sd_status status = SD_OK;
+    try {
+        std::lock_guard<std::mutex> lock(console_mutex);
+        sdf::Root root;
+        sdf::Errors errors;
+        std::ostringstream console;
+        {
+            /* libsdformat prints warnings (and some errors) on its console: keep them out of stderr */
+            auto &stream = sdf::Console::Instance()->GetMsgStream();
+            std::ostream *saved = stream.GetStream();
+            stream.SetStream(&console);
+            sdf::ParserConfig config;
+            config.SetWarningsPolicy(sdf::EnforcementPolicy::LOG);
+            config.SetUnrecognizedElementsPolicy(sdf::EnforcementPolicy::LOG);
+            config.SetDeprecatedElementsPolicy(sdf::EnforcementPolicy::LOG);
+            try {
+                errors = from_file ? root.Load(text_or_path, config) : root.LoadSdfString(text_or_path, config);
+            } catch (...) {
+                stream.SetStream(saved);
+                throw;
+            }
+            stream.SetStream(saved);
+        }
+        /* an inertia libsdformat finds invalid (zero mass, a broken triangle inequality) is checked below as
+         * the URDF reader checks it: zero-mass links are normal in robot files */
+        sdf::Errors kept;
+        for (const auto &e : errors)
+            if (e.Code() != sdf::ErrorCode::LINK_INERTIA_INVALID) kept.push_back(e);
+        if (!kept.empty()) {
+            const sd_status st = kept[0].Code() == sdf::ErrorCode::FILE_READ ? SD_E_IO : SD_E_PARSE;
+            throw Failure{st, describe_errors(kept, source, 0)};
+        }
+        const sdf::Model *m = nullptr;
+        const char *wanted = options != nullptr ? options->model_name : nullptr;
+        ignition::math::Pose3d model_pose;
+        if (root.Model() != nullptr) {
+            m = root.Model();
+            if (wanted != nullptr && m->Name() != wanted)
+                throw Failure{SD_E_ARGUMENT, source + ": no model named '" + wanted + "' (the file's model is '" +
+                                                 m->Name() + "')"};
+            model_pose = m->RawPose();
+        } else {
+            for (uint64_t w = 0; w < root.WorldCount() && m == nullptr; ++w) {
+                const sdf::World *world = root.WorldByIndex(w);
+                for (uint64_t i = 0; i < world->ModelCount() && m == nullptr; ++i) {
+                    const sdf::Model *cand = world->ModelByIndex(i);
+                    if (wanted == nullptr || cand->Name() == wanted) {
+                        m = cand;
+                        const sdf::Errors e = m->SemanticPose().Resolve(model_pose, "world");
+                        if (!e.empty()) throw Failure{SD_E_PARSE, describe_errors(e, source, 0)};
+                    }
+                }
+            }
+            if (m == nullptr)
+                throw Failure{SD_E_PARSE, source + (wanted ? ": no model named '" + std::string(wanted) + "'"
+                                                           : std::string(": no <model> in the file"))};
+        }
+        const std::string file_path = root.Element() ? root.Element()->FilePath() : std::string();
+        Reader reader(source, file_path);
+        if (!finite_pose(model_pose)) reader.fail(SD_E_PARSE, 0, quoted("model", m->Name()) + ": its pose is not finite");
+        reader.X_W_M_ = to_transform(model_pose);
+        sd_transform identity;
+        sd_transform_identity(&identity);
+        reader.collect(*m, "", identity);
+        for (size_t i = 0; i < reader.links_.size(); ++i)
+            if (reader.links_[i].link == m->CanonicalLink()) reader.root_ = static_cast<int>(i);
+        const bool fixed_base = (options != nullptr && options->fixed_base) || m->Static();
+        reader.build_tree();
+        robot.source = source.c_str();
+        robot.name = dup(m->Name());
+        reader.to_robot(&robot);
+        sd_urdf_options uo;
+        std::memset(&uo, 0, sizeof uo);
+        uo.floating_base = !reader.has_world_joint_ && !fixed_base;
+        uo.keep_fixed_joints = options != nullptr && options->keep_fixed_joints;
+        status = sd_urdf_robot_build(&robot, &uo, model, err);
+    } catch (const Failure &f) {
+        status = f.status;
+        if (err != nullptr) {
+            err->status = f.status;
+            std::snprintf(err->message, sizeof err->message, "%s", f.message.c_str());
+        }
+    } catch (const std::bad_alloc &) {
+        status = sd_io_fail(err, SD_E_MEMORY, source.c_str(), 0, "out of memory");
+    } catch (const std::exception &e) {
+        status = sd_io_fail(err, SD_E_PARSE, source.c_str(), 0, "libsdformat: %s", e.what());
+    } catch (...) {
+        status = sd_io_fail(err, SD_E_PARSE, source.c_str(), 0, "libsdformat failed");
+    }
+    sd_urdf_robot_clear(&robot);
+    return status;
+}
+
+} // namespace
+
+extern "C" sd_status sd_sdf_load_file(const char *path, const sd_sdf_options *options, sd_model **model, sd_error *err)
+{
+    if (err != nullptr) { err->status = SD_OK; err->message[0] = '\0'; }
+    if (path == nullptr || model == nullptr)
+        return sd_io_fail(err, SD_E_ARGUMENT, "sd_sdf_load_file", 0, "%s is NULL", path == nullptr ? "path" : "model");
+    *model = nullptr;
+    /* the io layer's checks first: a regular file, not too large (libsdformat would hang on a FIFO) */
+    char *text = nullptr;
+    size_t length = 0;
+    sd_status st = sd_io_read_model_file(path, &text, &length, err);
+    if (st != SD_OK) return st;
+    const bool has_nul = std::memchr(text, '\0', length) != nullptr;
+    std::free(text);
+    if (has_nul) return sd_io_fail(err, SD_E_PARSE, path, 0, "the file holds a NUL byte: not an SDF (XML) file");
+    return load(path, true, path, options, model, err);
+}
+
+extern "C" sd_status sd_sdf_load_string(const char *text, size_t length, const char *source_name,
+                                        const sd_sdf_options *options, sd_model **model, sd_error *err)
+{
+    if (err != nullptr) { err->status = SD_OK; err->message[0] = '\0'; }
+    const char *src = source_name != nullptr ? source_name : "<string>";
+    if (text == nullptr || model == nullptr)
+        return sd_io_fail(err, SD_E_ARGUMENT, "sd_sdf_load_string", 0, "%s is NULL", text == nullptr ? "text" : "model");
+    *model = nullptr;
+    if (length > SD_MODEL_FILE_MAX_BYTES)
+        return sd_io_fail(err, SD_E_IO, src, 0, "file too large (%zu bytes; at most %zu)", length,
+                          (size_t)SD_MODEL_FILE_MAX_BYTES);
+    if (std::memchr(text, '\0', length) != nullptr)
+        return sd_io_fail(err, SD_E_PARSE, src, 0, "the text holds a NUL byte: not an SDF (XML) file");
+    try {
+        return load(std::string(text, length), false, src, options, model, err);
+    } catch (...) {
+        return sd_io_fail(err, SD_E_MEMORY, src, 0, "out of memory");
+    }
+}
