@@ -6,5 +6,6 @@
 list(APPEND SOADYN_COMPONENT_SOURCES
   flex/flex_data.c
   flex/beam.c
+  flex/frequencies.c
 )
 list(APPEND SOADYN_COMPONENT_HEADERS flex.h)

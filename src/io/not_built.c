@@ -4,6 +4,7 @@
  * symbols stay so that a program built against a full soadyn still links and runs against this one,
  * and learns why a model file cannot be read. <soadyn/config.h> has SOADYN_HAS_IO = 0.
  */
+#include <soadyn/flex.h>
 #include <soadyn/urdf.h>
 
 #include "internal.h"
@@ -30,4 +31,13 @@ sd_status sd_urdf_load_string(const char *xml, size_t length, const char *source
     (void)length;
     (void)options;
     return not_offered(source_name, model, err);
+}
+
+sd_status sd_flex_data_read_file(const char *path, sd_flex_data **data, sd_error *err)
+{
+    if (data) *data = NULL;
+    return sd_error_set(err, SD_E_NOT_SUPPORTED,
+                        "%s: reading flexible-body data files is not offered: soadyn was built without the io "
+                        "component (SOADYN_WITH_IO=OFF, which drops jansson)",
+                        path ? path : "<flex data>");
 }
