@@ -371,7 +371,7 @@ static void dense_reference(const sd_model *m, const double *q, const double *u,
 static void test_dense_nodal_reference(void)
 {
     uint64_t rng = 37;
-    double worst_M = 0, worst_C = 0;
+    double worst_M = 0, worst_C = 0, worst_E = 0, worst_J = 0;
     const int flag_sets[] = {RF_POINT_MASSES, RF_POINT_MASSES | RF_FREE_ROOT, RF_POINT_MASSES | RF_CHAIN | RF_ON_NODES,
                              RF_POINT_MASSES | RF_ALL_FLEXIBLE | RF_ON_NODES,
                              RF_POINT_MASSES | RF_ALL_FLEXIBLE | RF_NO_RIGID_PART | RF_ON_NODES};
@@ -385,6 +385,59 @@ static void test_dense_nodal_reference(void)
         CHECK(sd_mass_matrix(m, d, q, M) == SD_OK);
         CHECK(sd_bias_forces(m, d, q, u, NULL, C) == SD_OK);
         dense_reference(m, q, u, Mr, Cr);
+        /* energies, centre of mass and momentum from the reference's points */
+        CHECK(sd_kinematics(m, d, q, u, NULL) == SD_OK);
+        {
+            ref_state s;
+            ref_alloc(m, &s);
+            ref_eval(m, q, u, &s);
+            double T = 0, U = 0, mass = 0, com[3] = {0, 0, 0}, h[6] = {0, 0, 0, 0, 0, 0};
+            for (int pt = 0; pt < ref_npoints(m); ++pt) {
+                const double mp = s.mass[pt], *x = s.x + 3 * pt, *xv = s.xv + 3 * pt;
+                double mv[3] = {mp * xv[0], mp * xv[1], mp * xv[2]}, xm[3];
+                T += 0.5 * sd_v3_dot(mv, xv);
+                U -= mp * sd_v3_dot(m->gravity, x);
+                mass += mp;
+                sd_v3_cross(x, mv, xm);
+                for (int i = 0; i < 3; ++i) {
+                    com[i] += mp * x[i];
+                    h[i] += xm[i];
+                    h[3 + i] += mv[i];
+                }
+            }
+            for (int k = 0; k < m->n; ++k) { /* the rigid parts' spin */
+                double Iw[9], T9[9], Iww[3];
+                sd_m3_mul(s.R + 9 * k, m->inertia_com + 9 * k, T9);
+                sd_m3_mul_t(T9, s.R + 9 * k, Iw);
+                sd_m3_mul_v(Iw, s.w + 3 * k, Iww);
+                T += 0.5 * sd_v3_dot(s.w + 3 * k, Iww);
+                for (int i = 0; i < 3; ++i) h[i] += Iww[i];
+            }
+            for (int i = 0; i < 3; ++i) com[i] /= mass;
+            double Te, Ue, come[3], he[6];
+            CHECK(sd_kinetic_energy(m, d, &Te) == SD_OK && sd_potential_energy(m, d, &Ue) == SD_OK);
+            CHECK(sd_center_of_mass_world(m, d, come) == SD_OK && sd_spatial_momentum_world(m, d, he) == SD_OK);
+            const double ref[2] = {T, U}, eng[2] = {Te, Ue};
+            worst_E = fmax(worst_E, test_rel_diff(eng, ref, 2));
+            worst_E = fmax(worst_E, test_rel_diff(come, com, 3));
+            worst_E = fmax(worst_E, test_rel_diff(he, h, 6));
+            /* Jacobian of a point on a random body: J u = the reference's point velocity */
+            const int body = (int)(sd_random_uniform(&rng) * m->n);
+            double pt[3], *J = vec(6 * nv), Ju[6] = {0}, vr[6], Rp[3], c[3];
+            random_vector(&rng, pt, 3, 0.5);
+            CHECK(sd_jacobian_world(m, d, body, pt, J) == SD_OK);
+            for (int r = 0; r < 6; ++r)
+                for (int j = 0; j < nv; ++j) Ju[r] += J[r * nv + j] * u[j];
+            sd_m3_mul_v(s.R + 9 * body, pt, Rp);
+            sd_v3_cross(s.w + 3 * body, Rp, c);
+            for (int i = 0; i < 3; ++i) {
+                vr[i] = s.w[3 * body + i];
+                vr[3 + i] = s.v[3 * body + i] + c[i];
+            }
+            worst_J = fmax(worst_J, test_rel_diff(Ju, vr, 6));
+            free(J);
+            ref_free(&s);
+        }
         const double eM = test_rel_diff(M, Mr, nv * nv), eC = test_rel_diff(C, Cr, nv);
         if (eM > 1e-10 || eC > 1e-10) printf("  trial %d (n %d, nv %d): M %.2g, C %.2g\n", trial, m->n, nv, eM, eC);
         worst_M = fmax(worst_M, eM);
@@ -396,8 +449,130 @@ static void test_dense_nodal_reference(void)
     printf("(b) dense nodal reference (full model, point masses, 40 trees): M %.2g, C %.2g (C's reference "
            "accelerations by a 5-point stencil)\n",
            worst_M, worst_C);
+    printf("    energies, com, momentum vs the reference's points %.2g; J u vs the reference's point velocity %.2g\n",
+           worst_E, worst_J);
     CHECK(worst_M < 1e-10);
     CHECK(worst_C < 1e-10);
+    CHECK(worst_E < 1e-12);
+    CHECK(worst_J < 1e-12);
+}
+
+/* ---------------------------------------------------------------- (e) Jacobian by finite differences */
+
+static void test_jacobian_fd(void)
+{
+    uint64_t rng = 53;
+    double worst = 0;
+    for (int trial = 0; trial < 30; ++trial) {
+        random_flex_spec spec = {1 + (int)(sd_random_uniform(&rng) * 6), 1 + trial % 10,
+                                 (trial % 2 ? RF_ON_NODES : 0) | (trial % 3 ? 0 : RF_FREE_ROOT), 0};
+        sd_model *m = random_flex_tree(&rng, &spec);
+        sd_data *d = sd_data_new(m);
+        const int nv = m->nv, nq = m->nq;
+        double *q = vec(nq), *qp = vec(nq), *qm = vec(nq), *e = vec(nv), *J = vec(6 * nv), *Jfd = vec(6 * nv);
+        random_flex_state(m, &rng, 0.3, q, NULL, NULL);
+        const int body = (int)(sd_random_uniform(&rng) * m->n);
+        double pt[3];
+        random_vector(&rng, pt, 3, 0.5);
+        CHECK(sd_kinematics(m, d, q, NULL, NULL) == SD_OK);
+        CHECK(sd_jacobian_world(m, d, body, pt, J) == SD_OK);
+        const double h = 1e-6;
+        for (int i = 0; i < nv; ++i) {
+            memset(e, 0, (size_t)nv * sizeof(double));
+            e[i] = 1.0;
+            sd_configuration_integrate(m, q, e, h, qp);
+            sd_configuration_integrate(m, q, e, -h, qm);
+            sd_transform Xp, Xm;
+            CHECK(sd_kinematics(m, d, qp, NULL, NULL) == SD_OK && sd_body_placement_world(m, d, body, &Xp) == SD_OK);
+            CHECK(sd_kinematics(m, d, qm, NULL, NULL) == SD_OK && sd_body_placement_world(m, d, body, &Xm) == SD_OK);
+            double xp[3], xm[3], Rd[9], quat[4], w[3];
+            sd_transform_point(&Xp, pt, xp);
+            sd_transform_point(&Xm, pt, xm);
+            sd_m3_mul_t(Xp.R, Xm.R, Rd); /* R(+h) R(-h)^T = exp(2 h w) */
+            sd_m3_to_quat(Rd, quat);
+            sd_quat_log(quat, w);
+            for (int r = 0; r < 3; ++r) {
+                Jfd[r * nv + i] = w[r] / (2 * h);
+                Jfd[(3 + r) * nv + i] = (xp[r] - xm[r]) / (2 * h);
+            }
+        }
+        worst = fmax(worst, test_rel_diff(J, Jfd, 6 * nv));
+        free(q); free(qp); free(qm); free(e); free(J); free(Jfd);
+        sd_data_free(d);
+        sd_model_free(m);
+    }
+    printf("(e) Jacobian vs central differences of positions and orientations (h 1e-6): %.2g\n", worst);
+    CHECK(worst < 1e-7);
+}
+
+/* ---------------------------------------------------------------- (f) power balance */
+
+/* E = T + U_gravity + U_strain at (q, u). */
+static double total_energy(const sd_model *m, sd_data *d, const double *q, const double *u)
+{
+    double T = 0, U = 0, S = 0;
+    CHECK(sd_kinematics(m, d, q, u, NULL) == SD_OK);
+    CHECK(sd_kinetic_energy(m, d, &T) == SD_OK);
+    CHECK(sd_potential_energy(m, d, &U) == SD_OK);
+    CHECK(sd_strain_energy(m, d, &S) == SD_OK);
+    return T + U + S;
+}
+
+static void test_power_balance(void)
+{
+    uint64_t rng = 71;
+    double worst = 0;
+    const int flag_sets[] = {0, RF_ON_NODES | RF_ALL_FLEXIBLE, RF_FREE_ROOT, RF_CHAIN | RF_ON_NODES};
+    for (int trial = 0; trial < 30; ++trial) {
+        random_flex_spec spec = {1 + (int)(sd_random_uniform(&rng) * 6), 1 + trial % 10, flag_sets[trial % 4], 0};
+        sd_model *m = random_flex_tree(&rng, &spec);
+        sd_data *d = sd_data_new(m);
+        const int nv = m->nv, nq = m->nq;
+        double *q = vec(nq), *u = vec(nv), *tau = vec(nv), *qdd = vec(nv), *dq = vec(nv), *qa = vec(nq),
+               *qb = vec(nq), *ua = vec(nv), *ub = vec(nv);
+        random_flex_state(m, &rng, 0.3, q, u, tau);
+        CHECK(sd_forward_dynamics_cholesky(m, d, q, u, tau, NULL, qdd) == SD_OK);
+        /* the power of tau and of the modal damping (K_m eta is in the strain energy) */
+        double power = 0.0;
+        for (int i = 0; i < nv; ++i) power += u[i] * tau[i];
+        for (int k = 0; k < m->n; ++k) {
+            const sd_flex_desc *fd = fdesc(m, k);
+            if (!fd || !fd->damping) continue;
+            const int nm = fd->n_modes;
+            const double *ed = u + m->mode_v_index[k];
+            for (int r = 0; r < nm; ++r)
+                for (int c = 0; c < nm; ++c) power -= ed[r] * fd->damping[r * nm + c] * ed[c];
+        }
+        /* dE/dt by central differences along q(t) = q (+) (u t + qdd t^2 / 2), u(t) = u + qdd t (both
+         * exact to the order a central difference needs: error O(h^2)), extrapolated (Richardson) to
+         * O(h^4): the accelerations of random trees reach a few hundred */
+        double D[2];
+        for (int level = 0; level < 2; ++level) {
+            const double h = level == 0 ? 4e-5 : 2e-5;
+            for (int i = 0; i < nv; ++i) dq[i] = u[i] * h + 0.5 * qdd[i] * h * h;
+            sd_configuration_integrate(m, q, dq, 1.0, qa);
+            for (int i = 0; i < nv; ++i) dq[i] = -u[i] * h + 0.5 * qdd[i] * h * h;
+            sd_configuration_integrate(m, q, dq, 1.0, qb);
+            for (int i = 0; i < nv; ++i) {
+                ua[i] = u[i] + qdd[i] * h;
+                ub[i] = u[i] - qdd[i] * h;
+            }
+            D[level] = (total_energy(m, d, qa, ua) - total_energy(m, d, qb, ub)) / (2 * h);
+        }
+        const double dEdt = (4.0 * D[1] - D[0]) / 3.0;
+        double scale = 1.0;
+        for (int i = 0; i < nv; ++i) scale = fmax(scale, fabs(u[i] * tau[i]));
+        const double err = fabs(dEdt - power) / scale;
+        if (err > 1e-8) printf("  trial %d (n %d, nv %d): dE/dt %.12g, power %.12g\n", trial, m->n, nv, dEdt, power);
+        worst = fmax(worst, err);
+        free(q); free(u); free(tau); free(qdd); free(dq); free(qa); free(qb); free(ua); free(ub);
+        sd_data_free(d);
+        sd_model_free(m);
+    }
+    printf("(f) power balance d/dt (T + U_g + U_strain) = u.tau - eta-dot.D eta-dot (full model, node inertias, "
+           "Richardson on h 4e-5, 2e-5): %.2g\n",
+           worst);
+    CHECK(worst < 1e-8);
 }
 
 int main(void)
@@ -405,5 +580,7 @@ int main(void)
     test_rigid_through_engine();
     test_id_equals_m_qdd_plus_c();
     test_dense_nodal_reference();
+    test_jacobian_fd();
+    test_power_balance();
     return test_summary("test_node_engine");
 }
