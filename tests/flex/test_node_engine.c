@@ -575,6 +575,276 @@ static void test_power_balance(void)
     CHECK(worst < 1e-8);
 }
 
+/* ---------------------------------------------------------------- (d) the rigid limit */
+
+/* A chain with one flexible body b1 (nm modes, stiffness k_scale K0) and children on its node 1 (b2)
+ * and on its frame (b3), b4 on b2; or (rigid) the same with b1 a rigid body of the same total
+ * inertia (its rigid part plus the nodes). Every random number is drawn from a fixed seed, so the
+ * two models share everything but b1's flexibility. */
+static sd_model *limit_model(int nm, double k_scale, int rigid, int one_dof)
+{
+    uint64_t rng = 97;
+    const char *names[5] = {"b0", "b1", "b2", "b3", "b4"}, *parents[5] = {NULL, "b0", "b1", "b1", "b2"};
+    const sd_hinge_type hinges[5] = {SD_HINGE_REVOLUTE, one_dof ? SD_HINGE_PRISMATIC : SD_HINGE_SPHERICAL,
+                                     SD_HINGE_REVOLUTE, one_dof ? SD_HINGE_REVOLUTE : SD_HINGE_PLANAR,
+                                     one_dof ? SD_HINGE_REVOLUTE : SD_HINGE_UNIVERSAL};
+    enum { NN = 4 };
+    double pos[3 * NN], mass[NN], inertia[9 * NN], modes[6 * NN * 10], K[100], D[100];
+    random_vector(&rng, pos, 3 * NN, 0.5);
+    for (int j = 0; j < NN; ++j) {
+        mass[j] = 0.3 + 0.5 * sd_random_uniform(&rng);
+        double a[3];
+        random_vector(&rng, a, 3, 1.0);
+        for (int i = 0; i < 9; ++i) inertia[9 * j + i] = (i % 4 == 0 ? 0.02 : 0.0) + 0.005 * a[i / 3] * a[i % 3];
+    }
+    random_vector(&rng, modes, 6 * NN * 10, 0.2);
+    for (int r = 0; r < 10; ++r)
+        for (int c = 0; c < 10; ++c) {
+            K[r * 10 + c] = r == c ? k_scale * (1.0 + r) : 0.0;
+            D[r * 10 + c] = r == c ? 1.4 * sqrt(k_scale * (1.0 + r)) : 0.0; /* about critical damping */
+        }
+    double Kc[100], Dc[100]; /* nm x nm leading blocks */
+    for (int r = 0; r < nm; ++r)
+        for (int c = 0; c < nm; ++c) {
+            Kc[r * nm + c] = K[r * 10 + c];
+            Dc[r * nm + c] = D[r * 10 + c];
+        }
+    double modes_nm[6 * NN * 10];
+    memcpy(modes_nm, modes, sizeof modes_nm); /* column-major: the first nm columns */
+    sd_builder *b = sd_builder_new();
+    const double g[3] = {0.3, -0.2, -9.81};
+    sd_builder_set_gravity(b, g);
+    sd_error err;
+    for (int k = 0; k < 5; ++k) {
+        sd_body_desc d;
+        sd_body_desc_init(&d);
+        d.name = names[k];
+        d.parent = parents[k];
+        d.hinge = hinges[k];
+        double w[3];
+        random_vector(&rng, w, 3, 2.0);
+        double quat[4];
+        sd_quat_exp(w, quat);
+        sd_quat_to_m3(quat, d.placement.R);
+        random_vector(&rng, d.placement.p, 3, 0.5);
+        random_vector(&rng, d.axis, 3, 1.0);
+        random_vector(&rng, d.axis2, 3, 1.0);
+        d.mass = 0.5 + sd_random_uniform(&rng);
+        random_vector(&rng, d.com, 3, 0.2);
+        for (int i = 0; i < 9; ++i) d.inertia[i] = i % 4 == 0 ? 0.05 * d.mass : 0.0;
+        if (k == 2 && !rigid) d.parent_node = 1;
+        if (k == 1 && rigid) { /* the rigid part and the nodes as one rigid body */
+            double M = d.mass, c[3];
+            for (int i = 0; i < 3; ++i) c[i] = d.mass * d.com[i];
+            for (int j = 0; j < NN; ++j) {
+                M += mass[j];
+                for (int i = 0; i < 3; ++i) c[i] += mass[j] * pos[3 * j + i];
+            }
+            for (int i = 0; i < 3; ++i) c[i] /= M;
+            double I[9];
+            for (int i = 0; i < 9; ++i) I[i] = d.inertia[i];
+            const double *pts[NN + 1];
+            double ms[NN + 1];
+            pts[0] = d.com;
+            ms[0] = d.mass;
+            for (int j = 0; j < NN; ++j) {
+                pts[j + 1] = pos + 3 * j;
+                ms[j + 1] = mass[j];
+                for (int i = 0; i < 9; ++i) I[i] += inertia[9 * j + i];
+            }
+            for (int a = 0; a < NN + 1; ++a) { /* parallel axes */
+                double r[3] = {pts[a][0] - c[0], pts[a][1] - c[1], pts[a][2] - c[2]};
+                const double r2 = sd_v3_dot(r, r);
+                for (int i = 0; i < 3; ++i)
+                    for (int j = 0; j < 3; ++j) I[3 * i + j] += ms[a] * ((i == j) * r2 - r[i] * r[j]);
+            }
+            d.mass = M;
+            memcpy(d.com, c, sizeof c);
+            memcpy(d.inertia, I, sizeof I);
+        }
+        if (sd_builder_add_body(b, &d, &err) != SD_OK) {
+            fprintf(stderr, "limit_model: %s\n", err.message);
+            abort();
+        }
+    }
+    if (!rigid) {
+        sd_flex_desc fd;
+        sd_flex_desc_init(&fd);
+        fd.n_nodes = NN;
+        fd.node_position = pos;
+        fd.node_mass = mass;
+        fd.node_inertia = inertia;
+        fd.n_modes = nm;
+        fd.modes = nm ? modes_nm : NULL;
+        fd.stiffness = nm ? Kc : NULL;
+        fd.damping = nm ? Dc : NULL;
+        if (sd_builder_set_flexible(b, "b1", &fd, &err) != SD_OK) {
+            fprintf(stderr, "limit_model: %s\n", err.message);
+            abort();
+        }
+    }
+    sd_model *m = NULL;
+    if (sd_builder_build(b, &m, &err) != SD_OK) {
+        fprintf(stderr, "limit_model: %s\n", err.message);
+        abort();
+    }
+    sd_builder_free(b);
+    return m;
+}
+
+/* Copy the hinge entries of a rigid model's vector x (layout of r) into the flexible model f's
+ * layout (modal entries eta_fill * 1, or 0), or back (to_rigid). */
+static void map_hinges(const sd_model *r, const sd_model *f, const double *xr, double *xf, int speeds)
+{
+    for (int k = 0; k < r->n; ++k) {
+        const int n = speeds ? r->nv_k[k] : r->nq_k[k];
+        for (int i = 0; i < n; ++i)
+            xf[(speeds ? f->v_index[k] : f->q_index[k]) + i] = xr[(speeds ? r->v_index[k] : r->q_index[k]) + i];
+    }
+}
+
+static void test_rigid_limit(void)
+{
+    uint64_t rng = 101;
+    sd_model *mr = limit_model(0, 1.0, 1, 0), *m0 = limit_model(0, 1.0, 0, 0);
+    CHECK(sd_model_nflexible(m0) == 1 && sd_model_body_nmodes(m0, 1) == 0 && m0->nv == mr->nv);
+    sd_data *dr = sd_data_new(mr), *d0 = sd_data_new(m0);
+    const int nv = mr->nv, nq = mr->nq, n = mr->n;
+    double *q = vec(nq), *u = vec(nv), *w = vec(nv), *f = vec(6 * n), *a = vec(nv * nv + 6 * nv),
+           *b = vec(nv * nv + 6 * nv);
+    double worst0 = 0;
+    for (int trial = 0; trial < 10; ++trial) { /* (d1) 0 modes: the engine on the flexible body = rigid */
+        random_state(mr, &rng, q, u, w);
+        random_vector(&rng, f, 6 * n, 1.0);
+        CHECK(sd_inverse_dynamics(mr, dr, q, u, w, f, a) == SD_OK && sd_inverse_dynamics(m0, d0, q, u, w, f, b) == SD_OK);
+        worst0 = fmax(worst0, test_rel_diff(b, a, nv));
+        CHECK(sd_mass_matrix(mr, dr, q, a) == SD_OK && sd_mass_matrix(m0, d0, q, b) == SD_OK);
+        worst0 = fmax(worst0, test_rel_diff(b, a, nv * nv));
+        CHECK(sd_forward_dynamics_cholesky(mr, dr, q, u, w, f, a) == SD_OK &&
+              sd_forward_dynamics_cholesky(m0, d0, q, u, w, f, b) == SD_OK);
+        worst0 = fmax(worst0, test_rel_diff(b, a, nv) * 1e-2); /* a solve: allow cond(M) */
+        CHECK(sd_kinematics(mr, dr, q, u, w) == SD_OK && sd_kinematics(m0, d0, q, u, w) == SD_OK);
+        CHECK(sd_kinetic_energy(mr, dr, a) == SD_OK && sd_kinetic_energy(m0, d0, b) == SD_OK);
+        CHECK(sd_potential_energy(mr, dr, a + 1) == SD_OK && sd_potential_energy(m0, d0, b + 1) == SD_OK);
+        CHECK(sd_center_of_mass_world(mr, dr, a + 2) == SD_OK && sd_center_of_mass_world(m0, d0, b + 2) == SD_OK);
+        CHECK(sd_spatial_momentum_world(mr, dr, a + 5) == SD_OK && sd_spatial_momentum_world(m0, d0, b + 5) == SD_OK);
+        worst0 = fmax(worst0, test_rel_diff(b, a, 11));
+        const double pt[3] = {0.1, -0.2, 0.3};
+        CHECK(sd_jacobian_world(mr, dr, 4, pt, a) == SD_OK && sd_jacobian_world(m0, d0, 4, pt, b) == SD_OK);
+        worst0 = fmax(worst0, test_rel_diff(b, a, 6 * nv));
+    }
+    printf("(d) a flexible body with 0 modes vs the rigid body of the same inertia: ID, M, FD, energies, com, "
+           "momentum, J %.2g\n",
+           worst0);
+    CHECK(worst0 < 1e-12);
+    sd_data_free(d0);
+    sd_model_free(m0);
+    /* (d2) 4 modes: at eta = eta-dot = 0 the hinge block of M and the hinge rows of C are the rigid
+     * model's (any stiffness); off it they move linearly in eta */
+    sd_model *m4 = limit_model(4, 1e6, 0, 0);
+    sd_data *d4 = sd_data_new(m4);
+    const int nv4 = m4->nv;
+    double *q4 = vec(m4->nq), *u4 = vec(nv4), *M4 = vec(nv4 * nv4), *C4 = vec(nv4), *Mh = vec(nv * nv), *Ch = vec(nv);
+    double *Mr = vec(nv * nv), *Cr = vec(nv), dev[3] = {0, 0, 0};
+    random_state(mr, &rng, q, u, NULL);
+    CHECK(sd_mass_matrix(mr, dr, q, Mr) == SD_OK && sd_bias_forces(mr, dr, q, u, NULL, Cr) == SD_OK);
+    double eta_dir[4];
+    random_vector(&rng, eta_dir, 4, 1.0);
+    const double scales[3] = {0.0, 1e-6, 1e-7};
+    for (int level = 0; level < 3; ++level) {
+        memset(q4, 0, (size_t)m4->nq * sizeof(double));
+        memset(u4, 0, (size_t)nv4 * sizeof(double));
+        map_hinges(mr, m4, q, q4, 0);
+        map_hinges(mr, m4, u, u4, 1);
+        for (int r = 0; r < 4; ++r) q4[m4->mode_q_index[1] + r] = scales[level] * eta_dir[r];
+        CHECK(sd_mass_matrix(m4, d4, q4, M4) == SD_OK && sd_bias_forces(m4, d4, q4, u4, NULL, C4) == SD_OK);
+        for (int k = 0; k < n; ++k) /* the hinge block, in the rigid model's layout */
+            for (int i = 0; i < mr->nv_k[k]; ++i) {
+                const int ri = mr->v_index[k] + i, fi = m4->v_index[k] + i;
+                Ch[ri] = C4[fi];
+                for (int l = 0; l < n; ++l)
+                    for (int j = 0; j < mr->nv_k[l]; ++j) Mh[ri * nv + mr->v_index[l] + j] = M4[fi * nv4 + m4->v_index[l] + j];
+            }
+        dev[level] = fmax(test_rel_diff(Mh, Mr, nv * nv), test_rel_diff(Ch, Cr, nv));
+    }
+    printf("    4 modes, K 1e6: hinge block of M and C vs rigid at eta = 0: %.2g; at |eta| 1e-6: %.2g, 1e-7: %.2g\n",
+           dev[0], dev[1], dev[2]);
+    CHECK(dev[0] < 1e-12);
+    CHECK(dev[1] > 0 && fabs(dev[1] / dev[2] - 10.0) < 1.0); /* linear in eta */
+    free(q4); free(u4); free(M4); free(C4); free(Mh); free(Ch); free(Mr); free(Cr);
+    sd_data_free(d4);
+    sd_model_free(m4);
+    free(q); free(u); free(w); free(f); free(a); free(b);
+    sd_data_free(dr);
+    sd_model_free(mr);
+}
+
+/* RK4 on (q, u) with the Cholesky forward dynamics at tau = 0 (1-dof hinges: q is Euclidean). */
+static void simulate(const sd_model *m, double T, double dt, double *q, double *u)
+{
+    sd_data *d = sd_data_new(m);
+    const int nq = m->nq, nv = m->nv;
+    double *k1 = vec(2 * nv), *k2 = vec(2 * nv), *k3 = vec(2 * nv), *k4 = vec(2 * nv), *qs = vec(nq), *us = vec(nv),
+           *tau = vec(nv);
+    double *ks[4] = {k1, k2, k3, k4};
+    const double c[4] = {0.0, 0.5, 0.5, 1.0};
+    int ok = 1;
+    for (double t = 0; t < T - 0.5 * dt; t += dt) {
+        for (int s = 0; s < 4; ++s) {
+            for (int i = 0; i < nq; ++i) qs[i] = q[i] + (s ? c[s] * dt * ks[s - 1][i] : 0.0);
+            for (int i = 0; i < nv; ++i) us[i] = u[i] + (s ? c[s] * dt * ks[s - 1][nv + i] : 0.0);
+            memcpy(ks[s], us, (size_t)nv * sizeof(double));
+            ok &= sd_forward_dynamics_cholesky(m, d, qs, us, tau, NULL, ks[s] + nv) == SD_OK;
+        }
+        for (int i = 0; i < nv; ++i) {
+            q[i] += dt / 6 * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i]);
+            u[i] += dt / 6 * (k1[nv + i] + 2 * k2[nv + i] + 2 * k3[nv + i] + k4[nv + i]);
+        }
+    }
+    CHECK(ok);
+    free(k1); free(k2); free(k3); free(k4); free(qs); free(us); free(tau);
+    sd_data_free(d);
+}
+
+/* (d3) stiff modes: the motion of a model with stiff, damped modes approaches the rigid model's
+ * as O(1/K) (the modes follow their quasi-static deflection, of size force / K). */
+static void test_stiff_limit(void)
+{
+    sd_model *mr = limit_model(0, 1.0, 1, 1);
+    const int nv = mr->nv;
+    double *qr = vec(nv), *ur = vec(nv);
+    for (int i = 0; i < nv; ++i) {
+        qr[i] = 0.3 * sin(1.0 + i);
+        ur[i] = 0.5 * cos(2.0 + i);
+    }
+    double *q0 = vec(nv), *u0 = vec(nv);
+    memcpy(q0, qr, (size_t)nv * sizeof(double));
+    memcpy(u0, ur, (size_t)nv * sizeof(double));
+    const double T = 0.2, dt = 2e-5;
+    simulate(mr, T, dt, qr, ur);
+    double dev[2];
+    const double ks[2] = {1e5, 1e7};
+    for (int level = 0; level < 2; ++level) {
+        sd_model *mf = limit_model(3, ks[level], 0, 1);
+        const int nvf = mf->nv;
+        double *qf = vec(nvf), *uf = vec(nvf), *qh = vec(nv);
+        map_hinges(mr, mf, q0, qf, 0);
+        map_hinges(mr, mf, u0, uf, 1);
+        simulate(mf, T, dt, qf, uf);
+        for (int k = 0; k < mr->n; ++k)
+            for (int i = 0; i < mr->nq_k[k]; ++i) qh[mr->q_index[k] + i] = qf[mf->q_index[k] + i];
+        dev[level] = test_rel_diff(qh, qr, nv);
+        free(qf); free(uf); free(qh);
+        sd_model_free(mf);
+    }
+    printf("    stiff damped modes, 0.2 s of motion (RK4, 2e-5 s): hinge q vs rigid %.2g at K 1e5, %.2g at K 1e7\n",
+           dev[0], dev[1]);
+    CHECK(dev[0] < 1e-2 && dev[1] < 1e-4);
+    CHECK(dev[0] / dev[1] > 30.0); /* O(1/K) */
+    free(qr); free(ur); free(q0); free(u0);
+    sd_model_free(mr);
+}
+
 int main(void)
 {
     test_rigid_through_engine();
@@ -582,5 +852,7 @@ int main(void)
     test_dense_nodal_reference();
     test_jacobian_fd();
     test_power_balance();
+    test_rigid_limit();
+    test_stiff_limit();
     return test_summary("test_node_engine");
 }
