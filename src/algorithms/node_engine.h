@@ -16,21 +16,44 @@
  * chi(k) = [hinge speeds (nv_k); extra speeds (nm)]; its hinge map (001 Eq 15 with the hinge on F_k)
  * is block diagonal, H(k) = diag(H_hinge(k), I_nm).
  *
- * The node operations the sweeps call — nothing else in a sweep knows a node's kind:
- *   node_mass      M(k) (dim^2): the rigid inertia, or the modal mass matrix M_m (001 Eq 25)
- *   node_bias      b(k) (dim): V x* M V, or b_m + K_m eta + D_m eta-dot (001 Eq 38-40)
- *   child motion   the rigid velocity of a child c from its parent's node vector:
- *                  V(c) = phi*(p, c) V_m(p) + H*(c) u(c),   phi*(p, c) = [Xup(c), Y(c)]   (001 Eq 13-14)
- *                  Y(c) = X(c <- N_t) S_t (6 x nm(p)) when c rides on the parent's node t, else none
- *   parent force   the transpose: a child's rigid 6-force f or 6x6 inertia P carried into the
- *                  parent's node space, phi(p, c) f = [Xup^T f; Y^T f] and phi P phi* (001 Eq 16-17:
- *                  A(k) B(k+1, k), every child-to-parent quantity passes through 6 numbers)
+ * WHERE A NODE'S KIND IS READ: in one place, sd_nodes_motion (node_kinematics.c), the first
+ * scatter of every algorithm. It asks each node for
+ *   M(k)   (dim^2): the rigid inertia, or the modal mass matrix M_m (001 Eq 25, flex_body.c)
+ *   b(k)   (dim):   V x* M V, or b_m + K_m eta + D_m eta-dot (001 Eq 38-40), minus f_ext on the rigid part
+ *   a(k)   (dim):   the Coriolis acceleration [a; 0] (001 Eq 27), with the node frame's terms below
+ *   Y(c)   (6 x nm(p)): how the parent's modal rates move child c (below); absent for a rigid parent
+ * and leaves them in the workspace. Every later sweep (Newton-Euler, composite bodies, articulated
+ * bodies, energies, Jacobian) reads only dim, the offsets, M_m, b_m, a_m and Y, and treats every node
+ * alike; the motion and force maps between a child c and its parent p are
+ *   child motion   V(c) = phi*(p, c) V_m(p) + H*(c) u(c),   phi*(p, c) = [Xup(c), Y(c)]   (001 Eq 13-14)
+ *   parent force   phi(p, c) f = [Xup(c)^T f; Y(c)^T f] and phi P phi* for a 6x6 P (001 Eq 16-17:
+ *                  A(k) B(k+1, k), every child-to-parent quantity passes through 6 numbers).
+ * So a new kind of node is new code in sd_nodes_motion (and its own elimination in the Riccati step),
+ * not a change to the sweeps.
  * Because phi(p, c) acts only on the child's rigid part (the first block column of 001 Eq 14 is zero),
  * what a child hands its parent is always a 6-vector or 6x6 block: the Riccati step of a node eliminates
- * its extra coordinates first and then its hinge (001 Eq 62-63), and its parent sees a rigid child.
+ * its extra coordinates first and then its hinge (001 Eq 62-63), its parent sees a rigid child, and the
+ * composite inertia a child hands on is its 6x6 block R^rr (001 Eq 50).
+ *
+ * NODES ON NODES. A child c may ride on node t of a flexible parent p. With N = N_t(eta_p) the deformed
+ * node frame (flex_body.h: pose in F_p, relative twist S_t eta-dot_p in N's axes) and T = c placed in N
+ * (node_placement(c) * XJ(q_c)): Xup(c) = pose(N) T, Y(c) = X(c <- N) S_t, and a(c) gains
+ * X(c <- N) (S_t-dot eta-dot_p + V_N x S_t eta-dot_p), V_N = X(N <- p) V(p) + S_t eta-dot_p (node_kinematics.c).
+ *
+ * CONVENTIONS the engine keeps with the fast path, so that results mean the same on every model:
+ * - Gravity: the base is given the acceleration -g (alpha_has_gravity), so every node's weight enters
+ *   through M_m alpha_m; exact for the full mass model (M_m is the lumped nodes' kinetic metric).
+ * - f_ext (6 per body, body frame) acts on the rigid part: a force at a point moving with F_k. It
+ *   reaches the body's modes only through its children, as the Jacobian below says.
+ * - Joint damping and springs are not in C (the caller's, as on rigid models); the modal damping and
+ *   stiffness D_m, K_m are (they are the body's model, 001 Eq 38-40).
+ * - The modal speeds' columns of d->S are zero (the modes do not move F_k), so readers of H* per
+ *   speed see the truth; nv_k/v_index keep meaning the hinge's speeds.
+ * - Currency: the engine sets the same SD_CURRENT_* flags. Y, node_pose, M_m and q are current when
+ *   PLACEMENTS is; V_m, a_m, b_m when VELOCITIES is; alpha_m when ACCELERATIONS is.
  *
  * Bodies stay the user's unit: after a sweep the rigid parts are copied to the per-body arrays of
- * sd_data (V, alpha, f, Xup, Xworld, ...), so every reader of dynamics.h works unchanged.
+ * sd_data (V, a, b, alpha, f, Xup, Xworld, ...), so every reader of dynamics.h works unchanged.
  */
 #ifndef SOADYN_NODE_ENGINE_H
 #define SOADYN_NODE_ENGINE_H
