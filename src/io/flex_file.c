@@ -56,6 +56,7 @@
 #include <jansson.h>
 
 #include "flex/flex_data.h"
+#include "io/flex_file.h"
 #include "io/io_common.h"
 #include "model/model_bounds.h"
 
@@ -416,6 +417,27 @@ static sd_status read_document(const reader *r, const json_t *root, sd_flex_data
     return SD_OK;
 }
 
+sd_status sd_flex_data_read_text(const char *text, size_t length, const char *source, sd_flex_data **data,
+                                 sd_error *err)
+{
+    *data = NULL;
+    const reader r = {source, err};
+    const size_t values = count_values(text, length);
+    if (values > SD_FLEX_FILE_MAX_VALUES)
+        return bad(&r, 0, "about %zu JSON values, more than the %zu a flexible-body data file may hold", values,
+                   SD_FLEX_FILE_MAX_VALUES);
+    json_error_t jerr;
+    json_t *root = json_loadb(text, length, JSON_REJECT_DUPLICATES, &jerr);
+    if (root == NULL) {
+        if (json_error_code(&jerr) == json_error_out_of_memory)
+            return sd_io_fail(err, SD_E_MEMORY, source, 0, "out of memory");
+        return bad(&r, jerr.line > 0 ? jerr.line : 0, "JSON: %s (column %d)", jerr.text, jerr.column);
+    }
+    const sd_status st = read_document(&r, root, data);
+    json_decref(root);
+    return st;
+}
+
 sd_status sd_flex_data_read_file(const char *path, sd_flex_data **data, sd_error *err)
 {
     if (err != NULL) { err->status = SD_OK; err->message[0] = '\0'; }
@@ -426,22 +448,7 @@ sd_status sd_flex_data_read_file(const char *path, sd_flex_data **data, sd_error
     size_t length;
     sd_status st = sd_io_read_model_file(path, &text, &length, err);
     if (st != SD_OK) return st;
-    const reader r = {path, err};
-    const size_t values = count_values(text, length);
-    if (values > SD_FLEX_FILE_MAX_VALUES) {
-        free(text);
-        return bad(&r, 0, "about %zu JSON values, more than the %zu a flexible-body data file may hold", values,
-                   SD_FLEX_FILE_MAX_VALUES);
-    }
-    json_error_t jerr;
-    json_t *root = json_loadb(text, length, JSON_REJECT_DUPLICATES, &jerr);
+    st = sd_flex_data_read_text(text, length, path, data, err);
     free(text);
-    if (root == NULL) {
-        if (json_error_code(&jerr) == json_error_out_of_memory)
-            return sd_io_fail(err, SD_E_MEMORY, path, 0, "out of memory");
-        return bad(&r, jerr.line > 0 ? jerr.line : 0, "JSON: %s (column %d)", jerr.text, jerr.column);
-    }
-    st = read_document(&r, root, data);
-    json_decref(root);
     return st;
 }
