@@ -123,7 +123,7 @@ sd_status sd_nodes_not_offered(const sd_model *m, sd_data *d, const char *fn)
     while (k < m->n && modes_of(m, k) == 0 && !(m->flex && m->flex[k])) ++k;
     if (k == m->n) k = 0;
     return sd_data_fail(d, SD_E_NOT_SUPPORTED,
-                        "%s is not offered for models with flexible bodies (body '%s' has %d modes); use "
+                        "%s is not offered for models with flexible bodies (body '%s' has %d mode%s); use "
                         "sd_mass_matrix and a dense factorisation",
-                        fn, m->desc[k].name, modes_of(m, k));
+                        fn, m->desc[k].name, modes_of(m, k), modes_of(m, k) == 1 ? "" : "s");
 }

@@ -845,6 +845,68 @@ static void test_stiff_limit(void)
     sd_model_free(mr);
 }
 
+/* ---------------------------------------------------------------- (g) external forces, refusals */
+
+/* A force F at a point of a body (sd_external_force_at_point) changes the inverse dynamics by
+ * -J_lin^T F, J the point's Jacobian: f_ext and the Jacobian agree on what a point on a flexible body is
+ * (it moves with F_k; ancestors' modes move it through the nodes the path rides on). */
+static void test_point_force_and_refusals(void)
+{
+    uint64_t rng = 131;
+    double worst = 0;
+    for (int trial = 0; trial < 20; ++trial) {
+        random_flex_spec spec = {2 + (int)(sd_random_uniform(&rng) * 5), 1 + trial % 10, RF_ON_NODES, 0};
+        sd_model *m = random_flex_tree(&rng, &spec);
+        sd_data *d = sd_data_new(m);
+        const int nv = m->nv, nq = m->nq, n = m->n;
+        double *q = vec(nq), *u = vec(nv), *qdd = vec(nv), *f = vec(6 * n), *t0 = vec(nv), *t1 = vec(nv),
+               *J = vec(6 * nv + nv * nv), *r = vec(nv);
+        random_flex_state(m, &rng, 0.3, q, u, qdd);
+        const int body = (int)(sd_random_uniform(&rng) * n);
+        double pt[3], F[3];
+        random_vector(&rng, pt, 3, 0.5);
+        random_vector(&rng, F, 3, 2.0);
+        CHECK(sd_kinematics(m, d, q, u, NULL) == SD_OK);
+        CHECK(sd_jacobian_world(m, d, body, pt, J) == SD_OK);
+        CHECK(sd_external_force_at_point(m, d, body, pt, F, f) == SD_OK);
+        CHECK(sd_inverse_dynamics(m, d, q, u, qdd, NULL, t0) == SD_OK);
+        CHECK(sd_inverse_dynamics(m, d, q, u, qdd, f, t1) == SD_OK);
+        for (int i = 0; i < nv; ++i) {
+            r[i] = t0[i];
+            for (int a = 0; a < 3; ++a) r[i] -= J[(3 + a) * nv + i] * F[a];
+        }
+        worst = fmax(worst, test_rel_diff(t1, r, nv));
+        /* the functions the engine does not offer say so */
+        if (!m->nflex) goto done;
+        sd_status st = sd_mass_matrix_solve(m, d, u, r);
+        CHECK(st == SD_E_NOT_SUPPORTED && strstr(sd_data_error(d), "flexible bodies") != NULL);
+        CHECK(sd_mass_matrix_inverse(m, d, q, J) == SD_E_NOT_SUPPORTED);
+        CHECK(sd_innovations_apply(m, d, SD_FACTOR_NE, u, r) == SD_E_NOT_SUPPORTED);
+        sd_task_frame tf;
+        memset(&tf, 0, sizeof tf);
+        tf.body = body;
+        CHECK(sd_operational_space_compliance(m, d, q, 1, &tf, J) == SD_E_NOT_SUPPORTED);
+        CHECK(sd_operational_space_inertia(m, d, q, 1, &tf, J) == SD_E_NOT_SUPPORTED);
+        if (trial == 1) printf("    refusal: %s\n", sd_data_error(d));
+    done:
+        free(q); free(u); free(qdd); free(f); free(t0); free(t1); free(J); free(r);
+        sd_data_free(d);
+        sd_model_free(m);
+    }
+    printf("(g) point force: ID(f_ext) = ID - J_lin^T F on flexible trees %.2g\n", worst);
+    CHECK(worst < 1e-12);
+    /* strain energy: 0 on a rigid model, and only after placements */
+    sd_model *m = random_tree(&rng, 3, 0);
+    sd_data *d = sd_data_new(m);
+    double E = -1, *q = vec(m->nq);
+    CHECK(sd_strain_energy(m, d, &E) == SD_E_ARGUMENT);
+    sd_configuration_neutral(m, q);
+    CHECK(sd_kinematics(m, d, q, NULL, NULL) == SD_OK && sd_strain_energy(m, d, &E) == SD_OK && E == 0.0);
+    free(q);
+    sd_data_free(d);
+    sd_model_free(m);
+}
+
 int main(void)
 {
     test_rigid_through_engine();
@@ -854,5 +916,6 @@ int main(void)
     test_power_balance();
     test_rigid_limit();
     test_stiff_limit();
+    test_point_force_and_refusals();
     return test_summary("test_node_engine");
 }
