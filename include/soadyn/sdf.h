@@ -12,22 +12,29 @@
  *   fixed                  merged into the parent with exact lumping of mass, centre of mass and
  *                          inertia (the merged link stays a named frame), or a 0-dof body with
  *                          options->keep_fixed_joints - as the URDF reader does
- * Other joint types (screw, gearbox, revolute2) are refused naming the joint. A link's
- * <inertial> (mass, inertia about the inertial frame, its <pose>) is turned into the link frame.
- * <dynamics damping> is read into the body's damping.
+ * Other joint types (screw, gearbox, revolute2) are refused naming the joint. A body's frame is
+ * its hinge frame at the neutral configuration: the frame of the joint that enters the link (SDF
+ * places it relative to the child link, at the link's origin unless the joint has a <pose>), the
+ * link frame for a root. A link's <inertial> (mass, inertia about the inertial frame, its <pose>)
+ * is turned into that body frame. <dynamics> damping and friction and <limit> are read into the
+ * body's description (limits at libsdformat's default of +-1e16 mean none).
  *
  * The root: a joint whose parent is "world" attaches its child to the inertial frame; a model with
- * no joint to "world" floats (its canonical link gets a free hinge named "<link>_root"), unless
- * options->fixed_base welds it. Loops: the spanning tree is grown breadth-first from the root;
+ * no joint to "world" floats: its canonical link (or else the one link no joint enters) gets a free
+ * hinge named "<link>_root" whose neutral configuration is the link's pose in the file, unless
+ * options->fixed_base or <static> welds it there. Loops: the spanning tree is grown breadth-first from the root;
  * every joint whose child already has a parent becomes a closure constraint (loops.h) of the
  * matching kind, named after the joint, between the joint frame on the parent link and on the
  * child link: revolute/continuous -> REVOLUTE about the axis, prismatic -> PRISMATIC, ball -> BALL,
  * fixed -> WELD; a universal loop joint is refused. Links not connected to the root are refused.
  *
- * Errors name the file and, where libsdformat knows it, the line: libsdformat's own errors (bad
- * XML, frame-graph errors such as a cycle of relative_to, a missing <include> uri) come back in
- * the sd_error, the first one in full and how many more there were. Every number is checked
- * (finite, mass >= 0, inertia positive semi-definite) before the model is built.
+ * Errors name the file and, where known, the line: libsdformat's own errors (frame-graph errors
+ * such as a cycle of relative_to, a missing <include> uri, an unknown joint type) come back in the
+ * sd_error, the first one in full and how many more there were, at the line of the element it
+ * names; malformed XML is located by libxml2. Every number is checked (finite, mass >= 0 and at
+ * most 1e12 kg, inertia positive semi-definite, offsets within 1e6 m, damping >= 0) before the
+ * model is built. Nothing is printed: libsdformat's console and urdfdom's (console_bridge) are
+ * captured during a load, so loads are serialised by a lock inside the library.
  *
  * Built only when soadyn was configured with SOADYN_WITH_SDF=ON (needs libsdformat-dev); otherwise
  * these functions return SD_E_NOT_SUPPORTED saying so. <soadyn/config.h>: SOADYN_HAS_SDF.

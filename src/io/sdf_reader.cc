@@ -30,6 +30,7 @@
  * for the duration of a load (one load at a time: the console is process-wide).
  */
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -42,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include <console_bridge/console.h>
 #include <sdf/Console.hh>
 #include <sdf/Error.hh>
 #include <sdf/Joint.hh>
@@ -53,10 +55,13 @@
 #include <sdf/SemanticPose.hh>
 #include <sdf/World.hh>
 
+#include <libxml/tree.h> /* before the C block: under C++ it brings ICU's C++ templates */
+
 extern "C" {
 #include <soadyn/sdf.h>
 
 #include "io/urdf_internal.h"
+#include "io/xml_read.h"
 #include "model/model_bounds.h"
 }
 
@@ -344,7 +349,11 @@ void Reader::add_inertial(const LinkInfo &info, sd_urdf_link *out) const
     const auto moi = inertial.MassMatrix().Moi();
     const auto &pose = inertial.Pose();
     if (!std::isfinite(m)) fail(SD_E_PARSE, info.line, what + ": its mass is not finite");
-    if (m < 0.0) fail(SD_E_PARSE, info.line, what + ": negative mass " + std::to_string(m) + " kg");
+    if (m < 0.0) {
+        std::ostringstream t;
+        t << what << ": negative mass " << m << " kg";
+        fail(SD_E_PARSE, info.line, t.str());
+    }
     if (m > SD_MAX_MASS) fail(SD_E_PARSE, info.line, what + ": mass beyond 1e12 kg, the bound of physical models");
     if (!finite_pose(pose)) fail(SD_E_PARSE, info.line, what + ": its <inertial><pose> is not finite");
     double I[9], scale = 0.0;
@@ -531,23 +540,123 @@ void Reader::to_robot(sd_urdf_robot *robot)
 /* One load at a time: libsdformat's console is process-wide, and its output is captured. */
 std::mutex console_mutex;
 
-std::string describe_errors(const sdf::Errors &errors, const std::string &source, size_t shown)
+/* The line of the element of this file that a libsdformat message names ("joint with name[j]",
+ * "Joint type of hinge"), found in the parsed element tree; 0 if none. The frame-graph errors of
+ * libsdformat 12 carry no line of their own. */
+int find_line(const sdf::ElementPtr &root, const std::string &file, const std::string &kind, const std::string &attr,
+              const std::string &value, bool last)
+{
+    int found = 0;
+    std::vector<sdf::ElementPtr> stack{root};
+    while (!stack.empty()) {
+        sdf::ElementPtr e = stack.back();
+        stack.pop_back();
+        if (!e) continue;
+        if (e->GetName() == kind && e->HasAttribute(attr) && e->GetAttribute(attr)->GetAsString() == value &&
+            (file.empty() || e->FilePath() == file) && e->LineNumber()) {
+            if (found == 0 || last) found = *e->LineNumber();
+            if (!last) return found;
+        }
+        std::vector<sdf::ElementPtr> children;
+        for (sdf::ElementPtr c = e->GetFirstElement(); c; c = c->GetNextElement()) children.push_back(c);
+        stack.insert(stack.end(), children.rbegin(), children.rend());
+    }
+    return found;
+}
+
+int line_from_message(const sdf::ElementPtr &root, const std::string &file, const std::string &msg)
+{
+    if (!root) return 0;
+    static const char *const kinds[] = {"joint", "link", "frame", "model"};
+    for (const char *kind : kinds) {
+        const std::string key = std::string(kind) + " with name[";
+        size_t at = msg.find(key);
+        if (at == std::string::npos) {
+            std::string upper = key;
+            upper[0] = static_cast<char>(std::toupper(upper[0]));
+            at = msg.find(upper);
+        }
+        if (at == std::string::npos) continue;
+        const size_t from = at + key.size(), to = msg.find(']', from);
+        if (to == std::string::npos) continue;
+        std::string name = msg.substr(from, to - from);
+        const size_t scope = name.rfind("::");
+        if (scope != std::string::npos) name = name.substr(scope + 2);
+        const int line = find_line(root, file, kind, "name", name, msg.find("already exists") != std::string::npos);
+        if (line > 0) return line;
+    }
+    const size_t vertex = msg.find("vertex [");
+    if (vertex != std::string::npos) { /* graph messages: "vertex [model::name]" */
+        const size_t from = vertex + 8, to = msg.find(']', from);
+        std::string name = msg.substr(from, to == std::string::npos ? to : to - from);
+        const size_t scope = name.rfind("::");
+        if (scope != std::string::npos) name = name.substr(scope + 2);
+        for (const char *kind : kinds) {
+            const int line = find_line(root, file, kind, "name", name, false);
+            if (line > 0) return line;
+        }
+    }
+    const std::string type_key = "Joint type of ";
+    const size_t at = msg.find(type_key);
+    if (at != std::string::npos) {
+        const size_t from = at + type_key.size(), to = msg.find(' ', from);
+        return find_line(root, file, "joint", "type", msg.substr(from, to == std::string::npos ? to : to - from), false);
+    }
+    return 0;
+}
+
+std::string trimmed(std::string s)
+{
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '.')) s.pop_back();
+    return s;
+}
+
+/* "file:line: libsdformat: message (and N more errors)" for the first error. */
+std::string describe_errors(const sdf::Errors &errors, const std::string &source, const sdf::ElementPtr &root,
+                            const std::string &root_file, const std::string &console)
 {
     std::ostringstream s;
-    const sdf::Error &e = errors[shown];
-    std::string file = e.FilePath() ? *e.FilePath() : source;
-    if (file.empty() || file == "data-string") file = source;
+    const sdf::Error &e = errors[0];
+    std::string file = e.FilePath() ? *e.FilePath() : std::string();
+    int line = e.LineNumber() ? *e.LineNumber() : 0;
+    if (file.empty() || file == "data-string" || file == root_file) {
+        file = source;
+        if (line <= 0) line = line_from_message(root, root_file, e.Message());
+    }
     s << file;
-    if (e.LineNumber() && *e.LineNumber() > 0) s << ":" << *e.LineNumber();
-    std::string msg = e.Message();
-    while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
-    s << ": libsdformat: " << msg;
+    if (line > 0) s << ":" << line;
+    s << ": libsdformat: " << trimmed(e.Message());
+    /* "Error reading element <pose>" says where, libsdformat's console said why */
+    if (e.Message().rfind("Error reading element", 0) == 0 && !console.empty()) {
+        /* its first line, without colour codes and the "Error [Param.cc:576]" prefix */
+        std::string first;
+        for (size_t i = 0; i < console.size() && console[i] != '\n'; ++i) {
+            if (console[i] == '\x1b') {
+                while (i < console.size() && console[i] != 'm') ++i;
+                continue;
+            }
+            first += console[i];
+        }
+        const size_t bracket = first.find("] ");
+        if (first.find("Error [") != std::string::npos && bracket != std::string::npos) first = first.substr(bracket + 2);
+        while (!first.empty() && first[0] == ' ') first.erase(0, 1);
+        if (!first.empty()) s << " (" << trimmed(first) << ")";
+    }
     if (errors.size() > 1) s << " (and " << errors.size() - 1 << " more error" << (errors.size() > 2 ? "s" : "") << ")";
     return s.str();
 }
 
-/* Load text (from_file: a path) with libsdformat and build the model. */
-sd_status load(const std::string &text_or_path, bool from_file, const std::string &source,
+/* urdfdom, which libsdformat asks whether a file it could not read is a URDF, prints through
+ * console_bridge: its messages are kept here instead of reaching stderr. */
+class QuietHandler : public console_bridge::OutputHandler {
+public:
+    void log(const std::string &text, console_bridge::LogLevel, const char *, int) override { text_ += text + "\n"; }
+    std::string text_;
+};
+
+/* Load with libsdformat (from `path` when given, so that <include>s resolve beside it, else from the
+ * text) and build the model; `text` is the whole input in both cases. */
+sd_status load(const char *text, size_t length, const char *path, const std::string &source,
                const sd_sdf_options *options, sd_model **model, sd_error *err)
 {
     sd_urdf_robot robot;
@@ -558,21 +667,26 @@ sd_status load(const std::string &text_or_path, bool from_file, const std::strin
         sdf::Root root;
         sdf::Errors errors;
         std::ostringstream console;
+        QuietHandler quiet;
         {
-            /* libsdformat prints warnings (and some errors) on its console: keep them out of stderr */
+            /* libsdformat prints warnings (and some errors) on its console, urdfdom through
+             * console_bridge: both are kept out of stderr for the load */
             auto &stream = sdf::Console::Instance()->GetMsgStream();
             std::ostream *saved = stream.GetStream();
             stream.SetStream(&console);
+            console_bridge::useOutputHandler(&quiet);
             sdf::ParserConfig config;
             config.SetWarningsPolicy(sdf::EnforcementPolicy::LOG);
             config.SetUnrecognizedElementsPolicy(sdf::EnforcementPolicy::LOG);
             config.SetDeprecatedElementsPolicy(sdf::EnforcementPolicy::LOG);
             try {
-                errors = from_file ? root.Load(text_or_path, config) : root.LoadSdfString(text_or_path, config);
+                errors = path != nullptr ? root.Load(path, config) : root.LoadSdfString(std::string(text, length), config);
             } catch (...) {
+                console_bridge::restorePreviousOutputHandler();
                 stream.SetStream(saved);
                 throw;
             }
+            console_bridge::restorePreviousOutputHandler();
             stream.SetStream(saved);
         }
         /* an inertia libsdformat finds invalid (zero mass, a broken triangle inequality) is checked below as
@@ -580,9 +694,17 @@ sd_status load(const std::string &text_or_path, bool from_file, const std::strin
         sdf::Errors kept;
         for (const auto &e : errors)
             if (e.Code() != sdf::ErrorCode::LINK_INERTIA_INVALID) kept.push_back(e);
+        const std::string root_file = root.Element() ? root.Element()->FilePath() : std::string();
         if (!kept.empty()) {
-            const sd_status st = kept[0].Code() == sdf::ErrorCode::FILE_READ ? SD_E_IO : SD_E_PARSE;
-            throw Failure{st, describe_errors(kept, source, 0)};
+            /* "Unable to read file" of a file read a moment ago: its XML is broken, and libxml2 says where */
+            if (kept.back().Code() == sdf::ErrorCode::FILE_READ || kept[0].Code() == sdf::ErrorCode::STRING_READ) {
+                xmlDoc *doc = nullptr;
+                sd_error xml_err;
+                if (sd_xml_read(text, length, source.c_str(), &doc, &xml_err) != SD_OK)
+                    throw Failure{SD_E_PARSE, xml_err.message};
+                xmlFreeDoc(doc);
+            }
+            throw Failure{SD_E_PARSE, describe_errors(kept, source, root.Element(), root_file, console.str())};
         }
         const sdf::Model *m = nullptr;
         const char *wanted = options != nullptr ? options->model_name : nullptr;
@@ -601,7 +723,8 @@ sd_status load(const std::string &text_or_path, bool from_file, const std::strin
                     if (wanted == nullptr || cand->Name() == wanted) {
                         m = cand;
                         const sdf::Errors e = m->SemanticPose().Resolve(model_pose, "world");
-                        if (!e.empty()) throw Failure{SD_E_PARSE, describe_errors(e, source, 0)};
+                        if (!e.empty())
+                            throw Failure{SD_E_PARSE, describe_errors(e, source, root.Element(), root_file, "")};
                     }
                 }
             }
@@ -609,8 +732,7 @@ sd_status load(const std::string &text_or_path, bool from_file, const std::strin
                 throw Failure{SD_E_PARSE, source + (wanted ? ": no model named '" + std::string(wanted) + "'"
                                                            : std::string(": no <model> in the file"))};
         }
-        const std::string file_path = root.Element() ? root.Element()->FilePath() : std::string();
-        Reader reader(source, file_path);
+        Reader reader(source, root_file);
         if (!finite_pose(model_pose)) reader.fail(SD_E_PARSE, 0, quoted("model", m->Name()) + ": its pose is not finite");
         reader.X_W_M_ = to_transform(model_pose);
         sd_transform identity;
@@ -658,10 +780,12 @@ extern "C" sd_status sd_sdf_load_file(const char *path, const sd_sdf_options *op
     size_t length = 0;
     sd_status st = sd_io_read_model_file(path, &text, &length, err);
     if (st != SD_OK) return st;
-    const bool has_nul = std::memchr(text, '\0', length) != nullptr;
+    if (std::memchr(text, '\0', length) != nullptr)
+        st = sd_io_fail(err, SD_E_PARSE, path, 0, "the file holds a NUL byte: not an SDF (XML) file");
+    else
+        st = load(text, length, path, path, options, model, err);
     std::free(text);
-    if (has_nul) return sd_io_fail(err, SD_E_PARSE, path, 0, "the file holds a NUL byte: not an SDF (XML) file");
-    return load(path, true, path, options, model, err);
+    return st;
 }
 
 extern "C" sd_status sd_sdf_load_string(const char *text, size_t length, const char *source_name,
@@ -678,7 +802,7 @@ extern "C" sd_status sd_sdf_load_string(const char *text, size_t length, const c
     if (std::memchr(text, '\0', length) != nullptr)
         return sd_io_fail(err, SD_E_PARSE, src, 0, "the text holds a NUL byte: not an SDF (XML) file");
     try {
-        return load(std::string(text, length), false, src, options, model, err);
+        return load(text, length, nullptr, src, options, model, err);
     } catch (...) {
         return sd_io_fail(err, SD_E_MEMORY, src, 0, "out of memory");
     }

@@ -37,26 +37,28 @@ endif()
 # SDF files (soadyn/sdf.h) through libsdformat 12: io/sdf_reader.cc, the library's only C++, compiled
 # in an object library of its own (C++17; the C flags and warnings do not apply to it) whose objects
 # join the libraries through SOADYN_COMPONENT_OBJECTS. libstdc++ is a private dependency: a C program
-# linking the static library gets -lsdformat12 -lignition-math6 -lstdc++ from soadyn.pc (Libs.private;
-# not Requires.private, whose Cflags would hand -std=c++17 to a C compiler). Off, or with the io
+# linking the static library gets -lsdformat12 -lignition-math6 -lconsole_bridge -lstdc++ from
+# soadyn.pc (Libs.private; not Requires.private, whose Cflags would hand -std=c++17 to a C compiler). Off, or with the io
 # component off, sdf_not_built.c answers "not offered in this build".
 list(APPEND SOADYN_COMPONENT_HEADERS sdf.h)
 if(SOADYN_WITH_IO AND SOADYN_WITH_SDF)
   find_package(PkgConfig QUIET)
   if(PKG_CONFIG_FOUND)
     pkg_check_modules(SDFORMAT QUIET sdformat12)
+    pkg_check_modules(CONSOLE_BRIDGE QUIET console_bridge) # urdfdom's console, kept quiet
   endif()
-  if(NOT SDFORMAT_FOUND)
-    message(FATAL_ERROR "SOADYN_WITH_SDF needs libsdformat 12 through pkg-config (Debian: apt-get install "
-                        "libsdformat-dev), or configure with -DSOADYN_WITH_SDF=OFF (SDF files are then "
-                        "refused as not offered in this build)")
+  if(NOT SDFORMAT_FOUND OR NOT CONSOLE_BRIDGE_FOUND)
+    message(FATAL_ERROR "SOADYN_WITH_SDF needs libsdformat 12 and console_bridge through pkg-config (Debian: "
+                        "apt-get install libsdformat-dev libconsole-bridge-dev), or configure with "
+                        "-DSOADYN_WITH_SDF=OFF (SDF files are then refused as not offered in this build)")
   endif()
   add_library(soadyn_sdf_objects OBJECT io/sdf_reader.cc)
   set_target_properties(soadyn_sdf_objects PROPERTIES POSITION_INDEPENDENT_CODE ON CXX_VISIBILITY_PRESET hidden
                         VISIBILITY_INLINES_HIDDEN ON CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF)
   target_include_directories(soadyn_sdf_objects PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/include
                                                         ${CMAKE_CURRENT_SOURCE_DIR})
-  target_include_directories(soadyn_sdf_objects SYSTEM PRIVATE ${SDFORMAT_INCLUDE_DIRS})
+  target_include_directories(soadyn_sdf_objects SYSTEM PRIVATE ${SDFORMAT_INCLUDE_DIRS} ${CONSOLE_BRIDGE_INCLUDE_DIRS}
+                                                               ${LIBXML2_INCLUDE_DIRS})
   target_compile_definitions(soadyn_sdf_objects PRIVATE SOADYN_BUILDING)
   set(sdf_warnings -Wall -Wextra -Wpedantic -Wshadow)
   if(SOADYN_WERROR)
@@ -67,8 +69,8 @@ if(SOADYN_WITH_IO AND SOADYN_WITH_SDF)
     target_compile_options(soadyn_sdf_objects PRIVATE -ffat-lto-objects)
   endif()
   list(APPEND SOADYN_COMPONENT_OBJECTS $<TARGET_OBJECTS:soadyn_sdf_objects>)
-  list(APPEND SOADYN_COMPONENT_LIBS ${SDFORMAT_LINK_LIBRARIES} stdc++)
-  foreach(lib ${SDFORMAT_LIBRARIES})
+  list(APPEND SOADYN_COMPONENT_LIBS ${SDFORMAT_LINK_LIBRARIES} ${CONSOLE_BRIDGE_LINK_LIBRARIES} stdc++)
+  foreach(lib ${SDFORMAT_LIBRARIES} ${CONSOLE_BRIDGE_LIBRARIES})
     list(APPEND SOADYN_PC_LIBS_PRIVATE -l${lib})
   endforeach()
   list(APPEND SOADYN_PC_LIBS_PRIVATE -lstdc++)

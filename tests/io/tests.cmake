@@ -17,3 +17,7 @@ if(SOADYN_WITH_SDF)
   soadyn_add_test(test_sdf_shared_models SOURCES io/test_sdf_shared_models.c LABELS shared_models
                   ARGS ${SOADYN_SHARED_MODELS})
 endif()
+if(SOADYN_WITH_SDF)
+  soadyn_add_test(test_sdf_errors SOURCES io/test_sdf_errors.c LABELS unit
+                  ARGS ${CMAKE_CURRENT_SOURCE_DIR}/io/broken_sdf)
+endif()
