@@ -36,6 +36,7 @@ fi
 seeds_of() {
   case "$1" in
     urdf) echo models/*.urdf tests/io/broken/*.urdf ;;
+    mjcf) echo tests/io/broken_mjcf/*.xml ;;
   esac
 }
 

@@ -9,6 +9,8 @@
  *   loops.h     closure constraints and closed-loop dynamics
  *   urdf.h      URDF models in
  *   sdf.h       SDF models in (libsdformat)
+ *   mjcf.h      MJCF (MuJoCo) models in
+ *   io.h        any model file, the format chosen by its content
  *   sim.h       time integration, trajectories out
  */
 #ifndef SOADYN_SOADYN_H
@@ -25,6 +27,8 @@
 #include "loops.h"
 #include "urdf.h"
 #include "sdf.h"
+#include "mjcf.h"
+#include "io.h"
 #include "sim.h"
 
 #endif /* SOADYN_SOADYN_H */

@@ -2,7 +2,7 @@
 # jansson. Included by src/CMakeLists.txt, which
 # says what the SOADYN_COMPONENT_* lists are. Off (SOADYN_WITH_IO=OFF), the library keeps the
 # loaders' symbols and they say "not offered" (not_built.c).
-list(APPEND SOADYN_COMPONENT_HEADERS urdf.h)
+list(APPEND SOADYN_COMPONENT_HEADERS urdf.h mjcf.h io.h)
 if(SOADYN_WITH_IO)
   find_package(PkgConfig QUIET)
   if(PKG_CONFIG_FOUND)
@@ -24,6 +24,10 @@ if(SOADYN_WITH_IO)
     io/urdf.c
     io/urdf_build.c
     io/urdf_loops.c
+    io/mjcf_read.c
+    io/mjcf_geom.c
+    io/mjcf_build.c
+    io/model_load.c
     io/io_common.c
     io/xml_read.c
     io/flex_file.c
@@ -31,7 +35,7 @@ if(SOADYN_WITH_IO)
   list(APPEND SOADYN_COMPONENT_LIBS PkgConfig::LIBXML2 PkgConfig::JANSSON)
   list(APPEND SOADYN_PC_REQUIRES_PRIVATE libxml-2.0 jansson)
 else()
-  list(APPEND SOADYN_COMPONENT_SOURCES io/not_built.c)
+  list(APPEND SOADYN_COMPONENT_SOURCES io/not_built.c io/mjcf_not_built.c io/model_load.c io/io_common.c)
 endif()
 
 # SDF files (soadyn/sdf.h) through libsdformat 12: io/sdf_reader.cc, the library's only C++, compiled

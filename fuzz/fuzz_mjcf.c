@@ -1,0 +1,57 @@
+/*
+ * fuzz/fuzz_mjcf.c — the MJCF reader on arbitrary bytes: every load is a model that keeps the
+ * contract (model_check.c: sizes, finite dynamics at a random state) or an error with a message,
+ * and libxml2 never prints past the reader. The text is named as a file in a folder that does not
+ * exist, so that <include> elements fail as missing files instead of reading the disk.
+ */
+#include <stdint.h>
+#include <stdio.h>
+
+#include <libxml/xmlerror.h>
+#include <libxml/xmlversion.h>
+
+#include <soadyn/mjcf.h>
+
+#include "model_check.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size);
+
+static void libxml2_generic_message(void *context, const char *format, ...)
+{
+    (void)context;
+    fprintf(stderr, "fuzz: contract broken: libxml2 printed past the reader: %s\n", format);
+    __builtin_trap();
+}
+
+#if LIBXML_VERSION >= 21200
+static void libxml2_structured_message(void *context, const xmlError *error)
+#else
+static void libxml2_structured_message(void *context, xmlErrorPtr error)
+#endif
+{
+    (void)context;
+    fprintf(stderr, "fuzz: contract broken: libxml2 printed past the reader (line %d): %s\n", error ? error->line : 0,
+            error && error->message ? error->message : "(no message)");
+    __builtin_trap();
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    xmlSetGenericErrorFunc(NULL, libxml2_generic_message);
+    xmlSetStructuredErrorFunc(NULL, libxml2_structured_message);
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
+{
+    sd_model *model = NULL;
+    sd_error err;
+    const sd_status st =
+        sd_mjcf_load_string((const char *)bytes, size, "/nonexistent-soadyn-fuzz/fuzz.xml", &model, &err);
+    fuzz_check_load("mjcf", st, model, &err, fuzz_input_seed(bytes, size));
+    sd_model_free(model);
+    return 0;
+}
