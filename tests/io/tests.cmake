@@ -24,3 +24,6 @@ if(SOADYN_WITH_SDF)
   soadyn_add_test(test_sdf_errors SOURCES io/test_sdf_errors.c LABELS unit
                   ARGS ${CMAKE_CURRENT_SOURCE_DIR}/io/broken_sdf)
 endif()
+if(SOADYN_WITH_SDF)
+  soadyn_add_test(test_sdf_semantics SOURCES io/test_sdf_semantics.c LABELS unit)
+endif()
