@@ -11,7 +11,8 @@
 static const char usage[] =
     "usage: soadyn COMMAND [options] MODEL\n"
     "\n"
-    "Multibody dynamics by Spatial Operator Algebra. MODEL is a URDF file.\n"
+    "Multibody dynamics by Spatial Operator Algebra. MODEL is a URDF, MJCF (MuJoCo) or SDF file,\n"
+    "told apart by its content (the root element), not by its name.\n"
     "\n"
     "commands:\n"
     "  info       describe a model: bodies, hinges, tree, serial chains, mass-matrix sparsity\n"
