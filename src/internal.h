@@ -261,4 +261,16 @@ void sd_loops_model_free(struct sd_loops_model *lm);
 struct sd_loops_data *sd_loops_data_new(const sd_model *m);
 void sd_loops_data_free(struct sd_loops_data *ld);
 
+/* ---- flexible bodies (src/model/flex_model.c): the hooks of the builder and model ---- */
+struct sd_flex_builder;
+/* The builder's flexible-body descriptions (model_builder.c keeps the pointer). */
+struct sd_flex_builder **sd_builder_flex(sd_builder *b);
+void sd_flex_builder_free(struct sd_flex_builder *fb);
+/* After the bodies are in m (parent-first, rigid layout): check every parent_node (also of a model
+ * without flexible bodies), make the flexible bodies, lay q and u out with the modes after each
+ * hinge block (q_index, v_index, nq, nv) and fill the flexible fields of sd_model. fb may be NULL. */
+sd_status sd_flex_model_build(const struct sd_flex_builder *fb, sd_model *m, sd_error *err);
+/* Free the flexible fields of m (sd_model_free). */
+void sd_flex_model_free(sd_model *m);
+
 #endif /* SOADYN_INTERNAL_H */

@@ -28,6 +28,7 @@
 #ifndef SOADYN_FLEX_H
 #define SOADYN_FLEX_H
 
+#include "dynamics.h" /* sd_data, sd_model, sd_builder */
 #include "export.h"
 #include "model.h"
 

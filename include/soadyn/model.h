@@ -113,10 +113,13 @@ typedef struct sd_body_desc {
     double mimic_multiplier, mimic_offset;  /* q = multiplier * q(mimic_joint) + offset */
     const char *source_file; /* where the body was described, for messages; may be NULL */
     int source_line;         /* 0: unknown */
+    int parent_node;         /* -1 (default): the hinge sits on the parent's body frame; t >= 0: on node t
+                                of a flexible parent (soadyn/flex.h), the placement still given in the
+                                parent's body frame */
 } sd_body_desc;
 
 /* Fill a description with defaults: no name, root parent, fixed hinge, identity placement,
- * axis = z, axis2 = y, zero mass and inertia, no limits, no mimic. */
+ * axis = z, axis2 = y, zero mass and inertia, no limits, no mimic, parent_node -1. */
 SD_API void sd_body_desc_init(sd_body_desc *desc);
 
 typedef struct sd_builder sd_builder;

@@ -288,6 +288,12 @@ sd_status sd_loops_build(struct sd_loops_builder *lb, sd_model *m, sd_error *err
 {
     m->loops = NULL;
     if (!lb || lb->n == 0) return SD_OK;
+    /* the closed-loop solvers work on the rigid fast path's quantities (G, Jacobians of body frames) */
+    if (m->nflex > 0)
+        return sd_error_set(err, SD_E_NOT_SUPPORTED,
+                            "closure constraints (%d, the first '%s') on a model with %d flexible bodies are not "
+                            "offered: closed loops need rigid bodies only",
+                            lb->n, lb->items[0].name ? lb->items[0].name : "(unnamed)", m->nflex);
     const int n = m->n, nb = n > 0 ? n : 1;
     sd_loops_model *L = calloc(1, sizeof *L);
     if (!L) return sd_error_set(err, SD_E_MEMORY, "out of memory");

@@ -17,6 +17,7 @@ void sd_model_free(sd_model *m)
     for (size_t i = 0; i < m->nwarnings; ++i) free(m->warnings[i]);
     free(m->warnings);
     sd_loops_model_free(m->loops);
+    sd_flex_model_free(m);
     free(m->frame_name);
     free(m->frame_body);
     free(m->frame_placement);

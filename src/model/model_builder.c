@@ -30,9 +30,11 @@ struct sd_builder {
     char **warnings;
     size_t nwarnings, cap_warnings;
     struct sd_loops_builder *loops; /* closure constraints (src/loops/constraint_model.c) */
+    struct sd_flex_builder *flex;   /* flexible-body descriptions (flex_model.c) */
 };
 
 struct sd_loops_builder **sd_builder_loops(sd_builder *b) { return &b->loops; }
+struct sd_flex_builder **sd_builder_flex(sd_builder *b) { return &b->flex; }
 
 static char *dup_string(const char *s)
 {
@@ -64,6 +66,7 @@ void sd_body_desc_init(sd_body_desc *desc)
     desc->axis[2] = 1.0;
     desc->axis2[1] = 1.0;
     desc->mimic_multiplier = 1.0;
+    desc->parent_node = -1;
 }
 
 sd_builder *sd_builder_new(void)
@@ -98,6 +101,7 @@ void sd_builder_free(sd_builder *b)
     free(b->warnings);
     free(b->name);
     sd_loops_builder_free(b->loops);
+    sd_flex_builder_free(b->flex);
     free(b);
 }
 
@@ -302,6 +306,9 @@ sd_status sd_builder_add_body(sd_builder *b, const sd_body_desc *desc, sd_error 
         return desc_fail(err, SD_E_MODEL, desc, "body '%s': unknown hinge type %d", desc->name, (int)desc->hinge);
     const sd_status checked = check_numbers(desc, err);
     if (checked != SD_OK) return checked;
+    if (desc->parent_node < -1)
+        return desc_fail(err, SD_E_MODEL, desc, "body '%s': parent node %d (a node index >= 0, or -1 for the parent's "
+                         "body frame)", desc->name, desc->parent_node);
     if (!is_rotation(desc->placement.R))
         return desc_fail(err, SD_E_MODEL, desc, "joint '%s': the placement's rotation is not a proper rotation matrix",
                          joint_of(desc));
@@ -639,13 +646,16 @@ static sd_status fill_speeds_and_subtrees(sd_model *m, sd_error *err)
     /* last[k]: the last speed on the path from the base to k inclusive (parent-first, so O(n)) */
     int *last = malloc((size_t)(m->n > 0 ? m->n : 1) * sizeof(int));
     if (!last) return sd_error_set(err, SD_E_MEMORY, "out of memory");
+    /* A flexible body's modal speeds follow its hinge's (mode_v_index[k] = v_index[k] + nv_k[k]) and
+     * belong to it: they continue the chain, so its children's first speed follows its last mode. */
     for (int k = 0; k < m->n; ++k) {
         const int up = m->parent[k] < 0 ? -1 : last[m->parent[k]];
-        for (int i = 0; i < m->nv_k[k]; ++i) m->v_parent[m->v_index[k] + i] = i ? m->v_index[k] + i - 1 : up;
-        last[k] = m->nv_k[k] ? m->v_index[k] + m->nv_k[k] - 1 : up;
+        const int nk = m->nv_k[k] + (m->n_modes ? m->n_modes[k] : 0);
+        for (int i = 0; i < nk; ++i) m->v_parent[m->v_index[k] + i] = i ? m->v_index[k] + i - 1 : up;
+        last[k] = nk ? m->v_index[k] + nk - 1 : up;
     }
     free(last);
-    for (int k = 0; k < m->n; ++k)
+    for (int k = 0; k < m->n; ++k) {
         for (int i = 0; i < m->nv_k[k]; ++i) {
             m->v_body[m->v_index[k] + i] = k;
             m->damping[m->v_index[k] + i] = m->desc[k].damping;
@@ -655,6 +665,12 @@ static sd_status fill_speeds_and_subtrees(sd_model *m, sd_error *err)
             m->has_armature |= m->desc[k].armature > 0;
             m->has_passive |= m->desc[k].damping > 0 || m->desc[k].stiffness > 0;
         }
+        /* modal damping is the body's D_m (flex_body.c), not a joint's */
+        for (int r = 0; m->n_modes && r < m->n_modes[k]; ++r) {
+            m->v_body[m->mode_v_index[k] + r] = k;
+            m->damping[m->mode_v_index[k] + r] = 0.0;
+        }
+    }
     /* in preorder, k's subtree ends where the next body whose parent precedes k starts */
     for (int k = 0; k < m->n; ++k) m->last_child[k] = -1;
     for (int k = 0; k < m->n; ++k)
@@ -742,6 +758,7 @@ sd_status sd_builder_build(sd_builder *b, sd_model **out, sd_error *err)
         goto done;
     }
     if ((st = fill_bodies(b, m, order, parent_in, err)) != SD_OK) goto done;
+    if ((st = sd_flex_model_build(b->flex, m, err)) != SD_OK) goto done; /* modes shift the layout */
     if ((st = fill_speeds_and_subtrees(m, err)) != SD_OK) goto done;
     if ((st = check_joint_names(m, err)) != SD_OK) goto done;
     if ((st = move_frames(b, m, bodies, order, err)) != SD_OK) goto done;
@@ -753,6 +770,8 @@ sd_status sd_builder_build(sd_builder *b, sd_model **out, sd_error *err)
     /* bodies were moved into the model; the builder is empty and reusable */
     for (int i = 0; i < b->nframes; ++i) free(b->frame_body[i]), free(b->frame_name[i]);
     b->nbodies = b->nframes = 0;
+    sd_flex_builder_free(b->flex);
+    b->flex = NULL;
 done:
     free(parent_in);
     free(order);

@@ -1,8 +1,12 @@
 /*
  * src/sim/labels.c — names of the entries of q and u, for column headers and JSON keys: the joint
- * name, and for hinges of several coordinates a component suffix (see sd_coordinate_label).
+ * name, and for hinges of several coordinates a component suffix (see sd_coordinate_label). A
+ * flexible body's modal coordinates are "<body>.eta<r>" (r from 1); their speeds, the coordinates'
+ * rates like every speed of a 1-dof hinge, carry the same label.
  */
 #include <stdio.h>
+
+#include <soadyn/flex.h>
 
 #include "sim/sim_internal.h"
 
@@ -49,13 +53,20 @@ static int coordinate_body(const sd_model *model, int i)
     }
     /* a 0-dof body shares its q_index with the next one, so the last such body holds i if any does;
      * it does not when i is past nq */
-    return found >= 0 && i < sd_model_q_index(model, found) + sd_model_hinge_nq(model, found) ? found : -1;
+    return found >= 0 && i < sd_model_mode_q_index(model, found) + sd_model_body_nmodes(model, found) ? found : -1;
+}
+
+/* Modal coordinate r (from 0) of body k. */
+static int mode_label(const sd_model *model, int k, int r, char *buf, size_t size)
+{
+    return snprintf(buf, size, "%s.eta%d", sd_model_body_name(model, k), r + 1);
 }
 
 int sd_coordinate_label(const sd_model *model, int i, char *buf, size_t size)
 {
     const int k = coordinate_body(model, i);
     if (k < 0) return snprintf(buf, size, "q%d", i);
+    if (i >= sd_model_mode_q_index(model, k)) return mode_label(model, k, i - sd_model_mode_q_index(model, k), buf, size);
     const int n = sd_model_hinge_nq(model, k);
     return label(model, k, component(q_components[sd_model_hinge(model, k)], n, i - sd_model_q_index(model, k)),
                  buf, size);
@@ -65,6 +76,7 @@ int sd_speed_label(const sd_model *model, int i, char *buf, size_t size)
 {
     const int k = sd_model_v_body(model, i);
     if (k < 0) return snprintf(buf, size, "u%d", i);
+    if (i >= sd_model_mode_v_index(model, k)) return mode_label(model, k, i - sd_model_mode_v_index(model, k), buf, size);
     const int n = sd_model_hinge_nv(model, k);
     return label(model, k, component(v_components[sd_model_hinge(model, k)], n, i - sd_model_v_index(model, k)),
                  buf, size);
