@@ -12,6 +12,8 @@
  *     central differences of sd_flex_mass, and chi^T b_m = 1/2 chi^T dM_m/dt chi (power balance);
  *   - S_t against central differences of the node pose, the node bias against central differences
  *     of S_t eta-dot along eta(t) = eta + t eta-dot, for small (series) and large rotations;
+ *   - a free body (no gravity, no damping) integrated with RK4 on M_m chi-dot + b_m + [0; K eta] = 0
+ *     keeps 1/2 chi^T M_m chi + 1/2 eta^T K eta (full model: the bias is the energy's own);
  *   - the elastic force and strain energy; every validation error names the body and the file.
  */
 #include <stdint.h>
@@ -21,6 +23,7 @@
 #include <soadyn/spatial.h>
 
 #include "flex/flex_body.h"
+#include "internal.h"
 #include "test_util.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -319,6 +322,69 @@ static void test_mass_and_bias(void)
            worst_M, worst_b, worst_L, worst_P);
 }
 
+
+/* chi-dot of a free body: M_m chi-dot = -(b_m + [0; K eta]). */
+static void free_rhs(const sd_flex_body *fb, int nm, const double *eta, const double *chi, double *eta_dot,
+                     double *chi_dot)
+{
+    const int n6 = 6 + nm;
+    double M[MAXN6 * MAXN6], fe[MAXM], zero[MAXM] = {0};
+    sd_flex_mass(fb, eta, M);
+    sd_flex_bias(fb, eta, chi + 6, chi, chi_dot);
+    sd_flex_elastic(fb, eta, zero, fe);
+    for (int i = 0; i < n6; ++i) chi_dot[i] = -chi_dot[i] - (i >= 6 ? fe[i - 6] : 0.0);
+    CHECK(sd_cholesky_factor(M, n6, 0.0) < 0);
+    sd_cholesky_solve(M, n6, chi_dot);
+    memcpy(eta_dot, chi + 6, sizeof(double) * nm);
+}
+
+static double free_energy(const sd_flex_body *fb, int nm, const double *eta, const double *chi)
+{
+    const int n6 = 6 + nm;
+    double M[MAXN6 * MAXN6], T = 0.0;
+    sd_flex_mass(fb, eta, M);
+    for (int i = 0; i < n6; ++i)
+        for (int k = 0; k < n6; ++k) T += 0.5 * chi[i] * M[i * n6 + k] * chi[k];
+    return T + sd_flex_strain_energy(fb, eta);
+}
+
+static void test_free_body_energy(void)
+{
+    double worst = 0.0;
+    for (int trial = 0; trial < 6; ++trial) {
+        static const int nms[6] = {1, 2, 4, 6, 8, 10};
+        const int nm = nms[trial];
+        rbody b;
+        make_body(&b, nm, trial % 2, SD_FLEX_FULL);
+        b.d.damping = NULL;
+        sd_flex_body *fb = new_body(&b, "link");
+        if (!fb) continue;
+        const int n6 = 6 + nm;
+        double eta[MAXM], chi[MAXN6];
+        for (int r = 0; r < nm; ++r) eta[r] = 0.2 * urand();
+        for (int i = 0; i < n6; ++i) chi[i] = urand();
+        const double E0 = free_energy(fb, nm, eta, chi), dt = 1e-3;
+        double drift = 0.0;
+        for (int step = 0; step < 1000; ++step) { /* RK4 */
+            double ke[4][MAXM], kc[4][MAXN6], e2[MAXM], c2[MAXN6];
+            static const double w[4] = {0.0, 0.5, 0.5, 1.0};
+            for (int st = 0; st < 4; ++st) {
+                for (int r = 0; r < nm; ++r) e2[r] = eta[r] + (st ? w[st] * dt * ke[st - 1][r] : 0.0);
+                for (int i = 0; i < n6; ++i) c2[i] = chi[i] + (st ? w[st] * dt * kc[st - 1][i] : 0.0);
+                free_rhs(fb, nm, e2, c2, ke[st], kc[st]);
+            }
+            for (int r = 0; r < nm; ++r) eta[r] += dt / 6.0 * (ke[0][r] + 2.0 * ke[1][r] + 2.0 * ke[2][r] + ke[3][r]);
+            for (int i = 0; i < n6; ++i) chi[i] += dt / 6.0 * (kc[0][i] + 2.0 * kc[1][i] + 2.0 * kc[2][i] + kc[3][i]);
+            drift = fmax(drift, fabs(free_energy(fb, nm, eta, chi) - E0) / E0);
+        }
+        if (!(drift < 1e-9)) fprintf(stderr, "nm %d: energy drift %.3g\n", nm, drift);
+        CHECK(drift < 1e-9);
+        if (drift > worst) worst = drift;
+        sd_flex_body_free(fb);
+    }
+    printf("free body, RK4 1 s at 1 ms: worst relative energy drift %.2e\n", worst);
+}
+
 /* The rotation vector of R^T R' for two nearby rotations: vee of the skew part of R^T dR. */
 static void test_node_frames(void)
 {
@@ -524,6 +590,7 @@ int main(void)
 {
     test_mass_and_bias();
     test_node_frames();
+    test_free_body_energy();
     test_validation();
     return test_summary("test_flex_body");
 }
