@@ -2,8 +2,8 @@
  * tests/io/test_sdf_errors.c — broken SDF files (tests/io/broken_sdf) are refused with the right
  * status and a message naming the file, the line (where there is one to name) and the element;
  * nothing reaches stderr (libsdformat's console and urdfdom's console_bridge are captured), also
- * from four threads at once; the io layer's checks (no regular file, NUL bytes, NULL arguments)
- * come first; sd_sdf_load_string loads what sd_sdf_load_file loads.
+ * from four threads at once (the loads are serialised inside); the io layer's checks (no regular file, NUL bytes, NULL arguments)
+ * come first; the string loader, options and arguments.
  *
  * Usage: test_sdf_errors <folder of the broken corpus (tests/io/broken_sdf)>
  */
@@ -85,12 +85,18 @@ static int check_case(const broken_case *c, int verbose)
     return ok;
 }
 
+/* The files whose loads go through every console libsdformat prints on: its own (XML and value
+ * errors), urdfdom's (the URDF fallback after a failed SDF read), libxml2 (malformed XML). A load
+ * takes some 60 ms of libsdformat's time (it parses its SDF description each time), hence a few. */
+static const char *const noisy[] = {"nan_pose.sdf", "malformed_xml.sdf", "not_xml.sdf", "missing_include.sdf",
+                                    "unknown_joint_type.sdf", "relative_to_cycle.sdf"};
+
 static void *thread_main(void *arg)
 {
     int *failures = arg;
-    for (int round = 0; round < 3; ++round)
+    for (size_t k = 0; k < sizeof noisy / sizeof *noisy; ++k)
         for (int i = 0; i < NCASES; ++i)
-            if (!check_case(&corpus[i], 0)) ++*failures;
+            if (strcmp(corpus[i].file, noisy[k]) == 0 && !check_case(&corpus[i], 0)) ++*failures;
     return NULL;
 }
 
@@ -167,7 +173,7 @@ int main(int argc, char **argv)
         unlink(name);
         CHECK(failures[0] + failures[1] + failures[2] + failures[3] == 0);
         CHECK(printed == 0);
-        printf("  4 threads x 3 rounds of the corpus: %d failures, %ld bytes on stderr\n",
+        printf("  4 threads x %zu files: %d failures, %ld bytes on stderr\n", sizeof noisy / sizeof *noisy,
                failures[0] + failures[1] + failures[2] + failures[3], printed);
     }
     return test_summary("test_sdf_errors");
