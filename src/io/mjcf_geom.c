@@ -273,8 +273,14 @@ static sd_status geom_inertia(const mjcf_ctx *ctx, const xmlNode *g, int cls, co
             z[i] /= len;
         }
         rotation_z_to(z, R);
-        /* the half-length along the segment: size[1] of capsules and cylinders, size[2] of boxes, ellipsoids */
-        size[(type == G_CAPSULE || type == G_CYLINDER) ? 1 : 2] = 0.5 * len;
+        /* the half-length along the segment: size[1] of capsules and cylinders, size[2] of boxes and
+         * ellipsoids, whose two other half-sizes are both size[0] (as MuJoCo 2.2.2 compiles them) */
+        if (type == G_CAPSULE || type == G_CYLINDER) {
+            size[1] = 0.5 * len;
+        } else {
+            size[1] = size[0];
+            size[2] = 0.5 * len;
+        }
     } else {
         int n;
         st = mjcf_numbers(ctx, g, MJCF_KIND_GEOM, cls, owner, "pos", 3, 3, c, &n);
