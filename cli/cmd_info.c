@@ -205,6 +205,38 @@ static int print_constraints(const sd_model *m)
     return st == SD_OK ? CLI_OK : CLI_FAILURE;
 }
 
+/* The joints with an armature, damping or a spring (dynamics.h, joint-level dynamics), one line
+ * each: what is zero is left out. Nothing when no joint has any. */
+static void print_joint_dynamics(const sd_model *m)
+{
+    int count = 0;
+    for (int k = 0; k < sd_model_nbodies(m); ++k) {
+        const sd_body_desc *d = sd_model_body_desc(m, k);
+        count += sd_model_hinge_nv(m, k) > 0 && (d->armature > 0 || d->damping > 0 || d->stiffness > 0);
+    }
+    if (count == 0) return;
+    cli_printf("joint dynamics: %d joint%s with armature, damping or a spring\n", count, count == 1 ? "" : "s");
+    for (int k = 0; k < sd_model_nbodies(m); ++k) {
+        const sd_body_desc *d = sd_model_body_desc(m, k);
+        if (sd_model_hinge_nv(m, k) == 0 || !(d->armature > 0 || d->damping > 0 || d->stiffness > 0)) continue;
+        const char *sep = "";
+        cli_printf("  %s:", sd_model_joint_name(m, k));
+        if (d->armature > 0) {
+            cli_printf(" armature %.6g", d->armature);
+            sep = ",";
+        }
+        if (d->damping > 0) {
+            cli_printf("%s damping %.6g", sep, d->damping);
+            sep = ",";
+        }
+        if (d->stiffness > 0) {
+            cli_printf("%s stiffness %.6g", sep, d->stiffness);
+            if (sd_model_hinge(m, k) != SD_HINGE_SPHERICAL) cli_printf(" (rest at %.6g)", d->spring_ref);
+        }
+        cli_printf("\n");
+    }
+}
+
 static int print_info(const sd_model *m)
 {
     const int n = sd_model_nbodies(m);
@@ -235,6 +267,7 @@ static int print_info(const sd_model *m)
     }
     print_tree(m, &t);
     print_segments(m, &t);
+    print_joint_dynamics(m);
     const double nv = sd_model_nv(m);
     cli_printf("mass matrix: %d x %d, %lld structurally nonzero entries (%.1f%%)\n", sd_model_nv(m), sd_model_nv(m),
                nz, nv > 0 ? 100.0 * (double)nz / (nv * nv) : 0.0);

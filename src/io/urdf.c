@@ -4,7 +4,8 @@
  * syntax, finiteness, sign, and the bounds of physical models of model_bounds.h) and every error
  * names file:line and the element, names whole. URDF+ <loop> and <coupling> elements (urdf.h has
  * their syntax) are read here too; their links and joints are resolved by urdf_loops.c. Unknown
- * elements (gazebo, transmission, sensors, drake:*, xacro:*) are skipped. The XML is read by io/xml_read.c (quiet, no network, no external
+ * elements (gazebo, sensors, drake:*, xacro:*) are skipped; of a <transmission> only Drake's
+ * reflected rotor inertia is read (parse_transmission). The XML is read by io/xml_read.c (quiet, no network, no external
  * entities), the file by io/io_common.c (regular files of bounded size); the tree checks, the
  * lumping of fixed joints and the hand-over to the model builder live in urdf_build.c.
  */
@@ -155,6 +156,7 @@ static const number_kind ANGLE = {SD_MAX_ANGLE, " rad", 0};
 static const number_kind DAMPING = {SD_MAX_DAMPING, "", 1};
 static const number_kind FRICTION = {SD_MAX_EFFORT, "", 1};
 static const number_kind GEAR_RATIO = {SD_MAX_GEAR_RATIO, "", 0};
+static const number_kind ROTOR_INERTIA = {SD_MAX_ARMATURE, " kg m^2", 1};
 
 /* Read attribute `attr` of `node` as n numbers of the given kind into out. An absent attribute
  * keeps out as it is, unless `required`. `owner` names the link or joint for the message. */
@@ -710,6 +712,63 @@ static sd_status parse_coupling(const parse_ctx *pc, const xmlNode *node, sd_urd
     return st;
 }
 
+/* ---------------------------------------------------------------- transmissions */
+
+/* An element of Drake's namespace (xmlns:drake="http://drake.mit.edu"), e.g. <drake:gear_ratio>. */
+static int is_drake_element(const xmlNode *node, const char *name)
+{
+    return node->type == XML_ELEMENT_NODE && node->ns != NULL && node->ns->href != NULL &&
+           strcmp((const char *)node->ns->href, "http://drake.mit.edu") == 0 &&
+           strcmp((const char *)node->name, name) == 0;
+}
+
+static const xmlNode *drake_child(const xmlNode *parent, const char *name)
+{
+    for (const xmlNode *c = parent->children; c != NULL; c = c->next)
+        if (is_drake_element(c, name)) return c;
+    return NULL;
+}
+
+/* A <transmission> whose <actuator> carries <drake:rotor_inertia value> (and <drake:gear_ratio
+ * value>, 1 when absent) adds the motor's reflected inertia rotor_inertia x gear_ratio^2 to the
+ * armature of the transmission's <joint name> (as Drake's parser makes it; several transmissions on
+ * one joint add up). Other transmissions are the controller's business and are skipped. Read after
+ * every <joint>, since a transmission may come first. */
+static sd_status parse_transmission(const parse_ctx *pc, const xmlNode *node, sd_urdf_robot *robot)
+{
+    const xmlNode *actuator = child_element(node, "actuator");
+    const xmlNode *rotor = actuator != NULL ? drake_child(actuator, "rotor_inertia") : NULL;
+    const xmlNode *gear = actuator != NULL ? drake_child(actuator, "gear_ratio") : NULL;
+    if (rotor == NULL && gear == NULL) return SD_OK;
+    char *name = get_attr(node, "name");
+    char *owner = sd_io_describe("transmission", name != NULL ? name : "");
+    free(name);
+    if (owner == NULL) return out_of_memory(pc);
+    double inertia = 0.0, ratio = 1.0;
+    sd_status st = SD_OK;
+    if (rotor != NULL) st = read_numbers(pc, rotor, owner, "value", 1, 1, ROTOR_INERTIA, &inertia);
+    if (st == SD_OK && gear != NULL) st = read_numbers(pc, gear, owner, "value", 1, 1, GEAR_RATIO, &ratio);
+    const xmlNode *jn = child_element(node, "joint");
+    char *jname = st == SD_OK && jn != NULL ? get_attr(jn, "name") : NULL;
+    sd_urdf_joint *joint = NULL;
+    for (int i = 0; jname != NULL && i < robot->njoints && joint == NULL; ++i)
+        if (strcmp(robot->joints[i].name, jname) == 0) joint = &robot->joints[i];
+    if (st == SD_OK && joint == NULL)
+        st = sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(jn != NULL ? jn : node),
+                        jname != NULL ? "%s: drives joint '%s', which the file does not have"
+                                      : "%s: has a drake:rotor_inertia but no <joint name=\"...\">%s",
+                        owner, jname != NULL ? jname : "");
+    const double reflected = inertia * ratio * ratio; /* both bounded: no overflow */
+    if (st == SD_OK && joint->armature + reflected > SD_MAX_ARMATURE)
+        st = sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(rotor != NULL ? rotor : gear),
+                        "%s: reflected rotor inertia %g kg m^2 is beyond %g kg m^2, the bound of physical models",
+                        owner, joint->armature + reflected, SD_MAX_ARMATURE);
+    if (st == SD_OK) joint->armature += reflected;
+    free(jname);
+    free(owner);
+    return st;
+}
+
 /* ---------------------------------------------------------------- document */
 
 static sd_status parse_robot(const parse_ctx *pc, const xmlDoc *doc, sd_urdf_robot *robot)
@@ -730,6 +789,10 @@ static sd_status parse_robot(const parse_ctx *pc, const xmlDoc *doc, sd_urdf_rob
             st = parse_loop(pc, c, robot);
         else if (is_element(c, "coupling"))
             st = parse_coupling(pc, c, robot);
+        if (st != SD_OK) return st;
+    }
+    for (const xmlNode *c = root->children; c != NULL; c = c->next) {
+        const sd_status st = is_element(c, "transmission") ? parse_transmission(pc, c, robot) : SD_OK;
         if (st != SD_OK) return st;
     }
     if (robot->nlinks == 0)

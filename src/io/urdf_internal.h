@@ -50,6 +50,8 @@ typedef struct sd_urdf_joint {
                                     "no limit" (a warning); NULL if none */
     int limit_line;
     double damping, friction;
+    double armature;         /* reflected rotor inertia of the transmissions driving the joint:
+                                drake:rotor_inertia x drake:gear_ratio^2, summed (urdf.c) */
     char *mimic;             /* joint this one mimics; NULL if none */
     int mimic_line;
     double mimic_multiplier, mimic_offset;

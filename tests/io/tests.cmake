@@ -13,6 +13,9 @@ soadyn_add_test(test_urdf_shared_models SOURCES io/test_urdf_shared_models.c LAB
 soadyn_add_test(test_urdf_mimic SOURCES io/test_urdf_mimic.c LABELS shared_models
                 ARGS ${SOADYN_SHARED_MODELS})
 soadyn_add_test(test_urdf_plus SOURCES io/test_urdf_plus.c LABELS unit)
+soadyn_add_test(test_urdf_rotor_inertia SOURCES io/test_urdf_rotor_inertia.c LABELS unit)
+add_test(NAME test_urdf_rotor_inertia_iiwa COMMAND test_urdf_rotor_inertia ${SOADYN_SHARED_MODELS})
+set_tests_properties(test_urdf_rotor_inertia_iiwa PROPERTIES SKIP_RETURN_CODE 77 LABELS shared_models)
 soadyn_add_test(test_mjcf_shared_models SOURCES io/test_mjcf_shared_models.c LABELS shared_models
                 ARGS ${SOADYN_SHARED_MODELS})
 soadyn_add_test(test_mjcf_errors SOURCES io/test_mjcf_errors.c LABELS unit ARGS ${CMAKE_CURRENT_SOURCE_DIR}/io/broken_mjcf)
