@@ -36,6 +36,7 @@ fi
 seeds_of() {
   case "$1" in
     urdf) echo models/*.urdf tests/io/broken/*.urdf ;;
+    sdf) echo tests/io/broken_sdf/*.sdf ;;
     mjcf) echo tests/io/broken_mjcf/*.xml ;;
   esac
 }
@@ -51,11 +52,13 @@ if [ -z "$cc" ] || ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned lo
   echo "fuzz.sh: no clang with libFuzzer (Debian: clang-14 libclang-rt-14-dev; scripts/install-deps.sh installs them)" >&2
   exit 2
 fi
+# The SDF reader is C++: its clang++ beside the clang (CXX overrides).
+cxx=${CXX:-$(dirname "$(command -v "$cc")")/$(basename "$cc" | sed 's/^clang/clang++/')}
 
 # ---------------------------------------------------------------- build
 build=$root/build-fuzz
 echo "== fuzz: build ($cc, libFuzzer + ASan + UBSan) in build-fuzz =="
-cmake -S . -B "$build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSOADYN_BUILD_FUZZ=ON \
+cmake -S . -B "$build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSOADYN_BUILD_FUZZ=ON \
       -DSOADYN_WERROR=ON -DSOADYN_LTO=OFF -DSOADYN_NATIVE=OFF -DSOADYN_BUILD_TESTS=OFF -DSOADYN_BUILD_BENCH=OFF \
       -DSOADYN_WITH_CVODE=OFF -DSOADYN_WITH_PLOT=OFF >/dev/null
 cmake --build "$build" -j2 --target "${targets[@]/#/fuzz_}"
