@@ -30,7 +30,7 @@ void sd_passive_hinge(const sd_model *m, int k, const double *q, const double *u
     const int nk = m->nv_k[k], vk = m->v_index[k];
     const double *qk = q + m->q_index[k];
     for (int i = 0; i < nk; ++i) out[i] = u ? -m->damping[vk + i] * u[vk + i] : 0.0;
-    if (m->stiffness[vk] == 0.0 || nk == 0) return; /* one stiffness per hinge: the builder copies it */
+    if (nk == 0 || m->stiffness[vk] == 0.0) return; /* one stiffness per hinge: the builder copies it */
     if (m->hinge[k] == SD_HINGE_SPHERICAL) {
         double r[3];
         rotation_vector(qk, r);
