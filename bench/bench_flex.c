@@ -10,7 +10,7 @@
  *       same chain, with the full and the linearised modal mass matrix, and their ratio (the two
  *       answers are compared as they are timed).
  * Prints a markdown table and writes bench_flex.dat (columns named in its header line) and, when the
- * library was built with PLplot, bench_flex.svg, into the folder given as the first argument (default
+ * library was built with PLplot, bench_flex.svg and bench_flex.png, into the folder given as the first argument (default
  * "."). Without PLplot the .dat file is plotted by e.g. gnuplot:
  *   set logscale y; plot 'bench_flex.dat' u 1:3 w lp t 'CB ops', '' u 1:4 w lp t 'AB ops'
  *
@@ -247,21 +247,26 @@ static int write_data(const char *path, const row *rows, int n)
 }
 
 #if SOADYN_HAS_PLOT
-/* Two panels: the paper's operation counts (Fig 2) and the measured times, both on a log scale. */
-static void plot_svg(const char *path, const row *rows, int n)
+/* Three panels: the paper's operation counts (Fig 2) and the measured times, both on a log scale, and
+ * their ratios. */
+static void plot_file(const char *path, const char *device, const row *rows, int n)
 {
     PLFLT x[MAX_MODES], y[4][MAX_MODES], ymin = 1e300, ymax = 0;
-    plsdev("svgcairo");
+    PLINT old_stream, stream;
+    plgstrm(&old_stream);
+    plmkstrm(&stream);
+    plsdev(device);
     plsfnam(path);
-    plspage(0.0, 0.0, 1200, 500, 0, 0);
+    plspage(0.0, 0.0, 1500, 500, 0, 0);
     plscol0(0, 255, 255, 255);
     plscol0(1, 0, 0, 0);
     plscol0(2, 200, 40, 40);
     plscol0(3, 40, 80, 200);
     plscol0(4, 240, 150, 150);
     plscol0(5, 130, 160, 240);
-    plssub(2, 1);
+    plssub(3, 1);
     plinit();
+    plschr(0, 0.7);
     for (int i = 0; i < n; ++i) {
         x[i] = rows[i].nm;
         y[0][i] = log10(rows[i].ops_cb);
@@ -274,7 +279,7 @@ static void plot_svg(const char *path, const row *rows, int n)
     plvsta();
     plwind(0.5, MAX_MODES + 0.5, floor(ymin), ceil(ymax));
     plbox("bcnst", 1.0, 0, "bcnstvl", 0, 0);
-    pllab("modes per body", "multiplications + additions", "001 Sec 6 operation counts, 10 flexible bodies");
+    pllab("modes per body", "multiplications + additions", "001 Sec 6 operation counts");
     const char *text[4] = {"composite body (6.1)", "articulated body (6.2)", "", ""};
     for (int s = 0; s < 2; ++s) {
         plcol0(2 + s);
@@ -299,9 +304,9 @@ static void plot_svg(const char *path, const row *rows, int n)
     plvsta();
     plwind(0.5, MAX_MODES + 0.5, floor(ymin), ceil(ymax));
     plbox("bcnst", 1.0, 0, "bcnstvl", 0, 0);
-    pllab("modes per body", "median ns per call", "measured: sd_forward_dynamics_cholesky vs sd_forward_dynamics");
-    const char *names[4] = {"composite body, full", "articulated body, full", "composite body, linearised",
-                            "articulated body, linearised"};
+    pllab("modes per body", "median ns per call", "measured forward dynamics");
+    const char *names[4] = {"composite body, full", "articulated body, full", "composite body, lin.",
+                            "articulated body, lin."};
     const int colours[4] = {2, 3, 4, 5};
     for (int s = 0; s < 4; ++s) {
         plcol0(colours[s]);
@@ -309,7 +314,30 @@ static void plot_svg(const char *path, const row *rows, int n)
         plpoin(n, x, y[s], s % 2 ? 2 : 4);
         plptex(1.0, floor(ymin) + (ceil(ymax) - floor(ymin)) * (0.92 - 0.07 * s), 1, 0, 0, names[s]);
     }
+    /* the ratios, composite over articulated: the paper's counts and the two measured ones */
+    ymax = 0;
+    for (int i = 0; i < n; ++i) {
+        y[0][i] = rows[i].ops_cb / rows[i].ops_ab;
+        y[1][i] = rows[i].t_cb[0] / rows[i].t_ab[0];
+        y[2][i] = rows[i].t_cb[1] / rows[i].t_ab[1];
+        for (int s = 0; s < 3; ++s) ymax = fmax(ymax, y[s][i]);
+    }
+    pladv(0);
+    plcol0(1);
+    plvsta();
+    plwind(0.5, MAX_MODES + 0.5, 0.0, ceil(ymax));
+    plbox("bcnst", 1.0, 0, "bcnstv", 0, 0);
+    pllab("modes per body", "composite / articulated", "composite over articulated");
+    const char *ratio_names[3] = {"counts (001 Sec 6)", "measured, full", "measured, lin."};
+    const int ratio_colours[3] = {1, 3, 5};
+    for (int s = 0; s < 3; ++s) {
+        plcol0(ratio_colours[s]);
+        plline(n, x, y[s]);
+        plpoin(n, x, y[s], s ? 2 : 4);
+        plptex(1.0, ceil(ymax) * (0.92 - 0.07 * s), 1, 0, 0, ratio_names[s]);
+    }
     plend1();
+    plsstrm(old_stream);
 }
 #endif
 
@@ -353,7 +381,10 @@ int main(int argc, char **argv)
     printf("\ndata: %s\n", path);
 #if SOADYN_HAS_PLOT
     snprintf(path, sizeof path, "%s/bench_flex.svg", dir);
-    plot_svg(path, rows, MAX_MODES);
+    plot_file(path, "svgcairo", rows, MAX_MODES);
+    printf("plot: %s\n", path);
+    snprintf(path, sizeof path, "%s/bench_flex.png", dir);
+    plot_file(path, "pngcairo", rows, MAX_MODES);
     printf("plot: %s\n", path);
 #else
     printf("plot: not drawn (built without PLplot); see the gnuplot line at the top of bench/bench_flex.c\n");

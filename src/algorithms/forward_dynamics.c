@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "node_engine.h"
 
 /* Whether D(k), found negligible against P(k)'s largest diagonal entry, is a true singularity. That
  * first test is cheap but not scale-correct: along a straight chain P(k) holds the rigid inertia
@@ -205,6 +206,7 @@ sd_status sd_forward_dynamics_ex(const sd_model *m, sd_data *d, const double *q,
     const int mixed = options && options->prescribed;
     const sd_status st0 = sd_check_call(m, d, "sd_forward_dynamics", q, u, NULL, mixed ? NULL : tau, f_ext);
     if (st0 != SD_OK) return st0;
+    if (m->nflex) return sd_nodes_forward_dynamics(m, d, q, u, tau, f_ext, qdd, options); /* the node engine */
     const unsigned char *pres = mixed ? options->prescribed : d->prescribed_none;
     const int want_forces = options && options->interbody_forces;
     sd_update_motion(m, d, q, u, f_ext, want_forces); /* world placements only to show forces in world axes */

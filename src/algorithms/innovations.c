@@ -18,6 +18,7 @@ sd_status sd_articulated_inertias(const sd_model *m, sd_data *d, const double *q
 {
     const sd_status st = sd_check_call(m, d, "sd_articulated_inertias", q, NULL, NULL, NULL, NULL);
     if (st != SD_OK) return st;
+    if (m->nflex) return sd_nodes_articulated_inertias(m, d, q); /* the node engine */
     sd_update_placements(m, d, q, 1);
     return sd_riccati_gather(m, d, NULL);
 }
@@ -146,7 +147,11 @@ sd_status sd_mass_matrix_determinant(const sd_model *m, sd_data *d, const double
     const sd_status st = sd_articulated_inertias(m, d, q);
     if (st != SD_OK) return st;
     double s = 0.0; /* log det M = sum_k log det D(k)  (004 Eq 53) */
-    for (int k = 0; k < m->n; ++k) s += sd_cholesky_logdet(d->Dchol + 36 * k, m->nv_k[k]);
+    if (m->nflex) { /* prod det D_f(k) det D_R(k): node_articulated.c */
+        const sd_status st1 = sd_nodes_log_det(m, d, &s);
+        if (st1 != SD_OK) return st1;
+    } else
+        for (int k = 0; k < m->n; ++k) s += sd_cholesky_logdet(d->Dchol + 36 * k, m->nv_k[k]);
     const char *fn = "sd_mass_matrix_determinant";
     sd_status st2 = sd_check_output(d, fn, "log_det", &s, 1, SD_CAUSE_OVERFLOW);
     if (st2 != SD_OK) return st2;

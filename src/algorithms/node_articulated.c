@@ -4,7 +4,8 @@
  * 001 Eq 62 (each flexible node eliminates its modes first, then its hinge), the residual gather and
  * acceleration scatter of 001 Eq 63, prescribed hinges and inter-body forces from the by-products
  * (000 Sec 3, Eq 32-41), the articulated inertias alone, and det M = prod det D_f(k) det D_R(k)
- * (004 Cor 6.1 on the split chain of 001 Sec 5).
+ * (004 Cor 6.1 on the split chain of 001 Sec 5). Joint-level dynamics as the rigid fast path
+ * (dynamics.h): a hinge's armature J adds to D_R, its passive force tau_passive to its T.
  *
  * Why the split. 001 Sec 5 replaces each flexible body by two: the body itself, carrying its modal
  * coordinates, and a massless body of zero extent at F_k carrying the hinge (soadyn's hinge acts on
@@ -154,7 +155,7 @@ static sd_status eliminate_modes(const sd_model *m, sd_data *d, int k, double PR
     return SD_OK;
 }
 
-/* The hinge's projection on P_R (001 Eq 62, the rigid body's 004 Eq 33): D_R = H P_R H*, factored
+/* The hinge's projection on P_R (001 Eq 62, the rigid body's 004 Eq 33): D_R = H P_R H* + J, factored
  * into d->Dchol, inverted into d->Dinv, U = P_R H*, G_R = U D_R^-1, P_R+ = P_R - G_R U*. */
 static sd_status project_hinge(const sd_model *m, sd_data *d, int k, const double PR[36], double Pplus[36])
 {
@@ -164,8 +165,9 @@ static sd_status project_hinge(const sd_model *m, sd_data *d, int k, const doubl
     double pscale = 0.0;
     for (int i = 0; i < 6; ++i) pscale = fabs(PR[7 * i]) > pscale ? fabs(PR[7 * i]) : pscale;
     for (int i = 0; i < nk; ++i) sd_sym6_mul(PR, S + 6 * i, U + 6 * i);
-    for (int i = 0; i < nk; ++i)
-        for (int j = 0; j < nk; ++j) L[i * nk + j] = sd_s6_dot(S + 6 * i, U + 6 * j);
+    for (int i = 0; i < nk; ++i) /* D_R = H U + J, J the hinge's armature (dynamics.h) */
+        for (int j = 0; j < nk; ++j)
+            L[i * nk + j] = sd_s6_dot(S + 6 * i, U + 6 * j) + (i == j && m->has_armature ? m->armature[vk + i] : 0.0);
     if (!(pscale > 0.0) || sd_cholesky_factor(L, nk, singular_tol * pscale) >= 0) return singular_hinge(m, d, k, 0);
     for (int i = 0; i < nk * nk; ++i) Dinv[i] = L[i];
     sd_cholesky_inverse(Dinv, nk);
@@ -243,6 +245,11 @@ sd_status sd_nodes_forward_dynamics(const sd_model *m, sd_data *d, const double 
             const double *S = d->S + 6 * vk;
             double *eps = d->eps + vk, *nu = d->nu + vk;
             for (int i = 0; i < nk; ++i) eps[i] = tau[vk + i] - sd_s6_dot(S + 6 * i, zR);
+            if (m->has_passive) { /* T = tau + tau_passive (dynamics.h, joint-level dynamics) */
+                double tp[6];
+                sd_passive_hinge(m, k, q, u, tp);
+                for (int i = 0; i < nk; ++i) eps[i] += tp[i];
+            }
             sd_dinv_mul(d->Dinv + 36 * k, nk, eps, nu);
             for (int i = 0; i < nk; ++i)
                 for (int r = 0; r < 6; ++r) zplus[r] += d->G[6 * (vk + i) + r] * eps[i];
@@ -264,6 +271,12 @@ sd_status sd_nodes_forward_dynamics(const sd_model *m, sd_data *d, const double 
             sd_sym6_mul(d->P + 36 * k, ap, f);
             for (int r = 0; r < 6; ++r) f[r] += d->zplus[6 * k + r];
             for (int i = 0; i < nk; ++i) tau[vk + i] = sd_s6_dot(S + 6 * i, f);
+            if (m->has_passive || m->has_armature) { /* the actuator gives H f + J qdd - tau_passive */
+                double tp[6];
+                sd_passive_hinge(m, k, q, u, tp);
+                for (int i = 0; i < nk; ++i)
+                    tau[vk + i] += (m->has_armature ? m->armature[vk + i] * qdd[vk + i] : 0.0) - tp[i];
+            }
         } else
             for (int i = 0; i < nk; ++i) /* qdd_R = nu_R - G_R* alpha_R+ */
                 qdd[vk + i] = d->nu[vk + i] - sd_s6_dot(d->G + 6 * (vk + i), ap);

@@ -9,7 +9,8 @@
  *   inter-body forces from the ABA by-products (000 Eq 41) = those of inverse dynamics at ABA's qdd;
  *   prescribed hinges (mixed dynamics): ID at the completed qdd gives the completed tau;
  *   log det M (prod det D_f det D_R) = log det of the dense M;
- * and rigid models through sd_nodes_forward_dynamics = the rigid fast path to 1e-12.
+ * and rigid models through sd_nodes_forward_dynamics = the rigid fast path to 1e-12 (with and without
+ * hinge armature and damping).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -201,6 +202,14 @@ int main(void)
     }
     for (int trial = 0; trial < 40; ++trial) {
         sd_model *m = random_tree(&rng, 1 + trial % 12, trial % 3 == 0 ? RT_FREE_ROOT : 0);
+        if (trial % 2) { /* joint-level dynamics: armature and damping on every speed (set in the model
+                            the builder made, which only the tests may do) */
+            for (int v = 0; v < m->nv; ++v) {
+                m->armature[v] = 0.5 * sd_random_uniform(&rng);
+                m->damping[v] = 0.5 * sd_random_uniform(&rng);
+            }
+            m->has_armature = m->has_passive = m->nv > 0;
+        }
         check_rigid(m, &rng);
         sd_model_free(m);
     }
