@@ -6,7 +6,7 @@
  *   (a) the operation counts of 001 Sec 6.1 and 6.2 from the paper's formulas (multiplications plus
  *       additions; for Eq 62 the paper's explicit inversion of D(k) up to 7 modes, its indirect O(nm^2)
  *       procedure from 8 on, as it says), and their ratio;
- *   (b) the measured median ns per call of sd_forward_dynamics_cholesky and sd_forward_dynamics on the
+ *   (b) the measured median CPU ns per call of sd_forward_dynamics_cholesky and sd_forward_dynamics on the
  *       same chain, with the full and the linearised modal mass matrix, and their ratio (the two
  *       answers are compared as they are timed).
  * Prints a markdown table and writes bench_flex.dat (columns named in its header line) and, when the
@@ -164,25 +164,50 @@ static void run(fd_case *c)
     }
 }
 
-/* Median ns per call over `batches` batches of about 2 ms each (as bench.c). */
-static double time_case(fd_case *c, int batches)
+/* The calling thread's CPU time in ns: on a shared, loaded machine a batch's wall-clock time counts the
+ * time slices other processes took; its CPU time does not (only their cache traffic stays). */
+static double cpu_ns(void)
 {
-    double t0 = now_ns();
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return 1e9 * (double)ts.tv_sec + (double)ts.tv_nsec;
+}
+
+/* Calls of c that take about 2 ms of CPU (after ~20 ms of warm-up). */
+static long batch_size(fd_case *c)
+{
+    const double t0 = cpu_ns();
     long calls = 0;
-    while (now_ns() - t0 < 2e7 && calls < 1000000) { run(c); ++calls; }
-    const double per_call = (now_ns() - t0) / (double)calls;
-    long batch = (long)(2e6 / per_call);
-    if (batch < 1) batch = 1;
-    double *samples = malloc((size_t)batches * sizeof(double));
+    while (cpu_ns() - t0 < 2e7 && calls < 1000000) { run(c); ++calls; }
+    const long batch = (long)(2e6 / ((cpu_ns() - t0) / (double)calls));
+    return batch < 1 ? 1 : batch;
+}
+
+/* CPU ns per call of one batch. */
+static double time_batch(fd_case *c, long batch)
+{
+    const double start = cpu_ns();
+    for (long j = 0; j < batch; ++j) run(c);
+    return (cpu_ns() - start) / (double)batch;
+}
+
+/* Median CPU ns per call of the composite-body (cb) and articulated-body (ab) cases over `batches`
+ * batches of about 2 ms each, the two cases' batches interleaved, so that both see the same load of
+ * a shared machine and their ratio is fair even when the absolute times drift. */
+static void time_pair(fd_case *cb, fd_case *ab, int batches, double *t_cb, double *t_ab)
+{
+    const long nb_cb = batch_size(cb), nb_ab = batch_size(ab);
+    double *s_cb = malloc((size_t)batches * sizeof(double)), *s_ab = malloc((size_t)batches * sizeof(double));
     for (int i = 0; i < batches; ++i) {
-        const double start = now_ns();
-        for (long j = 0; j < batch; ++j) run(c);
-        samples[i] = (now_ns() - start) / (double)batch;
+        s_cb[i] = time_batch(cb, nb_cb);
+        s_ab[i] = time_batch(ab, nb_ab);
     }
-    qsort(samples, (size_t)batches, sizeof(double), compare_doubles);
-    const double median = samples[batches / 2];
-    free(samples);
-    return median;
+    qsort(s_cb, (size_t)batches, sizeof(double), compare_doubles);
+    qsort(s_ab, (size_t)batches, sizeof(double), compare_doubles);
+    *t_cb = s_cb[batches / 2];
+    *t_ab = s_ab[batches / 2];
+    free(s_cb);
+    free(s_ab);
 }
 
 typedef struct row {
@@ -208,18 +233,17 @@ static double measure(int nm, sd_flex_mass_model mm, int batches, double *t_cb, 
         c.u[i] = 2 * sd_random_uniform(&rng) - 1;
         c.tau[i] = 2 * sd_random_uniform(&rng) - 1;
     }
-    c.cholesky = 1;
-    run(&c);
+    fd_case cb = c, ab = c; /* one model, state and workspace; each run recomputes everything */
+    cb.cholesky = 1;
+    run(&cb);
     memcpy(ref, c.qdd, (size_t)nv * 8);
-    *t_cb = time_case(&c, batches);
-    c.cholesky = 0;
-    run(&c);
+    run(&ab);
     double num = 0.0, den = 1e-300;
     for (int i = 0; i < nv; ++i) {
         num = fmax(num, fabs(c.qdd[i] - ref[i]));
         den = fmax(den, fabs(ref[i]));
     }
-    *t_ab = time_case(&c, batches);
+    time_pair(&cb, &ab, batches, t_cb, t_ab);
     free(ref);
     free(c.q); free(c.u); free(c.tau); free(c.qdd);
     sd_data_free(c.d);
@@ -352,7 +376,7 @@ int main(int argc, char **argv)
     printf("operation counts: 001 Sec 6.1 (composite body) and 6.2 (articulated body), multiplications + "
            "additions;\nD^-1 in Eq 62 by explicit inversion for nm <= 7, by the indirect O(nm^2) procedure for "
            "nm >= 8 (as the paper)\n");
-    printf("times: median ns per call over %d batches; CB = sd_forward_dynamics_cholesky (mass matrix, bias "
+    printf("times: median CPU ns per call (the thread's CPU time, CLOCK_THREAD_CPUTIME_ID) over %d batches; CB = sd_forward_dynamics_cholesky (mass matrix, bias "
            "forces, dense Cholesky), AB = sd_forward_dynamics (001 Eq 62-63)\n\n",
            batches);
     printf("| modes/body | N | CB ops | AB ops | CB/AB ops | D^-1 | CB ns full | AB ns full | CB/AB full | CB ns lin "
