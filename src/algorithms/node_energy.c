@@ -114,6 +114,11 @@ sd_status sd_nodes_kinetic_energy(const sd_model *m, sd_data *d, double *T)
         node_momentum(nd, k, mv);
         const double *V = nd->Vm + nd->vec_off[k];
         for (int i = 0; i < nd->dim[k]; ++i) sum += 0.5 * V[i] * mv[i];
+        if (m->has_armature) /* the rotors' 1/2 J u^2 (dynamics.h) */
+            for (int i = 0; i < m->nv_k[k]; ++i) {
+                const int v = m->v_index[k] + i;
+                sum += 0.5 * m->armature[v] * nd->u[v] * nd->u[v];
+            }
     }
     *T = sum;
     return sd_check_output(d, fn, "T", T, 1, SD_CAUSE_OVERFLOW);

@@ -38,6 +38,7 @@ static size_t layout(struct sd_node_data *nd, const struct sd_node_data *sizes, 
     nd->Y = carve(c, at, sizeof(double));
     nd->node_pose = carve(c, 12 * n, sizeof(double));
     nd->q = carve(c, nq, sizeof(double));
+    nd->u = carve(c, nv, sizeof(double));
     nd->Vm = carve(c, vt, sizeof(double));
     nd->am = carve(c, vt, sizeof(double));
     nd->bm = carve(c, vt, sizeof(double));

@@ -45,8 +45,11 @@
  *   through M_m alpha_m; exact for the full mass model (M_m is the lumped nodes' kinetic metric).
  * - f_ext (6 per body, body frame) acts on the rigid part: a force at a point moving with F_k. It
  *   reaches the body's modes only through its children, as the Jacobian below says.
- * - Joint damping and springs are not in C (the caller's, as on rigid models); the modal damping and
- *   stiffness D_m, K_m are (they are the body's model, 001 Eq 38-40).
+ * - Joint-level terms of the hinges (dynamics.h, joint_dynamics.c) as on rigid models: the armature J
+ *   on the hinge speeds' diagonal of M (and of D(k)'s hinge block in the Riccati step), tau_passive
+ *   = -damping u - stiffness (q - spring_ref) of each hinge in C, 1/2 J u^2 in the kinetic energy.
+ *   Modal speeds have none of them; their damping and stiffness are the body's D_m, K_m (001 Eq 38-40),
+ *   which are in b_m and so in C.
  * - The modal speeds' columns of d->S are zero (the modes do not move F_k), so readers of H* per
  *   speed see the truth; nv_k/v_index keep meaning the hinge's speeds.
  * - Currency: the engine sets the same SD_CURRENT_* flags. Y, node_pose, M_m and q are current when
@@ -81,6 +84,7 @@ struct sd_node_data {
                             t >= 0, the deformed node frame N_t in the parent's frame; else unused */
     double *q;           /* nq: the q of the last sd_nodes_motion (the energies and the centre of mass
                             read eta from it) */
+    double *u;           /* nv: the u of the last sd_nodes_motion, zeros for none (the armature's energy) */
     double *Vm;          /* vec_total: node velocities [V; eta-dot] */
     double *am;          /* vec_total: Coriolis accelerations a_m (001 Eq 27), [a; 0] */
     double *bm;          /* vec_total: node bias b(k) incl. elastic and damping forces, minus f_ext */

@@ -45,6 +45,14 @@ static sd_status newton_euler(const char *fn, const char *out, const sd_model *m
             for (int r = 0; r < sd_node_nmodes(m, p); ++r) fp[6 + r] += sd_s6_dot(Y + 6 * r, f);
         }
     }
+    if (m->has_armature || m->has_passive) /* tau += J qdd - tau_passive on the hinge speeds (dynamics.h) */
+        for (int k = 0; k < m->n; ++k) {
+            const int vk = m->v_index[k];
+            double tp[6];
+            sd_passive_hinge(m, k, q, u, tp);
+            for (int i = 0; i < m->nv_k[k]; ++i)
+                tau[vk + i] += (qdd ? m->armature[vk + i] * qdd[vk + i] : 0.0) - (m->has_passive ? tp[i] : 0.0);
+        }
     d->current |= SD_CURRENT_ACCELERATIONS | SD_CURRENT_FORCES;
     if (sd_all_finite(tau, (size_t)m->nv)) return SD_OK;
     return sd_check_output(d, fn, out, tau, (size_t)m->nv, SD_CAUSE_OVERFLOW);

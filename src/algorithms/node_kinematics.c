@@ -30,6 +30,8 @@ void sd_nodes_motion(const sd_model *m, sd_data *d, const double *q, const doubl
 {
     struct sd_node_data *nd = d->nodes;
     memcpy(nd->q, q, (size_t)m->nq * sizeof(double));
+    if (u) memcpy(nd->u, u, (size_t)m->nv * sizeof(double));
+    else memset(nd->u, 0, (size_t)m->nv * sizeof(double));
     double *St = nd->scratch; /* S_t of the node the current body rides on, 6 x nm(parent) */
     for (int k = 0; k < m->n; ++k) {
         const int p = m->parent[k], nm = sd_node_nmodes(m, k), dim = nd->dim[k], t = sd_node_parent_node(m, k);

@@ -100,6 +100,9 @@ sd_status sd_nodes_mass_matrix(const sd_model *m, sd_data *d, const double *q, d
             for (int s2 = 0; s2 < nmp; ++s2) Rp[(6 + s2) * dp + 6 + r] += sd_s6_dot(Y + 6 * s2, RY);
         }
     }
+    if (m->has_armature) /* the rotors' reflected inertia on the hinge speeds' diagonal (dynamics.h) */
+        for (int k = 0; k < m->n; ++k)
+            for (int i = 0; i < m->nv_k[k]; ++i) M[(size_t)(m->v_index[k] + i) * nv + m->v_index[k] + i] += m->armature[m->v_index[k] + i];
     if (sd_all_finite(M, (size_t)nv * (size_t)nv)) return SD_OK;
     return sd_check_output(d, fn, "M", M, (size_t)nv * (size_t)nv, SD_CAUSE_OVERFLOW);
 }

@@ -107,7 +107,7 @@ sd_model *random_flex_tree(uint64_t *rng, const random_flex_spec *spec)
         parent[k] = k == 0 ? -1 : ((flags & RF_CHAIN) ? k - 1 : (int)(sd_random_uniform(rng) * k));
         snprintf(names[k], sizeof names[k], "b%d", k);
         order[k] = k;
-        flexible[k] = (flags & RF_ALL_FLEXIBLE) || sd_random_uniform(rng) < 0.5;
+        flexible[k] = !(flags & RF_ALL_RIGID) && ((flags & RF_ALL_FLEXIBLE) || sd_random_uniform(rng) < 0.5);
         if (flexible[k]) flex_gen_make(rng, spec, &gen[k]);
     }
     for (int k = n - 1; k > 0; --k) {
@@ -134,6 +134,14 @@ sd_model *random_flex_tree(uint64_t *rng, const random_flex_spec *spec)
             d.mass = uni(rng, 0.2, 3.0);
             rvec(rng, d.com, 3, 0.3);
             rinertia(rng, d.mass, 0.5, d.inertia);
+        }
+        if (flags & RF_JOINT_DYNAMICS) {
+            d.armature = sd_random_uniform(rng) < 0.5 ? uni(rng, 0.0, 0.5) : 0.0;
+            d.damping = sd_random_uniform(rng) < 0.5 ? uni(rng, 0.0, 0.5) : 0.0;
+            if (d.hinge == SD_HINGE_REVOLUTE || d.hinge == SD_HINGE_PRISMATIC || d.hinge == SD_HINGE_SPHERICAL) {
+                d.stiffness = sd_random_uniform(rng) < 0.5 ? uni(rng, 0.0, 3.0) : 0.0;
+                d.spring_ref = d.hinge == SD_HINGE_SPHERICAL ? 0.0 : uni(rng, -1.0, 1.0);
+            }
         }
         const int p = parent[k];
         if (p >= 0 && flexible[p] && ((flags & RF_ON_NODES) || sd_random_uniform(rng) < 2.0 / 3.0))

@@ -23,7 +23,9 @@ enum {
     RF_FREE_ROOT = 32,     /* the first body hangs from the inertial frame by a free hinge */
     RF_ALL_FLEXIBLE = 64,  /* every body flexible (default: each with probability 1/2) */
     RF_ON_NODES = 128,     /* every child of a flexible body rides on one of its nodes (default: 2/3) */
-    RF_NO_RIGID_PART = 256 /* flexible bodies have no rigid part (mass only in the nodes) */
+    RF_NO_RIGID_PART = 256, /* flexible bodies have no rigid part (mass only in the nodes) */
+    RF_JOINT_DYNAMICS = 512, /* random armature, joint damping and springs (where the hinge takes one) */
+    RF_ALL_RIGID = 1024      /* no flexible body (a rigid model, e.g. for the engine vs the fast path) */
 };
 
 typedef struct random_flex_spec {

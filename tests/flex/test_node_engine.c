@@ -1,7 +1,8 @@
 /*
  * tests/flex/test_node_engine.c — the node engine (src/algorithms/node_*.c) against independent
  * computations:
- *   (a) rigid random trees through the engine (sd_nodes_* called directly) = the rigid fast path:
+ *   (a) rigid random trees (half with armature, joint damping and springs) through the engine
+ *       (sd_nodes_* called directly) = the rigid fast path:
  *       inverse dynamics, inter-body forces, M, forward dynamics by Cholesky, energies, com,
  *       momentum, Jacobian;
  *   (b) flexible trees: M and C equal a dense model built from the FE nodes as point masses and the
@@ -11,7 +12,9 @@
  *   (d) the rigid limit: a flexible body with 0 modes equals the rigid body of the same inertia; with
  *       modes at eta = eta-dot = 0 the hinge block of M and C equals the rigid model's;
  *   (e) Jacobian columns against finite differences of positions and orientations;
- *   (f) power balance: d/dt (T + U_gravity + U_strain) = u.tau - eta-dot.D eta-dot along the motion.
+ *   (f) power balance: d/dt (T + U_gravity + U_strain + U_springs) = u.tau - damping u.u - eta-dot.D eta-dot
+ *       along the motion (armature, joint damping and springs on half the trees);
+ *   (g) a point force changes ID by -J^T F; the functions not offered on flexible models say so.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -46,7 +49,13 @@ static void test_rigid_through_engine(void)
     double worst[8] = {0};
     for (int trial = 0; trial < 40; ++trial) {
         const int n = 1 + (int)(sd_random_uniform(&rng) * 12);
-        sd_model *m = random_tree(&rng, n, trial % 3 == 0 ? RT_FREE_ROOT : 0);
+        sd_model *m = NULL;
+        if (trial % 2) { /* with armature, joint damping and springs */
+            random_flex_spec spec = {n, 1, RF_ALL_RIGID | RF_JOINT_DYNAMICS | (trial % 3 == 0 ? RF_FREE_ROOT : 0), 0};
+            m = random_flex_tree(&rng, &spec);
+        } else {
+            m = random_tree(&rng, n, trial % 3 == 0 ? RT_FREE_ROOT : 0);
+        }
         sd_data *d = sd_data_new(m), *e = sd_data_new(m);
         e->nodes = sd_node_data_new(m); /* sd_data_free frees it */
         CHECK(e->nodes != NULL);
@@ -102,8 +111,9 @@ static void test_id_equals_m_qdd_plus_c(void)
 {
     uint64_t rng = 23;
     double worst = 0, worst_fd = 0;
-    const int flag_sets[] = {0, RF_LINEARISED, RF_MIXED_MASS | RF_FREE_ROOT, RF_CHAIN | RF_ON_NODES,
-                             RF_ALL_FLEXIBLE | RF_ON_NODES, RF_NO_RIGID_PART | RF_ALL_FLEXIBLE};
+    const int flag_sets[] = {0, RF_LINEARISED | RF_JOINT_DYNAMICS, RF_MIXED_MASS | RF_FREE_ROOT,
+                             RF_CHAIN | RF_ON_NODES | RF_JOINT_DYNAMICS, RF_ALL_FLEXIBLE | RF_ON_NODES,
+                             RF_NO_RIGID_PART | RF_ALL_FLEXIBLE | RF_JOINT_DYNAMICS};
     for (int trial = 0; trial < 60; ++trial) {
         random_flex_spec spec = {1 + (int)(sd_random_uniform(&rng) * 7), 1 + trial % 10, flag_sets[trial % 6], 0};
         sd_model *m = random_flex_tree(&rng, &spec);
@@ -510,19 +520,21 @@ static void test_jacobian_fd(void)
 /* E = T + U_gravity + U_strain at (q, u). */
 static double total_energy(const sd_model *m, sd_data *d, const double *q, const double *u)
 {
-    double T = 0, U = 0, S = 0;
+    double T = 0, U = 0, S = 0, Sp = 0;
     CHECK(sd_kinematics(m, d, q, u, NULL) == SD_OK);
     CHECK(sd_kinetic_energy(m, d, &T) == SD_OK);
     CHECK(sd_potential_energy(m, d, &U) == SD_OK);
     CHECK(sd_strain_energy(m, d, &S) == SD_OK);
-    return T + U + S;
+    CHECK(sd_spring_energy(m, d, q, &Sp) == SD_OK);
+    return T + U + S + Sp;
 }
 
 static void test_power_balance(void)
 {
     uint64_t rng = 71;
     double worst = 0;
-    const int flag_sets[] = {0, RF_ON_NODES | RF_ALL_FLEXIBLE, RF_FREE_ROOT, RF_CHAIN | RF_ON_NODES};
+    const int flag_sets[] = {0, RF_ON_NODES | RF_ALL_FLEXIBLE | RF_JOINT_DYNAMICS, RF_FREE_ROOT,
+                             RF_CHAIN | RF_ON_NODES | RF_JOINT_DYNAMICS};
     for (int trial = 0; trial < 30; ++trial) {
         random_flex_spec spec = {1 + (int)(sd_random_uniform(&rng) * 6), 1 + trial % 10, flag_sets[trial % 4], 0};
         sd_model *m = random_flex_tree(&rng, &spec);
@@ -535,6 +547,7 @@ static void test_power_balance(void)
         /* the power of tau and of the modal damping (K_m eta is in the strain energy) */
         double power = 0.0;
         for (int i = 0; i < nv; ++i) power += u[i] * tau[i];
+        for (int v = 0; v < nv; ++v) power -= m->damping[v] * u[v] * u[v]; /* joint damping (0 on modes) */
         for (int k = 0; k < m->n; ++k) {
             const sd_flex_desc *fd = fdesc(m, k);
             if (!fd || !fd->damping) continue;
@@ -569,7 +582,7 @@ static void test_power_balance(void)
         sd_data_free(d);
         sd_model_free(m);
     }
-    printf("(f) power balance d/dt (T + U_g + U_strain) = u.tau - eta-dot.D eta-dot (full model, node inertias, "
+    printf("(f) power balance d/dt (T + U_g + U_strain + U_springs) = u.tau - damping u.u - eta-dot.D eta-dot (full model, node inertias, armature, "
            "Richardson on h 4e-5, 2e-5): %.2g\n",
            worst);
     CHECK(worst < 1e-8);
