@@ -2,7 +2,8 @@
  * tests/flex/test_flex_articulated.c — the node engine's articulated-body algorithms
  * (src/algorithms/node_articulated.c: 001 Eq 62-63, 000 Sec 3) on random flexible trees (1-10 modes
  * per flexible body, rigid bodies of every hinge type, children on random nodes, full and linearised
- * modal mass matrices), each against an independent computation:
+ * modal mass matrices, a third of them with hinge armature, damping and springs), each against an
+ * independent computation:
  *   flexible ABA = the composite-body solve M qdd = tau - C (sd_mass_matrix, sd_bias_forces, dense
  *     Cholesky) to 1e-10 (grown with cond M past 1e5, see test_util.h);
  *   ID(FD(tau)) = tau;
@@ -192,8 +193,9 @@ int main(void)
     uint64_t rng = 0x9e3779b97f4a7c15u;
     int nflex_models = 0;
     for (int trial = 0; trial < 200; ++trial) {
-        const int shapes[4] = {0, RF_LINEARISED, RF_MIXED_MASS | RF_FREE_ROOT, RF_CHAIN | RF_ALL_FLEXIBLE | RF_ON_NODES};
-        const random_flex_spec spec = {.n_bodies = 1 + trial % 12, .max_modes = 10, .flags = shapes[trial % 4],
+        const int shapes[6] = {0, RF_LINEARISED, RF_MIXED_MASS | RF_FREE_ROOT, RF_CHAIN | RF_ALL_FLEXIBLE | RF_ON_NODES,
+                               RF_JOINT_DYNAMICS, RF_JOINT_DYNAMICS | RF_MIXED_MASS | RF_FREE_ROOT};
+        const random_flex_spec spec = {.n_bodies = 1 + trial % 12, .max_modes = 10, .flags = shapes[trial % 6],
                                        .mode_scale = 0.2};
         sd_model *m = random_flex_tree(&rng, &spec);
         nflex_models += sd_model_nflexible(m) > 0;
