@@ -6,6 +6,7 @@
  *   spatial.h   spatial algebra kernels (inline, no allocation)
  *   model.h     immutable model, builder, configurations
  *   dynamics.h  workspace (sd_data) and the algorithms
+ *   flex.h      flexible bodies (assumed modes, nodes)
  *   loops.h     closure constraints and closed-loop dynamics
  *   urdf.h      URDF models in
  *   sdf.h       SDF models in (libsdformat)
@@ -24,6 +25,7 @@
 #include "spatial.h"
 #include "model.h"
 #include "dynamics.h"
+#include "flex.h"
 #include "loops.h"
 #include "urdf.h"
 #include "sdf.h"
