@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "node_engine.h"
 
 sd_status sd_interbody_force(const sd_model *m, sd_data *d, int k, sd_force_frame frame, double f[6])
 {
@@ -24,8 +25,9 @@ sd_status sd_interbody_force(const sd_model *m, sd_data *d, int k, sd_force_fram
         sd_m3_mul_v(R, fk, f);
         sd_m3_mul_v(R, fk + 3, f + 3);
     } else if (frame == SD_FRAME_JOINT) { /* the body frame is XJ in the joint frame; Xup = placement * XJ */
-        sd_transform Xinv, XJ;
-        sd_transform_inverse(&m->placement[k], &Xinv);
+        sd_transform Xinv, XJ, Jf = m->placement[k];
+        if (m->nflex) sd_nodes_joint_frame(m, d, k, &Jf); /* a hinge on a node moves with it */
+        sd_transform_inverse(&Jf, &Xinv);
         sd_transform_compose(&Xinv, &d->Xup[k], &XJ);
         sd_force_to_parent(&XJ, fk, f);
     } else {

@@ -164,6 +164,10 @@ sd_status sd_nodes_center_of_mass_world(const sd_model *m, sd_data *d, double co
 sd_status sd_nodes_spatial_momentum_world(const sd_model *m, sd_data *d, double h[6]);
 sd_status sd_nodes_kinetic_energy(const sd_model *m, sd_data *d, double *T);
 sd_status sd_nodes_potential_energy(const sd_model *m, sd_data *d, double *U);
+/* The joint frame of body k's hinge in its parent's body frame at the last placements: the joint
+ * placement, or for a body riding on node t, pose(N_t(eta)) * node_placement (sd_interbody_force's
+ * joint frame). */
+void sd_nodes_joint_frame(const sd_model *m, const sd_data *d, int k, sd_transform *J);
 /* SD_E_NOT_SUPPORTED naming fn and a flexible body: the refusal of the functions the engine does
  * not offer (innovations factors, M^-1, operational space). */
 sd_status sd_nodes_not_offered(const sd_model *m, sd_data *d, const char *fn);

@@ -199,3 +199,9 @@ sd_status sd_nodes_jacobian_world(const sd_model *m, sd_data *d, int body, const
     }
     return sd_check_output(d, fn, "J", J, 6 * (size_t)m->nv, SD_CAUSE_OVERFLOW);
 }
+
+void sd_nodes_joint_frame(const sd_model *m, const sd_data *d, int k, sd_transform *J)
+{
+    if (sd_node_parent_node(m, k) < 0) *J = m->placement[k];
+    else sd_transform_compose((const sd_transform *)(d->nodes->node_pose + 12 * k), &m->node_placement[k], J);
+}

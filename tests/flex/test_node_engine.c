@@ -866,7 +866,7 @@ static void test_stiff_limit(void)
 static void test_point_force_and_refusals(void)
 {
     uint64_t rng = 131;
-    double worst = 0;
+    double worst = 0, worst_joint = 0;
     for (int trial = 0; trial < 20; ++trial) {
         random_flex_spec spec = {2 + (int)(sd_random_uniform(&rng) * 5), 1 + trial % 10, RF_ON_NODES, 0};
         sd_model *m = random_flex_tree(&rng, &spec);
@@ -889,6 +889,16 @@ static void test_point_force_and_refusals(void)
             for (int a = 0; a < 3; ++a) r[i] -= J[(3 + a) * nv + i] * F[a];
         }
         worst = fmax(worst, test_rel_diff(t1, r, nv));
+        /* the inter-body force in the joint frame: the body frame is XJ(q_k) in it, also on a node */
+        for (int k = 0; k < n; ++k) {
+            double fb[6], fj[6], fr[6], S[36];
+            sd_transform XJ;
+            CHECK(sd_interbody_force(m, d, k, SD_FRAME_BODY, fb) == SD_OK);
+            CHECK(sd_interbody_force(m, d, k, SD_FRAME_JOINT, fj) == SD_OK);
+            sd_hinge_transform(m, k, q + m->q_index[k], &XJ, S);
+            sd_force_to_parent(&XJ, fb, fr);
+            worst_joint = fmax(worst_joint, test_rel_diff(fj, fr, 6));
+        }
         /* the functions the engine does not offer say so */
         if (!m->nflex) goto done;
         sd_status st = sd_mass_matrix_solve(m, d, u, r);
@@ -906,8 +916,11 @@ static void test_point_force_and_refusals(void)
         sd_data_free(d);
         sd_model_free(m);
     }
-    printf("(g) point force: ID(f_ext) = ID - J_lin^T F on flexible trees %.2g\n", worst);
+    printf("(g) point force: ID(f_ext) = ID - J_lin^T F on flexible trees %.2g; inter-body force in the joint "
+           "frame (hinges on nodes) %.2g\n",
+           worst, worst_joint);
     CHECK(worst < 1e-12);
+    CHECK(worst_joint < 1e-12);
     /* strain energy: 0 on a rigid model, and only after placements */
     sd_model *m = random_tree(&rng, 3, 0);
     sd_data *d = sd_data_new(m);
