@@ -16,8 +16,11 @@
  * its hinge frame at the neutral configuration: the frame of the joint that enters the link (SDF
  * places it relative to the child link, at the link's origin unless the joint has a <pose>), the
  * link frame for a root. A link's <inertial> (mass, inertia about the inertial frame, its <pose>)
- * is turned into that body frame. <dynamics> damping and friction and <limit> are read into the
- * body's description (limits at libsdformat's default of +-1e16 mean none).
+ * is turned into that body frame. <dynamics> damping, friction, spring_stiffness and
+ * spring_reference and <limit> are read into the body's description (limits at libsdformat's
+ * default of +-1e16 mean none); Drake's <drake:rotor_inertia> and <drake:gear_ratio> under a
+ * <joint> give its armature, rotor_inertia x gear_ratio^2 (as the URDF reader reads them from a
+ * <transmission>). A loop joint has no hinge: its <dynamics> are not modelled.
  *
  * The root: a joint whose parent is "world" attaches its child to the inertial frame; a model with
  * no joint to "world" floats: its canonical link (or else the one link no joint enters) gets a free

@@ -213,10 +213,20 @@ private:
     }
     void add_inertial(const LinkInfo &info, sd_urdf_link *out) const;
     void fill_joint(const JointInfo &j, sd_urdf_joint *out) const;
+    double reflected_inertia(const JointInfo &j, const std::string &what) const;
+    double drake_number(const JointInfo &j, const char *tag, double absent, const std::string &what) const;
     sd_transform body_frame(int link) const;
 
     std::string source_, file_path_;
 };
+
+/* A bound of model_bounds.h as a message gives it ("1e+30"). */
+std::string bound_text(double bound)
+{
+    std::ostringstream s;
+    s << bound;
+    return s.str();
+}
 
 std::string quoted(const char *kind, const std::string &name) { return std::string(kind) + " '" + name + "'"; }
 
@@ -420,11 +430,23 @@ void Reader::fill_joint(const JointInfo &j, sd_urdf_joint *out) const
         if (a > 0) continue;
         const double damping = axis->Damping(), friction = axis->Friction();
         if (!std::isfinite(damping) || damping < 0.0 || damping > SD_MAX_DAMPING)
-            fail(SD_E_PARSE, j.line, what + ": <dynamics><damping> must be finite, >= 0 and at most 1e26");
+            fail(SD_E_PARSE, j.line,
+                 what + ": <dynamics><damping> must be finite, >= 0 and at most " + bound_text(SD_MAX_DAMPING));
         if (!std::isfinite(friction) || friction < 0.0 || friction > SD_MAX_EFFORT)
-            fail(SD_E_PARSE, j.line, what + ": <dynamics><friction> must be finite, >= 0 and at most 1e25");
+            fail(SD_E_PARSE, j.line,
+                 what + ": <dynamics><friction> must be finite, >= 0 and at most " + bound_text(SD_MAX_EFFORT));
+        const double stiffness = axis->SpringStiffness(), reference = axis->SpringReference();
+        if (!std::isfinite(stiffness) || stiffness < 0.0 || stiffness > SD_MAX_STIFFNESS)
+            fail(SD_E_PARSE, j.line,
+                 what + ": <dynamics><spring_stiffness> must be finite, >= 0 and at most " + bound_text(SD_MAX_STIFFNESS));
+        if (!std::isfinite(reference) || std::fabs(reference) > SD_MAX_ANGLE)
+            fail(SD_E_PARSE, j.line,
+                 what + ": <dynamics><spring_reference> must be finite and at most " + bound_text(SD_MAX_ANGLE));
         out->damping = damping;
         out->friction = friction;
+        out->stiffness = stiffness;
+        out->spring_ref = stiffness > 0.0 ? reference : 0.0;
+        out->armature = reflected_inertia(j, what);
         const double lo = axis->Lower(), hi = axis->Upper();
         const double bound = out->hinge == SD_HINGE_PRISMATIC ? SD_MAX_LENGTH : SD_MAX_ANGLE;
         if (std::isnan(lo) || std::isnan(hi)) fail(SD_E_PARSE, j.line, what + ": a <limit> is NaN");
@@ -440,6 +462,40 @@ void Reader::fill_joint(const JointInfo &j, sd_urdf_joint *out) const
         out->effort = std::isfinite(effort) && effort > 0.0 && effort <= SD_MAX_EFFORT ? effort : 0.0;
         out->velocity = std::isfinite(velocity) && velocity > 0.0 && velocity <= SD_MAX_SPEED ? velocity : 0.0;
     }
+}
+
+/* A number of a Drake extension element directly under the joint (<drake:gear_ratio>); `absent` if none. */
+double Reader::drake_number(const JointInfo &j, const char *tag, double absent, const std::string &what) const
+{
+    const sdf::ElementPtr joint = j.joint->Element();
+    if (!joint) return absent;
+    for (sdf::ElementPtr c = joint->GetFirstElement(); c; c = c->GetNextElement()) {
+        if (c->GetName() != tag) continue;
+        const std::string text = c->GetValue() ? c->GetValue()->GetAsString() : std::string();
+        char *end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        while (end != nullptr && std::isspace(static_cast<unsigned char>(*end))) ++end;
+        if (text.empty() || end == nullptr || *end != '\0' || !std::isfinite(v))
+            fail(SD_E_PARSE, j.line, what + ": <" + tag + "> '" + text + "' is not a finite number");
+        return v;
+    }
+    return absent;
+}
+
+/* Drake's reflected rotor inertia, drake:rotor_inertia x drake:gear_ratio^2 (as the URDF reader
+ * reads it from a <transmission>), the joint's armature. */
+double Reader::reflected_inertia(const JointInfo &j, const std::string &what) const
+{
+    const double rotor = drake_number(j, "drake:rotor_inertia", 0.0, what);
+    const double ratio = drake_number(j, "drake:gear_ratio", 1.0, what);
+    if (rotor < 0.0) fail(SD_E_PARSE, j.line, what + ": <drake:rotor_inertia> is negative");
+    if (std::fabs(ratio) > SD_MAX_GEAR_RATIO)
+        fail(SD_E_PARSE, j.line, what + ": <drake:gear_ratio> beyond 1e6, the bound of physical models");
+    const double armature = rotor * ratio * ratio;
+    if (armature > SD_MAX_ARMATURE)
+        fail(SD_E_PARSE, j.line, what + ": reflected rotor inertia beyond " + bound_text(SD_MAX_ARMATURE) +
+                                     ", the bound of physical models");
+    return armature;
 }
 
 char *dup(const std::string &s)

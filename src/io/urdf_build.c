@@ -402,6 +402,8 @@ static sd_status add_body(build_state *b, int L)
         if (j->hinge == SD_HINGE_UNIVERSAL) memcpy(d.axis2, j->axis2, sizeof d.axis2);
         d.damping = j->damping;
         d.armature = j->armature;
+        d.stiffness = j->stiffness;
+        d.spring_ref = j->spring_ref;
         d.friction = j->friction;
         d.has_limits = j->has_limits;
         d.lower = j->lower;

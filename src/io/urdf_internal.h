@@ -52,6 +52,7 @@ typedef struct sd_urdf_joint {
     double damping, friction;
     double armature;         /* reflected rotor inertia of the transmissions driving the joint:
                                 drake:rotor_inertia x drake:gear_ratio^2, summed (urdf.c) */
+    double stiffness, spring_ref; /* joint spring (SDF reader: <dynamics><spring_stiffness>, <spring_reference>) */
     char *mimic;             /* joint this one mimics; NULL if none */
     int mimic_line;
     double mimic_multiplier, mimic_offset;

@@ -59,6 +59,9 @@ static const broken_case corpus[] = {
     {"offset_far.sdf", SD_E_PARSE, 7, "link 'b'", "bound of physical models"},
     {"limit_reversed.sdf", SD_E_PARSE, 11, "joint 'j'", "lower > upper"},
     {"damping_negative.sdf", SD_E_PARSE, 11, "joint 'j'", "damping"},
+    {"spring_nan.sdf", SD_E_PARSE, 11, "joint 'j'", "spring_stiffness"},
+    {"rotor_inertia_text.sdf", SD_E_PARSE, 11, "joint 'j'", "<drake:rotor_inertia> 'heavy'"},
+    {"gear_ratio_huge.sdf", SD_E_PARSE, 11, "joint 'j'", "gear_ratio"},
 };
 enum { NCASES = sizeof corpus / sizeof corpus[0] };
 
@@ -109,7 +112,9 @@ static const char good[] =
     "<ixy>0</ixy><ixz>0</ixz><iyz>0</iyz></inertia></inertial></link>\n"
     "    <joint name=\"fix\" type=\"fixed\"><parent>world</parent><child>base</child></joint>\n"
     "    <joint name=\"swing\" type=\"revolute\"><parent>base</parent><child>arm</child>\n"
-    "      <axis><xyz>1 0 0</xyz><dynamics><damping>0.3</damping></dynamics></axis></joint>\n"
+    "      <axis><xyz>1 0 0</xyz><dynamics><damping>0.3</damping><spring_reference>0.2</spring_reference>"
+    "<spring_stiffness>40</spring_stiffness></dynamics></axis>\n"
+    "      <drake:rotor_inertia>0.001</drake:rotor_inertia><drake:gear_ratio>-10</drake:gear_ratio></joint>\n"
     "  </model>\n</sdf>\n";
 
 static void check_io_layer(void)
@@ -121,6 +126,9 @@ static void check_io_layer(void)
         CHECK(sd_model_nv(m) == 1 && sd_model_nbodies(m) == 2);
         const int arm = sd_model_body_index(m, "arm");
         CHECK(arm >= 0 && sd_model_body_desc(m, arm)->damping == 0.3);
+        /* a spring, and Drake's reflected rotor inertia 0.001 x (-10)^2 */
+        CHECK(sd_model_stiffness(m, 0) == 40.0 && sd_model_spring_ref(m, 0) == 0.2);
+        CHECK_CLOSE(sd_model_armature(m, 0), 0.1, 1e-15);
         CHECK_CLOSE(sd_model_body_mass(m, arm), 2.0, 0.0);
         sd_model_free(m);
     }
