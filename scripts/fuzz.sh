@@ -36,6 +36,7 @@ fi
 seeds_of() {
   case "$1" in
     urdf) echo models/*.urdf tests/io/broken/*.urdf ;;
+    flex) echo tests/io/broken/*.json ;;
     sdf) echo tests/io/broken_sdf/*.sdf ;;
     mjcf) echo tests/io/broken_mjcf/*.xml ;;
   esac

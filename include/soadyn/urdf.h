@@ -43,6 +43,19 @@
  *   unknown link or joint, a missing element, an unknown or planar type, a zero axis, a zero ratio, a
  *   joint without one coordinate, a name used twice) name the file and the element's line.
  *
+ * Flexible links (flex.h; README "Flexible bodies"): soadyn's extension elements, the "soadyn:"
+ * prefix matched literally (declared with xmlns:soadyn or not):
+ *   <link name="A"> <soadyn:flexible file="A.json"/> </link>       a data file (sd_flex_data_read_file),
+ *                                                                   relative to the URDF file's folder
+ *   <link name="A"> <soadyn:flexible> <beam length=".." EI=".." mass_per_length=".." elements="10"
+ *       modes="4" boundary="cantilever|free-free" planes="both|xy|xz" damping_ratio="0"/>
+ *     </soadyn:flexible> </link>                                    the uniform beam (sd_beam_modes)
+ *   <joint ...> <parent link="A"/> ... <soadyn:node index="t"/> </joint>   the joint rides on node t
+ * <soadyn:flexible mass_model="full|linearised"> overrides the model's mass model. The link's own
+ * <inertial> is the body's rigid part. A flexible link, and a link whose joint rides on a node,
+ * stays a body even behind a fixed joint. Errors (the data file's, with its member; a node index
+ * beyond the model's nodes; a node on a rigid link; a misspelt attribute) carry file:line.
+ *
  * The root: a root link named "world" is the inertial frame, not a body (a Drake-style file that
  * names "world" as a parent without defining it gets one); links welded to it stay fixed bodies.
  * Otherwise the root link is fixed to the inertial frame, or, with floating_base, attached by a

@@ -24,6 +24,7 @@ if(SOADYN_WITH_IO)
     io/urdf.c
     io/urdf_build.c
     io/urdf_loops.c
+    io/urdf_flex.c
     io/mjcf_read.c
     io/mjcf_geom.c
     io/mjcf_build.c

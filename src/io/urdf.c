@@ -24,7 +24,10 @@
 
 void sd_urdf_robot_clear(sd_urdf_robot *robot)
 {
-    for (int i = 0; i < robot->nlinks; ++i) free(robot->links[i].name);
+    for (int i = 0; i < robot->nlinks; ++i) {
+        free(robot->links[i].name);
+        sd_urdf_flex_free(robot->links[i].flex);
+    }
     for (int i = 0; i < robot->njoints; ++i) {
         sd_urdf_joint *j = &robot->joints[i];
         free(j->name);
@@ -345,10 +348,10 @@ static sd_status parse_link(const parse_ctx *pc, const xmlNode *node, sd_urdf_ro
     }
     ++robot->nlinks; /* from here on the robot owns the name */
     const xmlNode *inertial = child_element(node, "inertial");
-    if (inertial == NULL) return SD_OK;
     char *owner = sd_io_describe("link", link->name);
     if (owner == NULL) return out_of_memory(pc);
-    const sd_status st = parse_inertial(pc, inertial, owner, link);
+    sd_status st = inertial != NULL ? parse_inertial(pc, inertial, owner, link) : SD_OK;
+    if (st == SD_OK) st = sd_urdf_read_flexible(pc->source, pc->err, node, owner, link); /* urdf_flex.c */
     free(owner);
     return st;
 }
@@ -494,6 +497,7 @@ static sd_status parse_joint_body(const parse_ctx *pc, const xmlNode *node, cons
     if (st == SD_OK) st = read_axis(pc, node, owner, j);
     if (st == SD_OK) st = read_limit(pc, node, owner, j);
     if (st == SD_OK) st = read_dynamics_and_mimic(pc, node, owner, j);
+    if (st == SD_OK) st = sd_urdf_read_node(pc->source, pc->err, node, owner, j); /* urdf_flex.c */
     return st;
 }
 

@@ -343,7 +343,8 @@ static void assign_hosts(build_state *b)
             const int hp = b->host[j->parent];
             sd_transform X;
             sd_transform_compose(&b->X_host[j->parent], &j->origin, &X);
-            if (j->hinge == SD_HINGE_FIXED && !b->keep_fixed && hp >= 0) {
+            /* flexible links and links riding on a node stay bodies (urdf_flex.c) */
+            if (j->hinge == SD_HINGE_FIXED && !b->keep_fixed && hp >= 0 && link->flex == NULL && !j->has_node) {
                 b->host[L] = hp; /* merged: its frame lives on the parent's body */
                 b->X_host[L] = X;
             } else {
@@ -398,6 +399,7 @@ static sd_status add_body(build_state *b, int L)
         const int hp = b->host[j->parent];
         d.parent = hp >= 0 ? b->robot->links[hp].name : NULL;
         d.joint_name = j->name;
+        if (j->has_node) d.parent_node = j->parent_node; /* <soadyn:node> */
         memcpy(d.axis, j->axis, sizeof d.axis);
         if (j->hinge == SD_HINGE_UNIVERSAL) memcpy(d.axis2, j->axis2, sizeof d.axis2);
         d.damping = j->damping;
@@ -490,7 +492,7 @@ static sd_status warn_massless_leaves(build_state *b)
     for (int n = r->nlinks - 1; n >= 0; --n) { /* gather, tips to base */
         const int L = b->order[n];
         if (b->host[L] != L) continue;
-        m[L] += b->mass[L].m;
+        m[L] += b->mass[L].m + sd_urdf_flex_mass(&r->links[L]); /* a flexible link's nodes count */
         const int pj = r->links[L].parent_joint;
         if (pj >= 0 && b->host[r->joints[pj].parent] >= 0) m[b->host[r->joints[pj].parent]] += m[L];
     }
@@ -545,6 +547,7 @@ static sd_status emit(build_state *b, const sd_urdf_tree *tree, sd_model **model
         if (h >= 0 && h != L)
             st = sd_builder_add_frame(b->builder, r->links[L].name, r->links[h].name, &b->X_host[L], b->err);
     }
+    if (st == SD_OK) st = sd_urdf_add_flexible(r, b->host, b->builder, b->err);
     if (st == SD_OK) st = sd_urdf_add_constraints(tree, b->builder);
     if (st == SD_OK) st = warn_mimics(b);
     if (st == SD_OK) st = warn_inertias(b);

@@ -30,6 +30,7 @@ typedef struct sd_urdf_link {
     int parent_joint;    /* joint whose child this link is; -1 for a root */
     int first_child;     /* first joint whose parent this link is (document order); -1 if none */
     int last_child;
+    struct sd_urdf_flex *flex; /* <soadyn:flexible> (urdf_flex.c); NULL: a rigid link */
 } sd_urdf_link;
 
 /* A <joint>. Link references are resolved to indices by the builder half. */
@@ -56,6 +57,8 @@ typedef struct sd_urdf_joint {
     char *mimic;             /* joint this one mimics; NULL if none */
     int mimic_line;
     double mimic_multiplier, mimic_offset;
+    int has_node, parent_node; /* <soadyn:node index>: the joint rides on the parent's node parent_node */
+    int node_line;
 } sd_urdf_joint;
 
 /* The two sides of a URDF+ element: [0] the predecessor (or <parent>), [1] the successor (<child>). */
@@ -135,5 +138,23 @@ sd_status sd_urdf_check_constraints(const sd_urdf_tree *tree);
  * <coupling> (document order), then each <mimic> of a moving joint as a coupling unless the
  * options keep mimic joints independent. */
 sd_status sd_urdf_add_constraints(const sd_urdf_tree *tree, sd_builder *builder);
+
+/* ---------------------------------------------------------------- flexible links (urdf_flex.c) */
+
+typedef struct sd_urdf_flex sd_urdf_flex;
+struct _xmlNode;
+
+/* <soadyn:flexible> of a <link>, if any: its model is loaded (data file or beam) into link->flex. */
+sd_status sd_urdf_read_flexible(const char *src, sd_error *err, const struct _xmlNode *link_node, const char *owner,
+                                sd_urdf_link *link);
+/* <soadyn:node index> of a <joint>, if any (has_node, parent_node, node_line). */
+sd_status sd_urdf_read_node(const char *src, sd_error *err, const struct _xmlNode *joint_node, const char *owner,
+                            sd_urdf_joint *joint);
+/* Check the joints' nodes against their parents' models and make the flexible links' bodies
+ * flexible (sd_builder_set_flexible), after the bodies are added. */
+sd_status sd_urdf_add_flexible(const sd_urdf_robot *robot, const int *host, sd_builder *builder, sd_error *err);
+void sd_urdf_flex_free(sd_urdf_flex *flex);
+/* The nodes' mass of a flexible link (0 for a rigid one), for the zero-mass-leaf warning. */
+double sd_urdf_flex_mass(const sd_urdf_link *link);
 
 #endif /* SOADYN_IO_URDF_INTERNAL_H */

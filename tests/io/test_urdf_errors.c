@@ -108,6 +108,18 @@ static const broken_case corpus[] = {
     {"external_entity_attribute.urdf", SD_E_PARSE, 4, "malformed XML", "external entity 'secret'"},
     {"external_entity_content.urdf", SD_E_PARSE, 7, "joint 'j1'", "unknown child link 'b'"},
     {"external_dtd.urdf", SD_E_PARSE, 5, "<link>", "no name"},
+    /* flexible links (soadyn's <soadyn:flexible> and <soadyn:node>, io/urdf_flex.c) */
+    {"flex_missing_file.urdf", SD_E_IO, 4, "link 'a'", "no_such_file.json: cannot open"},
+    {"flex_node_out_of_range.urdf", SD_E_PARSE, 12, "joint 'j1'", "link 'beam' has 11 nodes (0 .. 10)"},
+    {"flex_beam_zero_elements.urdf", SD_E_PARSE, 5, "link 'beam'", "elements 0"},
+    {"flex_node_on_rigid_link.urdf", SD_E_PARSE, 9, "joint 'j1'", "link 'a', which is not flexible"},
+    {"flex_file_and_beam.urdf", SD_E_PARSE, 4, "link 'a'", "both file"},
+    {"flex_beam_unknown_attribute.urdf", SD_E_PARSE, 5, "link 'a'", "unknown attribute elemnts"},
+    {"flex_beam_bad_number.urdf", SD_E_PARSE, 5, "link 'a'", "length=\"2m\""},
+    {"flex_twice.urdf", SD_E_PARSE, 5, "link 'a'", "given twice (first at line 4)"},
+    {"flex_bad_json.urdf", SD_E_PARSE, 4, "flex_bad.json", "modes[0].shape[1]: 5 numbers, expected 6"},
+    {"flex_node_negative.urdf", SD_E_PARSE, 10, "joint 'j1'", "must not be negative"},
+    {"flex_beam_boundary.urdf", SD_E_PARSE, 5, "link 'a'", "cantilever or free-free"},
 };
 
 static void check_broken(const char *folder, const broken_case *c)
