@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "json_writer.h"
+#include <soadyn/flex.h>
 
 static const char help[] =
     "usage: soadyn eval MODEL [options]\n"
@@ -45,6 +46,10 @@ static const char help[] =
     "joints (base.x, base.qw, ball.wx, ...: see `soadyn info`). Units: rad, m, rad/s, m/s, N m, N.\n"
     "M and M^-1 are formed for models of up to 4096 speeds; past that they are left out (JSON: null)\n"
     "with a note, and everything else is still printed.\n"
+    "\n"
+    "Flexible bodies: the modal accelerations (eta-ddot, labelled BODY.eta1, ..) are part of qdd\n"
+    "and are also listed on their own (JSON: \"modal_accelerations\"); M^-1 is not formed for such\n"
+    "models (the library offers M, det M and the forward dynamics, not M^-1).\n"
     "\n"
     "Closed loops: on a model with closure constraints, a --q that leaves a loop open (residual\n"
     "above 1e-9) is assembled onto the constraints first and a --u that violates G u = 0 projected,\n"
@@ -215,7 +220,7 @@ static sd_status eval_all(eval_result *r)
     if (st == SD_OK) st = sd_inverse_dynamics(r->m, r->d, r->q, r->u, qdd_id, NULL, r->tau_id);
     if (st == SD_OK) st = sd_bias_forces(r->m, r->d, r->q, r->u, NULL, r->c);
     if (st == SD_OK && r->dense) st = sd_mass_matrix(r->m, r->d, r->q, r->M);
-    if (st == SD_OK && r->dense) st = sd_mass_matrix_inverse(r->m, r->d, r->q, r->Minv);
+    if (st == SD_OK && r->dense && sd_model_nflexible(r->m) == 0) st = sd_mass_matrix_inverse(r->m, r->d, r->q, r->Minv);
     if (st == SD_OK) st = sd_mass_matrix_determinant(r->m, r->d, r->q, &r->det, &r->log_det);
     if (st == SD_OK) st = sd_sim_energy(r->m, r->d, r->q, r->u, &r->kinetic, &r->potential);
     return st;
@@ -307,6 +312,14 @@ static void print_text(const eval_result *r)
     print_vector(r->nc > 0 ? "forward dynamics qdd (closed system)" : "forward dynamics qdd", r->qdd, r->nv,
                  r->vlab, "");
     if (r->nc > 0) print_loops(r);
+    if (sd_model_nflexible(r->m) > 0) {
+        cli_printf("modal accelerations (flexible bodies' eta-ddot, in qdd above):\n");
+        for (int k = 0; k < sd_model_nbodies(r->m); ++k)
+            for (int j = 0; j < sd_model_body_nmodes(r->m, k); ++j) {
+                const int i = sd_model_mode_v_index(r->m, k) + j;
+                cli_printf("  %-24s %22.15g\n", r->vlab[i], r->qdd[i]);
+            }
+    }
     if (r->have_presc) {
         cli_printf("prescribed joints, forces needed:\n");
         for (int i = 0; i < r->nv; ++i)
@@ -321,7 +334,10 @@ static void print_text(const eval_result *r)
         print_vector(r->have_qdd ? "inverse dynamics tau (at --qdd)" : "inverse dynamics tau (at the qdd above)",
                      r->tau_id, r->nv, r->vlab, "");
     print_forces(r);
-    print_matrix(r, "mass matrix inverse M^-1", r->Minv);
+    if (sd_model_nflexible(r->m) > 0)
+        cli_printf("mass matrix inverse M^-1: not formed (not offered for models with flexible bodies)\n");
+    else
+        print_matrix(r, "mass matrix inverse M^-1", r->Minv);
     cli_printf("det M:      %.17g\nlog det M:  %.17g\n", r->det, r->log_det);
     cli_printf("energy:     kinetic %.17g J, potential %.17g J, total %.17g J\n", r->kinetic, r->potential,
            r->kinetic + r->potential);
@@ -429,7 +445,18 @@ static void json_all(json_writer *w, const eval_result *r)
         jw_end_object(w);
     }
     json_forces(w, r);
-    json_matrix(w, r, "mass_matrix_inverse", r->Minv);
+    if (sd_model_nflexible(r->m) > 0) {
+        jw_begin_object(w, "modal_accelerations");
+        for (int k = 0; k < sd_model_nbodies(r->m); ++k)
+            for (int j = 0; j < sd_model_body_nmodes(r->m, k); ++j) {
+                const int i = sd_model_mode_v_index(r->m, k) + j;
+                jw_number(w, r->vlab[i], r->qdd[i]);
+            }
+        jw_end_object(w);
+        jw_null(w, "mass_matrix_inverse"); /* not offered for flexible bodies */
+    } else {
+        json_matrix(w, r, "mass_matrix_inverse", r->Minv);
+    }
     if (isfinite(r->det)) jw_number(w, "det_mass_matrix", r->det);
     else jw_null(w, "det_mass_matrix"); /* over- or underflow on big trees: the log is the answer */
     jw_number(w, "log_det_mass_matrix", r->log_det);

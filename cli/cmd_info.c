@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "cli.h"
+#include <soadyn/flex.h>
 
 #define MAX_INDENT_LEVEL 24 /* deeper bodies are drawn at this indentation, with "(depth N)" */
 #define CHAIN_FOLD_ABOVE 20 /* a serial chain of more bodies than this is folded; robots' are shorter */
@@ -24,7 +25,9 @@ static const char help[] =
     "usage: soadyn info MODEL [--floating] [--keep-fixed]\n"
     "\n"
     "Describe a model: name, bodies, hinges by type, nq/nv, total mass, the tree, serial-chain\n"
-    "segments and the structural sparsity of the mass matrix.\n"
+    "segments and the structural sparsity of the mass matrix. Flexible bodies: their modes, nodes,\n"
+    "mass model (full or linearised), the bodies riding on their nodes, and the modal natural\n"
+    "frequencies (hinge and other bodies held) in Hz and rad/s.\n"
     "\n"
     "The tree has one line per body, indented by depth. A serial chain of more than 20 bodies shows\n"
     "its first and last two bodies and one line for those between (\"- a .. b  (N bodies in a\n"
@@ -164,8 +167,8 @@ static long long sparsity_nonzeros(const sd_model *m)
     long long nz = 0;
     for (int b = 0; b < n; ++b) {
         const int p = sd_model_parent(m, b);
-        const long long nv_b = sd_model_hinge_nv(m, b);
-        above[b] = p < 0 ? 0 : above[p] + sd_model_hinge_nv(m, p);
+        const long long nv_b = sd_model_hinge_nv(m, b) + sd_model_body_nmodes(m, b); /* a flexible body's modes too */
+        above[b] = p < 0 ? 0 : above[p] + sd_model_hinge_nv(m, p) + sd_model_body_nmodes(m, p);
         nz += nv_b * (nv_b + 2 * above[b]);
     }
     free(above);
@@ -237,6 +240,43 @@ static void print_joint_dynamics(const sd_model *m)
     }
 }
 
+/* The flexible bodies (flex.h): modes, nodes, mass model, the children riding on their nodes, and
+ * the natural frequencies of the modes with the body's hinge and every other body held. */
+static int print_flexible(const sd_model *m)
+{
+    const int n = sd_model_nbodies(m), nflex = sd_model_nflexible(m);
+    if (nflex == 0) return CLI_OK;
+    cli_printf("flexible bodies: %d\n", nflex);
+    int rc = CLI_OK;
+    for (int k = 0; k < n && rc == CLI_OK; ++k) {
+        const int nm = sd_model_body_nmodes(m, k), nn = sd_model_body_nnodes(m, k);
+        if (nn <= 0) continue;
+        cli_printf("  - %s: %d mode%s, %d nodes, %s mass model, modal coordinates q[%d..%d]\n",
+                   sd_model_body_name(m, k), nm, nm == 1 ? "" : "s", nn,
+                   sd_model_flex_mass_model(m, k) == SD_FLEX_FULL ? "full" : "linearised", sd_model_mode_q_index(m, k),
+                   sd_model_mode_q_index(m, k) + nm - 1);
+        for (int c = k + 1; c < n; ++c)
+            if (sd_model_parent(m, c) == k && sd_model_parent_node(m, c) >= 0)
+                cli_printf("      %s (joint %s) rides on node %d\n", sd_model_body_name(m, c), sd_model_joint_name(m, c),
+                           sd_model_parent_node(m, c));
+        double *omega = malloc(sizeof(double) * (size_t)(nm > 0 ? nm : 1));
+        sd_error err = {0};
+        if (!omega) {
+            fprintf(stderr, "soadyn info: out of memory (%d modes)\n", nm);
+            rc = CLI_FAILURE;
+        } else if (nm > 0 && sd_model_flex_frequencies(m, k, omega, &err) != SD_OK) {
+            fprintf(stderr, "soadyn info: frequencies of %s: %s\n", sd_model_body_name(m, k), err.message);
+            rc = CLI_FAILURE;
+        } else {
+            for (int r = 0; r < nm; ++r)
+                cli_printf("      mode %d (%s.eta%d): %.6g Hz, %.6g rad/s\n", r + 1, sd_model_body_name(m, k), r + 1,
+                           omega[r] / (2.0 * 3.14159265358979323846), omega[r]);
+        }
+        free(omega);
+    }
+    return rc;
+}
+
 static int print_info(const sd_model *m)
 {
     const int n = sd_model_nbodies(m);
@@ -267,6 +307,10 @@ static int print_info(const sd_model *m)
     }
     print_tree(m, &t);
     print_segments(m, &t);
+    if (print_flexible(m) != CLI_OK) {
+        shape_free(&t);
+        return CLI_FAILURE;
+    }
     print_joint_dynamics(m);
     const double nv = sd_model_nv(m);
     cli_printf("mass matrix: %d x %d, %lld structurally nonzero entries (%.1f%%)\n", sd_model_nv(m), sd_model_nv(m),

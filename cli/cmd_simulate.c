@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "progress.h"
+#include <soadyn/flex.h>
 #include <soadyn/config.h> /* SOADYN_HAS_CVODE, SOADYN_HAS_PLOT: refuse what this build lacks before running */
 
 static const char help[] =
@@ -38,11 +39,16 @@ static const char help[] =
     "  --every N           write every N-th output interval, N >= 1 (default 1)\n"
     "  --plot FILE         plot joint positions and energy (.png or .svg; also written beside\n"
     "                      and renamed when whole)\n"
+    "  --tip-node BODY=N,...  flexible bodies: the node whose deflection the CSV, the plot and the\n"
+    "                      summary show (default: each flexible body's last node, a beam's tip)\n"
     "  --floating          attach the root link with a free hinge\n"
     "  --keep-fixed        keep fixed joints as 0-dof bodies\n"
     "  --help              this text\n"
     "\n"
     "VALUES is every value in order (0.1,0.2) or NAME=VALUE pairs (shoulder=0.3,elbow=-1.2).\n"
+    "Flexible bodies: their modal coordinates are integrated with the rest (labels BODY.eta1, ..;\n"
+    "speeds u.BODY.eta1, ..), and after the energies the CSV has each flexible body's node\n"
+    "deflection (translation from the undeformed place, body axes): BODY.nodeN.dx, .dy, .dz.\n"
     "Interrupted by SIGINT/SIGTERM, the run stops cleanly: the CSV ends with a line\n"
     "'# truncated at t=... (interrupted by SIGINT)' and the exit status is 130/143. If the CSV or\n"
     "the plot cannot be written whole (disk full), the incomplete file is removed and the exit\n"
@@ -57,7 +63,7 @@ static void on_signal(int sig)
 }
 
 typedef struct sim_args {
-    const char *duration, *dt, *integrator, *rtol, *atol, *q0, *u0, *tau, *output, *every, *plot;
+    const char *duration, *dt, *integrator, *rtol, *atol, *q0, *u0, *tau, *output, *every, *plot, *tip_node;
     int floating, keep_fixed;
 } sim_args;
 
@@ -168,6 +174,59 @@ static int energy_conserved(const sd_model *m, const double *tau)
     return 1;
 }
 
+/* --tip-node BODY=N,...: per body the node shown (-1: the last one). Returns 0, or 1 after a message. */
+static int parse_tip_nodes(const sd_model *m, const char *text, int *nodes)
+{
+    for (int k = 0; k < sd_model_nbodies(m); ++k) nodes[k] = -1;
+    if (!text) return 0;
+    const char *p = text;
+    while (*p) {
+        const char *end = strchr(p, ','), *eq = strchr(p, '=');
+        if (!end) end = p + strlen(p);
+        if (!eq || eq > end) {
+            fprintf(stderr, "soadyn simulate: --tip-node: '%.*s' is not BODY=NODE\n", (int)(end - p), p);
+            return 1;
+        }
+        char name[256], num[64];
+        if ((size_t)(eq - p) >= sizeof(name) || (size_t)(end - eq - 1) >= sizeof(num)) {
+            fprintf(stderr, "soadyn simulate: --tip-node: '%.*s' is too long\n", (int)(end - p), p);
+            return 1;
+        }
+        memcpy(name, p, (size_t)(eq - p));
+        name[eq - p] = '\0';
+        memcpy(num, eq + 1, (size_t)(end - eq - 1));
+        num[end - eq - 1] = '\0';
+        const int k = sd_model_body_index(m, name);
+        long node = -1;
+        if (k < 0 || sd_model_body_nnodes(m, k) <= 0) {
+            fprintf(stderr, "soadyn simulate: --tip-node: %s is not a flexible body of the model\n", name);
+            return 1;
+        }
+        if (cli_parse_long(num, &node) || node < 0 || node >= sd_model_body_nnodes(m, k)) {
+            fprintf(stderr, "soadyn simulate: --tip-node: %s has no node '%s' (nodes 0..%d)\n", name, num,
+                    sd_model_body_nnodes(m, k) - 1);
+            return 1;
+        }
+        nodes[k] = (int)node;
+        p = *end ? end + 1 : end;
+    }
+    return 0;
+}
+
+/* Each flexible body's node deflection at the end of the run (the node of --tip-node, else its last). */
+static void print_deflections(const sd_model *m, const int *nodes, const double *q)
+{
+    for (int k = 0; k < sd_model_nbodies(m); ++k) {
+        const int nn = sd_model_body_nnodes(m, k);
+        if (nn <= 0) continue;
+        const int t = nodes[k] >= 0 ? nodes[k] : nn - 1;
+        double d[6];
+        if (sd_model_node_deflection(m, k, t, q, d, NULL) != SD_OK) continue;
+        cli_printf("deflection end   %s node %d: %.6g %.6g %.6g m (body axes)\n", sd_model_body_name(m, k), t, d[3],
+                   d[4], d[5]);
+    }
+}
+
 static void print_summary(const sd_model *m, const sd_sim_options *so, const sd_sim_stats *st, double wall)
 {
     const double simulated = st->t_end - so->t0;
@@ -238,10 +297,11 @@ static int run_simulation(sd_model *m, const sim_args *a, sd_sim_options *so)
     const int nq = sd_model_nq(m), nv = sd_model_nv(m);
     double *q = calloc((size_t)nq + 1, sizeof(double)), *u = calloc((size_t)nv + 1, sizeof(double));
     double *tau = calloc((size_t)nv + 1, sizeof(double));
+    int *nodes = calloc((size_t)sd_model_nbodies(m) + 1, sizeof(int));
     sim_out o;
     memset(&o, 0, sizeof(o));
     int rc = CLI_OK;
-    if (!q || !u || !tau) {
+    if (!q || !u || !tau || !nodes) {
         fprintf(stderr, "soadyn simulate: out of memory (nq %d, nv %d)\n", nq, nv);
         rc = CLI_FAILURE;
     }
@@ -249,7 +309,8 @@ static int run_simulation(sd_model *m, const sim_args *a, sd_sim_options *so)
         sd_configuration_neutral(m, q);
         if ((a->q0 && cli_parse_values(m, "q0", a->q0, CLI_LIST_Q, q, NULL)) ||
             (a->u0 && cli_parse_values(m, "u0", a->u0, CLI_LIST_V, u, NULL)) ||
-            (a->tau && cli_parse_values(m, "tau", a->tau, CLI_LIST_V, tau, NULL)))
+            (a->tau && cli_parse_values(m, "tau", a->tau, CLI_LIST_V, tau, NULL)) ||
+            parse_tip_nodes(m, a->tip_node, nodes))
             rc = CLI_USAGE;
     }
     if (rc == CLI_OK && sd_configuration_quaternion_error(m, q) > 1e-9) {
@@ -257,12 +318,12 @@ static int run_simulation(sd_model *m, const sim_args *a, sd_sim_options *so)
                 sd_configuration_quaternion_error(m, q));
         rc = CLI_USAGE;
     }
-    if (rc == CLI_OK && a->plot && !(o.traj = sd_trajectory_new(m))) {
+    if (rc == CLI_OK && a->plot && !(o.traj = sd_trajectory_new_nodes(m, nodes))) {
         fprintf(stderr, "soadyn simulate: out of memory setting up the trajectory for the plot\n");
         rc = CLI_FAILURE;
     }
     /* the CSV is opened last: once it exists, the run goes ahead and finish() closes it */
-    if (rc == CLI_OK && a->output && sd_csv_open(m, a->output, &o.csv, &o.err) != SD_OK) {
+    if (rc == CLI_OK && a->output && sd_csv_open_nodes(m, a->output, nodes, &o.csv, &o.err) != SD_OK) {
         fprintf(stderr, "soadyn simulate: %s\n", o.err.message);
         rc = CLI_FAILURE;
     }
@@ -283,9 +344,13 @@ static int run_simulation(sd_model *m, const sim_args *a, sd_sim_options *so)
         const sd_status s = sd_simulate(m, so, q, u, &st, &err);
         const double wall = wall_now() - w0;
         rc = finish(a, &o, s, &err, &st);
-        if (s == SD_OK) print_summary(m, so, &st, wall);
+        if (s == SD_OK) {
+            print_summary(m, so, &st, wall);
+            print_deflections(m, nodes, q);
+        }
     }
     sd_trajectory_free(o.traj);
+    free(nodes);
     free(q);
     free(u);
     free(tau);
@@ -302,7 +367,8 @@ int cmd_simulate(int argc, char **argv)
         {"atol", 1, &a.atol, NULL}, {"q0", 1, &a.q0, NULL},
         {"u0", 1, &a.u0, NULL}, {"tau", 1, &a.tau, NULL},
         {"output", 1, &a.output, NULL}, {"every", 1, &a.every, NULL},
-        {"plot", 1, &a.plot, NULL}, {"floating", 0, NULL, &a.floating},
+        {"plot", 1, &a.plot, NULL}, {"tip-node", 1, &a.tip_node, NULL},
+        {"floating", 0, NULL, &a.floating},
         {"keep-fixed", 0, NULL, &a.keep_fixed}, {NULL, 0, NULL, NULL}};
     const char *path;
     int rc = cli_parse("simulate", argc, argv, options, help, &path);

@@ -83,6 +83,13 @@ SD_API sd_flex_mass_model sd_model_flex_mass_model(const sd_model *model, int bo
  * other bodies held: the eigenvalues of K_m w.r.t. M_m^ff (LAPACK; part of libsoadyn). */
 SD_API sd_status sd_model_flex_frequencies(const sd_model *model, int body, double *omega, sd_error *err);
 
+/* The deflection of node `node` of flexible body `body` at q: Pi^node eta (001 Eq 3), the node's
+ * small rotation (3) then its translation (3) from its undeformed place, in body axes. Linear in
+ * eta (the full model's nodes sit exactly there). SD_E_ARGUMENT for a rigid body or a node out of
+ * range (named in the message). */
+SD_API sd_status sd_model_node_deflection(const sd_model *model, int body, int node, const double *q,
+                                          double deflection[6], sd_error *err);
+
 /* ---------------------------------------------------------------- flexible models from data */
 
 /* An owned flexible-body model: what a data file or the beam generator makes. */

@@ -65,7 +65,7 @@ typedef struct sd_sim_sample {
     const double *q;         /* coordinates (nq) */
     const double *u;         /* speeds (nv) */
     double kinetic;          /* kinetic energy, J */
-    double potential;        /* potential energy (gravity and joint springs), J */
+    double potential;        /* potential energy (gravity, joint springs, strain), J */
     long steps;              /* integrator steps taken since the start */
 } sd_sim_sample;
 
@@ -143,7 +143,8 @@ SD_API sd_status sd_simulate(const sd_model *model, const sd_sim_options *option
                              sd_sim_stats *stats, sd_error *err);
 
 /* Kinetic and potential energy at (q, u): sd_kinematics() then sd_kinetic_energy() (with the
- * armature's) and sd_potential_energy() plus sd_spring_energy(). Either output may be NULL. */
+ * armature's) and sd_potential_energy() plus sd_spring_energy() plus, for flexible bodies,
+ * sd_strain_energy() (flex.h). Either output may be NULL. */
 SD_API sd_status sd_sim_energy(const sd_model *model, sd_data *data, const double *q, const double *u,
                                double *kinetic, double *potential);
 
@@ -160,8 +161,9 @@ SD_API int sd_speed_label(const sd_model *model, int i, char *buf, size_t size);
 /* ---------------------------------------------------------------- CSV out */
 
 /* A CSV trajectory file. Columns: time, one per coordinate (labelled as sd_coordinate_label), one
- * per speed ("u." + sd_speed_label), kinetic, potential, total (energies in J). Numbers are written
- * with 17 significant digits, so they read back exactly. */
+ * per speed ("u." + sd_speed_label), kinetic, potential, total (energies in J), then, for a model
+ * with flexible bodies, a node's deflection per flexible body (sd_csv_open_nodes). Numbers are
+ * written with 17 significant digits, so they read back exactly. */
 typedef struct sd_csv_writer sd_csv_writer;
 
 /* Start the file `path` and write the header line; *writer is freed by sd_csv_close(). The lines go
@@ -170,6 +172,14 @@ typedef struct sd_csv_writer sd_csv_writer;
  * run leaves an existing `path` untouched. A path that is not a regular file (a pipe, /dev/stdout)
  * is written directly. */
 SD_API sd_status sd_csv_open(const sd_model *model, const char *path, sd_csv_writer **writer, sd_error *err);
+/* sd_csv_open for a model with flexible bodies, choosing the node whose deflection is written:
+ * nodes (NULL, or one entry per body) gives body k's node (nodes[k] >= 0) or its last node (-1);
+ * entries of rigid bodies are ignored. sd_csv_open writes every flexible body's last node (a beam's
+ * tip). The three columns per flexible body follow the energies: "<body>.node<N>.dx" .. ".dz", the
+ * node's translation from its undeformed place in body axes (sd_model_node_deflection, flex.h).
+ * SD_E_ARGUMENT names a body and a node it does not have. */
+SD_API sd_status sd_csv_open_nodes(const sd_model *model, const char *path, const int *nodes,
+                                   sd_csv_writer **writer, sd_error *err);
 /* Append one sample as a line. */
 SD_API sd_status sd_csv_write(sd_csv_writer *writer, const sd_sim_sample *sample, sd_error *err);
 /* Finish the file and free the writer. If `truncated_note` is not NULL the run did not complete,
@@ -185,6 +195,10 @@ typedef struct sd_trajectory sd_trajectory;
 
 /* NULL when out of memory; free with sd_trajectory_free(). The model must outlive it. */
 SD_API sd_trajectory *sd_trajectory_new(const sd_model *model);
+/* The same, choosing for a model with flexible bodies the node whose deflection the plot shows, as
+ * sd_csv_open_nodes does (nodes: NULL, or per body a node index or -1 for the last node). NULL
+ * also when a node is out of range (check with sd_model_body_nnodes). */
+SD_API sd_trajectory *sd_trajectory_new_nodes(const sd_model *model, const int *nodes);
 SD_API void sd_trajectory_free(sd_trajectory *trajectory);
 /* Append a sample (the storage grows geometrically). */
 SD_API sd_status sd_trajectory_append(sd_trajectory *trajectory, const sd_sim_sample *sample);
@@ -192,7 +206,9 @@ SD_API size_t sd_trajectory_length(const sd_trajectory *trajectory);
 
 /* Plot the trajectory with PLplot into `path`: the device is chosen by the extension, ".png"
  * (pngcairo) or ".svg" (svgcairo). Two panels: every joint coordinate against time (legend with the
- * coordinate labels), and the kinetic, potential and total energy against time. Like the CSV, the
+ * coordinate labels), and the kinetic, potential and total energy against time; a model with
+ * flexible bodies gets a third: each flexible body's node deflection (sd_trajectory_new_nodes), the
+ * components that move. Like the CSV, the
  * picture is drawn into "<path>.partial", checked to be whole (PLplot reports no write errors: the
  * file must end as a PNG or SVG file ends), then renamed onto `path`; SD_E_IO if it is not. */
 SD_API sd_status sd_plot_trajectory(const sd_trajectory *trajectory, const char *path, sd_error *err);

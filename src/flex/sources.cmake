@@ -7,5 +7,6 @@ list(APPEND SOADYN_COMPONENT_SOURCES
   flex/flex_data.c
   flex/beam.c
   flex/frequencies.c
+  flex/deflection.c
 )
 list(APPEND SOADYN_COMPONENT_HEADERS flex.h)

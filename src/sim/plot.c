@@ -1,6 +1,8 @@
 /*
  * src/sim/plot.c — a trajectory as a picture, with PLplot: top panel every joint coordinate against
- * time, bottom panel kinetic, potential and total energy, each with a legend.
+ * time, then kinetic, potential and total energy, each with a legend; a model with flexible bodies
+ * gets a third panel, the deflection of one node of each flexible body (its translation in body
+ * axes, sd_model_node_deflection: the components that move).
  *
  * PLplot exits the process on fatal errors, so everything that could make it fail is checked
  * first: the device must be compiled in (plgFileDevs) and the file writable. Each call uses a
@@ -15,6 +17,8 @@
 #include <string.h>
 
 #include <plplot.h>
+
+#include <soadyn/flex.h>
 
 #include "sim/output_file.h"
 #include "sim/sim_trajectory.h"
@@ -136,6 +140,63 @@ static void panel(const double *x, size_t m, double *const *ys, int nlines, cons
     free(widths);
 }
 
+/* The third panel: node deflections of the flexible bodies, computed from q at the plotted rows (the
+ * rows column() takes); components that stay exactly zero (a beam's axial one, a plane without
+ * modes) are left out. */
+static sd_status draw_deflection(const sd_trajectory *tr, size_t step, const double *x, size_t m, double right)
+{
+    const int nmax = 3 * tr->ntip;
+    double *buf = malloc(sizeof(double) * m * (size_t)nmax);
+    double **ys = malloc(sizeof(double *) * (size_t)nmax);
+    char **labels = calloc((size_t)nmax, sizeof(char *));
+    sd_status st = buf && ys && labels ? SD_OK : SD_E_MEMORY;
+    int nlines = 0;
+    for (int i = 0; st == SD_OK && i < tr->ntip; ++i) {
+        double *col[3] = {buf + m * (size_t)(3 * i), buf + m * (size_t)(3 * i + 1), buf + m * (size_t)(3 * i + 2)};
+        size_t r = 0, row = 0;
+        for (; row < tr->n; row += step) {
+            double d[6];
+            sd_model_node_deflection(tr->model, tr->tip_body[i], tr->tip_node[i], tr->rows + row * tr->stride + 1, d,
+                                     NULL);
+            for (int c = 0; c < 3; ++c) col[c][r] = d[3 + c];
+            ++r;
+        }
+        if ((tr->n - 1) % step != 0) { /* the last row, as column() keeps it */
+            double d[6];
+            sd_model_node_deflection(tr->model, tr->tip_body[i], tr->tip_node[i],
+                                     tr->rows + (tr->n - 1) * tr->stride + 1, d, NULL);
+            for (int c = 0; c < 3; ++c) col[c][r] = d[3 + c];
+        }
+        for (int c = 0; c < 3 && st == SD_OK; ++c) {
+            int moves = 0;
+            for (size_t j = 0; j < m && !moves; ++j) moves = col[c][j] != 0.0;
+            if (!moves) continue;
+            const char *body = sd_model_body_name(tr->model, tr->tip_body[i]);
+            const size_t len = strlen(body) + 32;
+            labels[nlines] = malloc(len);
+            if (!labels[nlines]) {
+                st = SD_E_MEMORY;
+                break;
+            }
+            snprintf(labels[nlines], len, "%s.node%d.d%c", body, tr->tip_node[i], "xyz"[c]);
+            ys[nlines++] = col[c];
+        }
+    }
+    if (st == SD_OK) {
+        char title[160];
+        snprintf(title, sizeof(title), "node deflection of the flexible bodies (body axes)");
+        if (nlines > 0)
+            panel(x, m, ys, nlines, (const char *const *)labels, "deflection (m)", title, right);
+        else
+            pladv(0);
+    }
+    for (int j = 0; labels && j < nmax; ++j) free(labels[j]);
+    free(labels);
+    free(ys);
+    free(buf);
+    return st;
+}
+
 /* Build the arrays and draw both panels (the stream is open). */
 static sd_status draw(const sd_trajectory *tr, size_t step)
 {
@@ -171,6 +232,7 @@ static sd_status draw(const sd_trajectory *tr, size_t step)
         else
             pladv(0);
         panel(buf, m, ys + nq, 3, (const char *const *)(labels + nq), "energy (J)", "energy", right);
+        if (tr->ntip > 0) st = draw_deflection(tr, step, buf, m, right);
     }
     for (int j = 0; labels && j < nq + 3; ++j) free(labels[j]);
     free(labels);
@@ -221,9 +283,9 @@ sd_status sd_plot_trajectory(const sd_trajectory *tr, const char *path, sd_error
     plmkstrm(&stream);
     plsdev(device);
     plsfnam(sim_output_write_path(&file));
-    plspage(0.0, 0.0, 1200, 900, 0, 0);
+    plspage(0.0, 0.0, 1200, tr->ntip > 0 ? 1300 : 900, 0, 0);
     set_colors();
-    plssub(1, 2);
+    plssub(1, tr->ntip > 0 ? 3 : 2);
     plinit();
     const size_t step = tr->n > MAX_POINTS ? (tr->n + MAX_POINTS - 1) / MAX_POINTS : 1;
     st = draw(tr, step);

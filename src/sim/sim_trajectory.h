@@ -12,6 +12,8 @@ struct sd_trajectory {
     size_t stride;  /* nq + 3: t, q, kinetic, potential */
     size_t n, cap;  /* rows used, rows allocated */
     double *rows;
+    int ntip;       /* flexible bodies: the plot's deflection panel shows node tip_node[i] of body tip_body[i] */
+    int *tip_body, *tip_node;
 };
 
 #endif /* SOADYN_SIM_TRAJECTORY_H */

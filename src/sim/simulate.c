@@ -9,6 +9,8 @@
 #include <math.h>
 #include <string.h>
 
+#include <soadyn/flex.h>
+
 #include "sim/sim_internal.h"
 
 static const char *const integrator_names[] = {"rk4", "cvode-bdf", "cvode-adams"};
@@ -50,11 +52,12 @@ sd_status sd_sim_energy(const sd_model *model, sd_data *data, const double *q, c
     if (st != SD_OK) return st;
     if (kinetic && (st = sd_kinetic_energy(model, data, kinetic)) != SD_OK) return st;
     if (!potential) return SD_OK;
-    double springs;
+    double springs, strain = 0.0; /* flexible bodies' strain energy: potential like a spring's */
     if ((st = sd_potential_energy(model, data, potential)) != SD_OK ||
-        (st = sd_spring_energy(model, data, q, &springs)) != SD_OK)
+        (st = sd_spring_energy(model, data, q, &springs)) != SD_OK ||
+        (sd_model_nflexible(model) > 0 && (st = sd_strain_energy(model, data, &strain)) != SD_OK))
         return st;
-    *potential += springs;
+    *potential += springs + strain;
     return SD_OK;
 }
 

@@ -1,13 +1,21 @@
 /*
  * src/sim/trajectory.c — a trajectory kept in memory (for plots): rows of
- * [t, q(0..nq-1), kinetic, potential], grown geometrically.
+ * [t, q(0..nq-1), kinetic, potential], grown geometrically; for a model with flexible bodies, the
+ * node of each whose deflection the plot shows (computed from q when plotting).
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include <soadyn/flex.h>
+
 #include "sim/sim_trajectory.h"
 
 sd_trajectory *sd_trajectory_new(const sd_model *model)
+{
+    return sd_trajectory_new_nodes(model, NULL);
+}
+
+sd_trajectory *sd_trajectory_new_nodes(const sd_model *model, const int *nodes)
 {
     if (!model) return NULL;
     sd_trajectory *tr = calloc(1, sizeof(*tr));
@@ -15,6 +23,26 @@ sd_trajectory *sd_trajectory_new(const sd_model *model)
     tr->model = model;
     tr->nq = sd_model_nq(model);
     tr->stride = (size_t)tr->nq + 3;
+    const int nflex = sd_model_nflexible(model);
+    if (nflex > 0) {
+        tr->tip_body = malloc(sizeof(int) * (size_t)nflex);
+        tr->tip_node = malloc(sizeof(int) * (size_t)nflex);
+        if (!tr->tip_body || !tr->tip_node) {
+            sd_trajectory_free(tr);
+            return NULL;
+        }
+        for (int k = 0; k < sd_model_nbodies(model); ++k) {
+            const int nn = sd_model_body_nnodes(model, k);
+            if (sd_model_body_nmodes(model, k) == 0 && nn == 0) continue; /* rigid */
+            const int t = nodes && nodes[k] >= 0 ? nodes[k] : nn - 1;
+            if (t >= nn) { /* the caller checks (sd_model_body_nnodes) */
+                sd_trajectory_free(tr);
+                return NULL;
+            }
+            tr->tip_body[tr->ntip] = k;
+            tr->tip_node[tr->ntip++] = t;
+        }
+    }
     return tr;
 }
 
@@ -22,6 +50,8 @@ void sd_trajectory_free(sd_trajectory *tr)
 {
     if (!tr) return;
     free(tr->rows);
+    free(tr->tip_body);
+    free(tr->tip_node);
     free(tr);
 }
 

@@ -10,3 +10,10 @@ soadyn_add_test(test_flex_articulated SOURCES flex/test_flex_articulated.c flex/
 if(SOADYN_WITH_IO)
   soadyn_add_test(test_urdf_flex SOURCES flex/test_urdf_flex.c LABELS unit)
 endif()
+# The beam table and the spacecraft's energy and momentum through sd_simulate; with the io component
+# it also loads models/spacecraft.urdf (argument: the models folder).
+if(SOADYN_WITH_IO)
+  soadyn_add_test(test_flex_examples SOURCES flex/test_flex_examples.c LABELS unit ARGS ${PROJECT_SOURCE_DIR}/models)
+else()
+  soadyn_add_test(test_flex_examples SOURCES flex/test_flex_examples.c LABELS unit)
+endif()
