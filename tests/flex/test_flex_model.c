@@ -395,6 +395,105 @@ static void test_rigid_unchanged(void)
     CHECK(sd_model_nflexible(NULL) == 0 && sd_model_mode_v_index(NULL, 0) == -1);
 }
 
+/* Random trees with random flexible bodies (1..8 nodes, 0..4 modes) and children on random nodes,
+ * added in shuffled order: the layout against an independent walk of each body's path to the base
+ * (the speeds on it, root first, each body's hinge then its modes; v_parent is the one before). */
+static void test_random_layout(void)
+{
+    uint64_t rng = 2024;
+    for (int trial = 0; trial < 40; ++trial) {
+        enum { N = 12 };
+        const int n = 1 + (int)(sd_random_uniform(&rng) * N);
+        static bar bars[N];
+        char names[N][8];
+        int parent[N], nnodes[N], nm[N], flexible[N], order[N];
+        sd_hinge_type hinge[N];
+        for (int k = 0; k < n; ++k) {
+            snprintf(names[k], sizeof names[k], "b%d", k);
+            parent[k] = k ? (int)(sd_random_uniform(&rng) * k) - (sd_random_uniform(&rng) < 0.1) : -1;
+            hinge[k] = (sd_hinge_type)(sd_random_uniform(&rng) * SD_HINGE_TYPE_COUNT);
+            flexible[k] = sd_random_uniform(&rng) < 0.5;
+            nnodes[k] = 1 + (int)(sd_random_uniform(&rng) * 8);
+            nm[k] = flexible[k] ? (int)(sd_random_uniform(&rng) * (1 + (nnodes[k] < 4 ? nnodes[k] : 4))) : 0;
+            order[k] = k;
+        }
+        for (int k = n - 1; k > 0; --k) { /* shuffle the insertion order */
+            const int j = (int)(sd_random_uniform(&rng) * (k + 1)), t = order[k];
+            order[k] = order[j];
+            order[j] = t;
+        }
+        sd_builder *B = sd_builder_new();
+        sd_error err;
+        for (int i = 0; i < n; ++i) {
+            const int k = order[i];
+            sd_body_desc d;
+            const int node = parent[k] >= 0 && flexible[parent[k]] && sd_random_uniform(&rng) < 0.7
+                                 ? (int)(sd_random_uniform(&rng) * nnodes[parent[k]])
+                                 : -1;
+            body(&d, names[k], parent[k] >= 0 ? names[parent[k]] : NULL, hinge[k], node, 1.0);
+            d.axis[0] = 1.0; /* universal: axis2 = y not parallel */
+            CHECK(sd_builder_add_body(B, &d, &err) == SD_OK);
+            if (flexible[k]) {
+                make_bar(&bars[k], nnodes[k], nm[k], 0.5 + k * 0.1, NULL);
+                if (sd_builder_set_flexible(B, names[k], &bars[k].d, &err) != SD_OK) {
+                    CHECK(!"set_flexible");
+                    fprintf(stderr, "  %s\n", err.message);
+                }
+            }
+        }
+        sd_model *m = NULL;
+        if (sd_builder_build(B, &m, &err) != SD_OK) {
+            CHECK(!"build");
+            fprintf(stderr, "  %s\n", err.message);
+            sd_builder_free(B);
+            continue;
+        }
+        sd_builder_free(B);
+        int nflex = 0, nq = 0, nv = 0, ok = 1;
+        for (int k = 0; k < m->n; ++k) { /* blocks contiguous in body order */
+            const int src = atoi(sd_model_body_name(m, k) + 1);
+            nflex += flexible[src];
+            ok &= sd_model_body_nmodes(m, k) == nm[src];
+            ok &= sd_model_body_nnodes(m, k) == (flexible[src] ? nnodes[src] : 0);
+            ok &= sd_model_q_index(m, k) == nq && sd_model_mode_q_index(m, k) == nq + sd_hinge_type_nq(hinge[src]);
+            ok &= sd_model_v_index(m, k) == nv && sd_model_mode_v_index(m, k) == nv + sd_hinge_type_nv(hinge[src]);
+            nq += sd_hinge_type_nq(hinge[src]) + nm[src];
+            nv += sd_hinge_type_nv(hinge[src]) + nm[src];
+        }
+        CHECK(ok && m->nq == nq && m->nv == nv && sd_model_nflexible(m) == nflex);
+        for (int k = 0; k < m->n; ++k) { /* each body's path, walked from the body to the base */
+            int path[6 * N + 4 * N], len = 0;
+            for (int j = k; j >= 0; j = m->parent[j]) {
+                for (int r = m->n_modes ? m->n_modes[j] - 1 : -1; r >= 0; --r) path[len++] = m->mode_v_index[j] + r;
+                for (int i = m->nv_k[j] - 1; i >= 0; --i) path[len++] = m->v_index[j] + i;
+            }
+            /* path[0] is k's last speed (if it has any); every speed of k is followed by its v_parent */
+            for (int i = 0; i < len && m->v_body[path[i]] == k; ++i) {
+                ok &= m->v_parent[path[i]] == (i + 1 < len ? path[i + 1] : -1);
+                char label[32];
+                sd_speed_label(m, path[i], label, sizeof label);
+                const int modal = m->n_modes && path[i] >= m->mode_v_index[k];
+                ok &= (strstr(label, ".eta") != NULL) == modal;
+            }
+        }
+        for (int i = 0; i < m->nq; ++i) { /* modal coordinates labelled by their body */
+            char label[32];
+            sd_coordinate_label(m, i, label, sizeof label);
+            int k = m->n - 1;
+            while (m->q_index[k] > i) --k;
+            const int modal = m->n_modes && i >= m->mode_q_index[k];
+            ok &= (strstr(label, ".eta") != NULL) == modal;
+            if (modal) {
+                char want[32];
+                snprintf(want, sizeof want, "%s.eta%d", sd_model_body_name(m, k), i - m->mode_q_index[k] + 1);
+                ok &= strcmp(label, want) == 0;
+            }
+        }
+        CHECK(ok);
+        sd_model_free(m);
+    }
+}
+
 static void test_loops_refused(void)
 {
     sd_error err;
@@ -438,6 +537,7 @@ int main(void)
     test_set_flexible();
     test_configurations();
     test_rigid_unchanged();
+    test_random_layout();
     test_loops_refused();
     test_workspace();
     return test_summary("test_flex_model");
