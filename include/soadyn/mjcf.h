@@ -20,7 +20,8 @@
  * refused. <default> classes with inheritance; class= and childclass=, a class that does not exist
  * is an error naming it. Orientations: quat, axisangle, euler, xyaxes, zaxis (at most one).
  * Inertia from geoms: sphere, capsule, cylinder (also by fromto), box, ellipsoid (also by
- * fromto), with density (default 1000) or mass, at their pos/quat; as in MuJoCo 2.2.2 every geom
+ * fromto: size[0] is then both transverse half-sizes, as MuJoCo 2.2.2 compiles it), with density
+ * (default 1000) or mass, at their pos/quat; as in MuJoCo 2.2.2 every geom
  * whose group is within inertiagrouprange counts, visual ones included. A mesh, plane or height
  * field geom that would count is an error naming it (meshes are not read); when <inertial> gives
  * the inertia, geoms are not loaded at all. <option gravity> sets gravity. <include file> is

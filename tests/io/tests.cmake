@@ -19,6 +19,7 @@ set_tests_properties(test_urdf_rotor_inertia_iiwa PROPERTIES SKIP_RETURN_CODE 77
 soadyn_add_test(test_mjcf_shared_models SOURCES io/test_mjcf_shared_models.c LABELS shared_models
                 ARGS ${SOADYN_SHARED_MODELS})
 soadyn_add_test(test_mjcf_errors SOURCES io/test_mjcf_errors.c LABELS unit ARGS ${CMAKE_CURRENT_SOURCE_DIR}/io/broken_mjcf)
+soadyn_add_test(test_mjcf_semantics SOURCES io/test_mjcf_semantics.c LABELS unit)
 if(SOADYN_WITH_SDF)
   soadyn_add_test(test_sdf_shared_models SOURCES io/test_sdf_shared_models.c LABELS shared_models
                   ARGS ${SOADYN_SHARED_MODELS})
