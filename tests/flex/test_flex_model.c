@@ -405,7 +405,7 @@ static void test_random_layout(void)
         enum { N = 12 };
         const int n = 1 + (int)(sd_random_uniform(&rng) * N);
         static bar bars[N];
-        char names[N][8];
+        char names[N][16];
         int parent[N], nnodes[N], nm[N], flexible[N], order[N];
         sd_hinge_type hinge[N];
         for (int k = 0; k < n; ++k) {
