@@ -284,12 +284,14 @@ static void ref_eval(const sd_model *m, const double *q, const double *u, ref_st
         const sd_flex_desc *fd = fdesc(m, k);
         if (!fd) continue;
         const double *eta = q + m->mode_q_index[k], *etad = u + m->mode_v_index[k];
+        /* the linearised model (001 Sec 6) puts the body's own nodes at l0_j in its mass matrix */
+        const double deformed = fd->mass_model == SD_FLEX_LINEARISED ? 0.0 : 1.0;
         for (int j = 0; j < fd->n_nodes; ++j) {
             double l[3], ld[3] = {0, 0, 0}, wl[3], wld[3], c[3];
             memcpy(l, fd->node_position + 3 * j, sizeof l);
             for (int r = 0; r < fd->n_modes; ++r)
                 for (int i = 0; i < 3; ++i) {
-                    l[i] += mode_entry(fd, r, j)[3 + i] * eta[r];
+                    l[i] += deformed * mode_entry(fd, r, j)[3 + i] * eta[r];
                     ld[i] += mode_entry(fd, r, j)[3 + i] * etad[r];
                 }
             sd_m3_mul_v(R, l, wl);
@@ -465,6 +467,32 @@ static void test_dense_nodal_reference(void)
     CHECK(worst_C < 1e-10);
     CHECK(worst_E < 1e-12);
     CHECK(worst_J < 1e-12);
+}
+
+/* The linearised model's M: the same reference with each body's own nodes at l0_j (children still
+ * ride on the deformed node frames: flex_body.h, attachments are exact). */
+static void test_linearised_mass_matrix(void)
+{
+    uint64_t rng = 43;
+    double worst = 0;
+    for (int trial = 0; trial < 20; ++trial) {
+        random_flex_spec spec = {1 + (int)(sd_random_uniform(&rng) * 6), 1 + trial % 10,
+                                 RF_POINT_MASSES | RF_MIXED_MASS | (trial % 2 ? RF_ON_NODES : RF_FREE_ROOT), 0};
+        sd_model *m = random_flex_tree(&rng, &spec);
+        sd_data *d = sd_data_new(m);
+        const int nv = m->nv;
+        double *q = vec(m->nq), *u = vec(nv), *M = vec(nv * nv), *Mr = vec(nv * nv), *Cr = vec(nv);
+        random_flex_state(m, &rng, 0.3, q, u, NULL);
+        CHECK(sd_mass_matrix(m, d, q, M) == SD_OK);
+        dense_reference(m, q, u, Mr, Cr);
+        worst = fmax(worst, test_rel_diff(M, Mr, nv * nv));
+        free(q); free(u); free(M); free(Mr); free(Cr);
+        sd_data_free(d);
+        sd_model_free(m);
+    }
+    printf("    linearised and full bodies mixed: M vs the reference with the linearised bodies' nodes at l0 %.2g\n",
+           worst);
+    CHECK(worst < 1e-10);
 }
 
 /* ---------------------------------------------------------------- (e) Jacobian by finite differences */
@@ -938,6 +966,7 @@ int main(void)
     test_rigid_through_engine();
     test_id_equals_m_qdd_plus_c();
     test_dense_nodal_reference();
+    test_linearised_mass_matrix();
     test_jacobian_fd();
     test_power_balance();
     test_rigid_limit();
