@@ -129,6 +129,21 @@ SD_API sd_status sd_beam_modes(const sd_beam_spec *spec, sd_flex_data **data, sd
 
 /* ---------------------------------------------------------------- evaluation */
 
+/* The functions of dynamics.h on a model with flexible bodies (the node engine,
+ * src/algorithms/node_engine.h), with their usual contracts and these meanings:
+ * - u and qdd include eta-dot and eta-ddot; tau includes the modal forces; M and C (sd_mass_matrix,
+ *   sd_bias_forces) are over every speed, C with K_m eta + D_m eta-dot (001 Eq 44-45).
+ * - A point or a frame on a flexible body moves with its body frame F_k: the body's own modes do not
+ *   move it (zero Jacobian columns); the modes of an ancestor do when the path to the body leaves
+ *   that ancestor at a node. f_ext (6 per body) and sd_external_force_at_point act on such points.
+ * - The centre of mass, momentum and energies count every node at its deformed position (also for the
+ *   linearised model, which approximates only M_m); the kinetic energy is 1/2 V_m^T M_m V_m per body.
+ *   sd_potential_energy is gravity's; the strain energy is sd_strain_energy below.
+ * - sd_interbody_force gives the rigid part of the force through each hinge (000 Sec 3).
+ * - Not offered (SD_E_NOT_SUPPORTED): sd_innovations_apply, sd_mass_matrix_solve,
+ *   sd_mass_matrix_inverse, sd_operational_space_compliance/_inertia: use sd_mass_matrix and a dense
+ *   factorisation. */
+
 /* 1/2 sum eta^T K_m eta over the flexible bodies at the q of the last call that computed
  * placements (sd_kinematics or any dynamics call); 0 for a rigid model. */
 SD_API sd_status sd_strain_energy(const sd_model *model, sd_data *data, double *E);
