@@ -3,9 +3,10 @@
  * MuJoCo (Debian's libmujoco-dev) loads the same fixed-base URDFs of ../shared/models and its mass
  * matrix, bias forces and accelerations must equal soadyn's at random states.
  *
- * MuJoCo's defaults are minded: it fuses fixed joints (as soadyn merges them), adds no armature,
- * and reads <dynamics damping>, whose passive force is added to soadyn's joint forces for the
- * acceleration check. Geometry is stripped from a copy of each file first (meshes are not shipped,
+ * MuJoCo's defaults are minded: it fuses fixed joints (as soadyn merges them), reads no
+ * drake:rotor_inertia (soadyn's armature from it is given to MuJoCo's dof_armature, so M is compared
+ * with it), and reads <dynamics damping>, whose passive force soadyn's C includes (dynamics.h): C is
+ * compared with qfrc_bias - qfrc_passive, qdd with qacc at the same applied forces. Geometry is stripped from a copy of each file first (meshes are not shipped,
  * and without geoms there are no contacts). Joints are matched by name. Models MuJoCo refuses
  * (e.g. massless moving links) are reported and skipped; at least four must be compared.
  */
@@ -92,6 +93,7 @@ static int compare(const char *dir, const char *rel, double tol, uint64_t *rng)
         if (j < 0 || mm->jnt_type[j] == mjJNT_FREE || mm->jnt_type[j] == mjJNT_BALL) mapped = 0;
         else dof[v] = mm->jnt_dofadr[j];
     }
+    for (int v = 0; v < nv && mapped; ++v) mm->dof_armature[dof[v]] = sd_model_armature(sm, v);
     CHECK(mapped);
     if (mapped) {
         mjData *md = mj_makeData(mm);
@@ -116,10 +118,9 @@ static int compare(const char *dir, const char *rel, double tol, uint64_t *rng)
             for (int a = 0; a < nv; ++a)
                 for (int b = 0; b < nv; ++b) ref[a * nv + b] = Mmj[dof[a] * nv + dof[b]];
             if (!CHECK_ARRAY_CLOSE(M, ref, nv * nv, tol, "soadyn M vs MuJoCo qM")) printf("  in %s\n", rel);
-            for (int v = 0; v < nv; ++v) ref[v] = md->qfrc_bias[dof[v]];
-            if (!CHECK_ARRAY_CLOSE(C, ref, nv, tol, "soadyn C vs MuJoCo qfrc_bias")) printf("  in %s\n", rel);
-            /* accelerations: MuJoCo adds the joint damping's passive force to the applied one */
-            for (int v = 0; v < nv; ++v) tau[v] += md->qfrc_passive[dof[v]];
+            for (int v = 0; v < nv; ++v) ref[v] = md->qfrc_bias[dof[v]] - md->qfrc_passive[dof[v]];
+            if (!CHECK_ARRAY_CLOSE(C, ref, nv, tol, "soadyn C vs MuJoCo qfrc_bias - qfrc_passive"))
+                printf("  in %s\n", rel);
             sd_forward_dynamics(sm, sd, q, u, tau, NULL, qdd);
             for (int v = 0; v < nv; ++v) ref[v] = md->qacc[dof[v]];
             if (!CHECK_ARRAY_CLOSE(qdd, ref, nv, 10 * tol, "soadyn ABA qdd vs MuJoCo qacc")) printf("  in %s\n", rel);
