@@ -20,7 +20,9 @@
  * spring_reference and <limit> are read into the body's description (limits at libsdformat's
  * default of +-1e16 mean none); Drake's <drake:rotor_inertia> and <drake:gear_ratio> under a
  * <joint> give its armature, rotor_inertia x gear_ratio^2 (as the URDF reader reads them from a
- * <transmission>). A loop joint has no hinge: its <dynamics> are not modelled.
+ * <transmission>). A loop joint has no hinge: its <dynamics> are not modelled. Each <frame> (and
+ * each link merged by a fixed joint) becomes a frame of the model (sd_model_frame_index), on the
+ * body its link belongs to; with keep_fixed_joints a <frame> is a massless 0-dof body instead.
  *
  * The root: a joint whose parent is "world" attaches its child to the inertial frame; a model with
  * no joint to "world" floats: its canonical link (or else the one link no joint enters) gets a free

@@ -46,6 +46,7 @@
 #include <console_bridge/console.h>
 #include <sdf/Console.hh>
 #include <sdf/Error.hh>
+#include <sdf/Frame.hh>
 #include <sdf/Joint.hh>
 #include <sdf/JointAxis.hh>
 #include <sdf/Link.hh>
@@ -162,6 +163,14 @@ struct JointInfo {
     bool tree = false;
 };
 
+/* An explicit <frame>: kept as a frame of the body its link belongs to. */
+struct FrameInfo {
+    std::string name, link; /* scoped; the link it is attached to (through other frames or joints) */
+    int link_index = -1;
+    sd_transform X_M_F;
+    int line;
+};
+
 class Reader {
 public:
     Reader(const std::string &source, const std::string &file_path) : source_(source), file_path_(file_path) {}
@@ -171,6 +180,7 @@ public:
     void to_robot(sd_urdf_robot *robot);
     std::vector<LinkInfo> links_;
     std::vector<JointInfo> joints_;
+    std::vector<FrameInfo> frames_;
     sd_transform X_W_M_;
     bool has_world_joint_ = false;
     std::string root_joint_;
@@ -269,6 +279,22 @@ void Reader::collect(const sdf::Model &model, const std::string &prefix, const s
         check_offset(info.X_M_J, what, info.line);
         joints_.push_back(info);
     }
+    for (uint64_t i = 0; i < model.FrameCount(); ++i) {
+        const sdf::Frame *frame = model.FrameByIndex(i);
+        FrameInfo info;
+        info.name = prefix + frame->Name();
+        info.line = line_of(frame->Element());
+        const std::string what = quoted("frame", info.name);
+        std::string body;
+        const sdf::Errors e = frame->ResolveAttachedToBody(body);
+        if (!e.empty()) fail(SD_E_PARSE, info.line, what + ": " + e[0].Message());
+        /* attached to the model frame (a static frame) or beyond: the model's canonical link carries it */
+        if (body == "world") fail(SD_E_NOT_SUPPORTED, info.line, what + ": a frame attached to 'world'");
+        info.link = body == "__model__" || body.empty() ? std::string() : prefix + body;
+        info.X_M_F = compose(X_M_N, resolve(frame->SemanticPose(), what, info.line));
+        check_offset(info.X_M_F, what, info.line);
+        frames_.push_back(info);
+    }
     for (uint64_t i = 0; i < model.ModelCount(); ++i) {
         const sdf::Model *nested = model.ModelByIndex(i);
         const std::string name = prefix + nested->Name();
@@ -299,6 +325,12 @@ void Reader::build_tree()
         if (it == by_name.end()) fail(SD_E_PARSE, j.line, quoted("joint", j.name) + ": unknown child link '" + j.child + "'");
         j.child_link = it->second;
         if (j.child_link == j.parent_link) fail(SD_E_PARSE, j.line, quoted("joint", j.name) + ": its parent is its child");
+    }
+    for (auto &f : frames_) {
+        if (f.link.empty()) continue; /* attached to the model frame: resolved to the root below */
+        auto it = by_name.find(f.link);
+        if (it == by_name.end()) fail(SD_E_PARSE, f.line, quoted("frame", f.name) + ": unknown link '" + f.link + "'");
+        f.link_index = it->second;
     }
     std::deque<int> queue; /* links; -1 is the world */
     if (has_world_joint_) {
@@ -519,10 +551,11 @@ void Reader::to_robot(sd_urdf_robot *robot)
     int ntree = 0, nloop = 0;
     for (const auto &j : joints_) (j.tree ? ntree : nloop)++;
     const bool add_root = !has_world_joint_;
-    robot->links = allocate<sd_urdf_link>(links_.size());
-    robot->links_cap = static_cast<int>(links_.size());
-    robot->joints = allocate<sd_urdf_joint>(static_cast<size_t>(ntree + (add_root ? 1 : 0)));
-    robot->joints_cap = ntree + (add_root ? 1 : 0);
+    const int nframes = static_cast<int>(frames_.size());
+    robot->links = allocate<sd_urdf_link>(links_.size() + frames_.size());
+    robot->links_cap = static_cast<int>(links_.size()) + nframes;
+    robot->joints = allocate<sd_urdf_joint>(static_cast<size_t>(ntree + (add_root ? 1 : 0) + nframes));
+    robot->joints_cap = ntree + (add_root ? 1 : 0) + nframes;
     robot->loops = allocate<sd_urdf_loop>(static_cast<size_t>(nloop));
     robot->loops_cap = nloop;
     for (size_t i = 0; i < links_.size(); ++i) {
@@ -590,6 +623,25 @@ void Reader::to_robot(sd_urdf_robot *robot)
         lp->origin[0] = compose(inverse(body_frame(j.parent_link)), j.X_M_J);
         lp->origin[1] = compose(inverse(body_frame(j.child_link)), j.X_M_J);
         std::memcpy(lp->axis, tmp.axis, sizeof lp->axis);
+    }
+    /* each <frame>: a massless link welded to its link, which the builder keeps as a frame of that
+     * link's body (a 0-dof body with keep_fixed_joints); SDF names frames, links and joints in one
+     * scope, so the frame's name is free for both */
+    for (const auto &f : frames_) {
+        const int host = f.link_index >= 0 ? f.link_index : (root_ >= 0 ? root_ : -1);
+        sd_urdf_link *l = &robot->links[robot->nlinks++];
+        l->name = dup(f.name);
+        l->line = f.line;
+        l->parent_joint = l->first_child = l->last_child = -1;
+        sd_urdf_joint *o = &robot->joints[robot->njoints++];
+        o->name = dup(f.name);
+        o->line = f.line;
+        o->hinge = SD_HINGE_FIXED;
+        o->parent_name = dup(host >= 0 ? links_[host].name : std::string("world"));
+        o->child_name = dup(f.name);
+        o->parent = o->child = o->next_sibling = -1;
+        o->axis[0] = 1.0;
+        o->origin = compose(inverse(body_frame(host)), f.X_M_F);
     }
 }
 

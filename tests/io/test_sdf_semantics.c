@@ -9,7 +9,7 @@
  *     fixed joint whose link is lumped;
  *   - the same chain inside a nested model placed by its own <pose>, floating (no joint to
  *     world), names scoped "arm::...";
- *   - keep_fixed_joints and fixed_base;
+ *   - keep_fixed_joints and fixed_base; the <frame> kept as a model frame on its link's body;
  *   - a four-bar closed in the file: breadth-first from the world, the continuous joint whose
  *     child already has a parent becomes a REVOLUTE constraint, closed at the file's configuration,
  *     rank 2 (planar), mobility 1.
@@ -214,6 +214,28 @@ static void compare(const char *what, const char *text, size_t length, const sd_
     sd_model_free(m);
 }
 
+/* The <frame> "shoulder" stays a frame of the base's body, at its pose in the base link frame. */
+static void check_frame(void)
+{
+    sd_model *m = NULL;
+    sd_error err;
+    CHECK(sd_sdf_load_string(welded, sizeof welded - 1, "<welded>", NULL, &m, &err) == SD_OK);
+    if (m == NULL) return;
+    const int f = sd_model_frame_index(m, "shoulder");
+    CHECK(f >= 0 && sd_model_frame_body(m, f) == sd_model_body_index(m, "base"));
+    if (f >= 0) {
+        const sd_transform expect = pose(0.1, 0, 0.2, 0, 0.5, 0);
+        const sd_transform *X = sd_model_frame_placement(m, f);
+        CHECK_ARRAY_CLOSE(X->R, expect.R, 9, 1e-15, "shoulder frame rotation");
+        CHECK_ARRAY_CLOSE(X->p, expect.p, 3, 1e-15, "shoulder frame origin");
+    }
+    /* and the lumped tip too, at its link pose in l4's body (j4's frame, 0.02 below l4's origin) */
+    const int tip = sd_model_frame_index(m, "tip");
+    CHECK(tip >= 0 && sd_model_frame_body(m, tip) == sd_model_body_index(m, "l4"));
+    if (tip >= 0) CHECK_CLOSE(sd_model_frame_placement(m, tip)->p[2], 0.2 + 0.02, 1e-15);
+    sd_model_free(m);
+}
+
 static const char four_bar[] =
     "<?xml version=\"1.0\"?>\n<sdf version=\"1.9\">\n  <model name=\"four_bar\">\n"
     "    <link name=\"crank\"><pose>0 0 0 0 0 1.2</pose>" INERTIAL("0.5 0 0 0 0 0", "1", INERTIA2) "</link>\n"
@@ -269,7 +291,7 @@ int main(void)
     sd_model *ref = reference(X_W_M, "", 0, 0);
     compare("welded chain under a model pose", welded, sizeof welded - 1, NULL, ref, 5);
     const sd_sdf_options keep = {.keep_fixed_joints = 1};
-    compare("welded chain, fixed joints kept", welded, sizeof welded - 1, &keep, ref, 6);
+    compare("welded chain, fixed joints kept", welded, sizeof welded - 1, &keep, ref, 7); /* tip, shoulder */
     sd_model_free(ref);
 
     /* nested: the arm model's frame in M = its pose; no joint to world, so the base floats */
@@ -281,6 +303,7 @@ int main(void)
     compare("nested model, fixed_base", nested, sizeof nested - 1, &fixed, ref, 5);
     sd_model_free(ref);
 
+    check_frame();
     check_four_bar();
     return test_summary("test_sdf_semantics");
 }
