@@ -20,3 +20,10 @@ endif()
 soadyn_add_test(test_json_writer SOURCES sim/test_json_writer.c sim/mini_json.c ${PROJECT_SOURCE_DIR}/cli/json_writer.c
   LABELS unit)
 target_include_directories(test_json_writer PRIVATE ${PROJECT_SOURCE_DIR}/cli)
+# The program on the bundled flexible-body examples (models/spacecraft.urdf, models/flexible_arm.urdf):
+# info's frequencies, eval's modal accelerations, simulate's modal coordinates and tip deflection.
+if(SOADYN_WITH_IO AND SOADYN_WITH_PLOT)
+  soadyn_add_test(test_cli_flex SOURCES sim/test_cli_flex.c sim/mini_json.c LABELS unit
+    ARGS $<TARGET_FILE:soadyn_cli> ${PROJECT_SOURCE_DIR}/models)
+  add_dependencies(test_cli_flex soadyn_cli)
+endif()
