@@ -20,11 +20,11 @@ typedef struct pd_controller {
     const sd_model *model;
     sd_data *data;
     double kp, kd;
-    double *q_target, *bias, *error, *M, *damping;
+    double *q_target, *bias, *error, *M;
 } pd_controller;
 
-/* tau += C(q, u) + b u + M(q) (-kp e - kd u), e = q (-) q_target: called at every right-hand-side
- * evaluation of the integrator. */
+/* tau += C(q, u) + M(q) (-kp e - kd u), e = q (-) q_target (C includes the joints' damping,
+ * soadyn/dynamics.h): called at every right-hand-side evaluation of the integrator. */
 static void pd_control(void *user, double t, const double *q, const double *u, double *tau)
 {
     (void)t;
@@ -35,7 +35,7 @@ static void pd_control(void *user, double t, const double *q, const double *u, d
     sd_configuration_difference(c->model, c->q_target, q, c->error);
     for (int i = 0; i < nv; ++i) c->error[i] = -c->kp * c->error[i] - c->kd * u[i]; /* wanted qdd */
     for (int i = 0; i < nv; ++i) {
-        double s = c->bias[i] + c->damping[i] * u[i];
+        double s = c->bias[i];
         for (int j = 0; j < nv; ++j) s += c->M[i * nv + j] * c->error[j];
         tau[i] += s;
     }
@@ -54,8 +54,7 @@ int main(int argc, char **argv)
     double *q = malloc((size_t)nq * sizeof(double)), *u = calloc((size_t)nv, sizeof(double));
     pd_controller pd = {model, sd_data_new(model), 100.0, 20.0, malloc((size_t)nq * sizeof(double)),
                         malloc((size_t)nv * sizeof(double)), malloc((size_t)nv * sizeof(double)),
-                        malloc((size_t)nv * nv * sizeof(double)), malloc((size_t)nv * sizeof(double))};
-    for (int i = 0; i < nv; ++i) pd.damping[i] = sd_model_body_desc(model, sd_model_v_body(model, i))->damping;
+                        malloc((size_t)nv * nv * sizeof(double))};
     sd_configuration_neutral(model, q); /* start straight up, go to a bent posture */
     for (int i = 0; i < nq; ++i) pd.q_target[i] = 0.3 * (i % 2 ? -1.0 : 1.0);
 
@@ -79,7 +78,7 @@ int main(int argc, char **argv)
                stats.steps, stats.t_end, worst);
         status = worst < 1e-3 ? 0 : 1;
     }
-    free(q); free(u); free(pd.q_target); free(pd.bias); free(pd.error); free(pd.M); free(pd.damping);
+    free(q); free(u); free(pd.q_target); free(pd.bias); free(pd.error); free(pd.M);
     sd_data_free(pd.data);
     sd_model_free(model);
     return status;
