@@ -29,8 +29,11 @@
  * with the parameters equalised, 99% with the MJCF's armature and knee springs. At MuJoCo's qpos0
  * (knees at ref -45 deg, tarsi 58 deg) the crank and plantar rod are collinear (dead centre: G's
  * row along the rod holds the foot alone), so that pose cannot be used either. The numbers are
- * printed, not asserted: agreement closer than this needs an assembly that keeps the springs near
- * the MJCF's values (hold the springs, free the tarsus: it did not converge from the home pose).
+ * printed, not asserted. Why the assembly moves so far: at "home" too the crank and the plantar rod
+ * are nearly collinear (foot-crank -1.524 rad, plantar-rod +1.506 rad), near the dead centre, where
+ * closing a gap of millimetres takes large angles; holding the shin (tarsus free) or the heel
+ * spring instead ends the same way (SD_E_SINGULAR at 2.2e-8 m, tarsus 0.36 / shin 0.20 rad away).
+ * Agreement closer than this needs a matched pose away from the plantar dead centre.
  *
  * Usage: test_cassie_sdf_mjcf <shared models folder>; exits 77 (skipped) when it is absent.
  */
