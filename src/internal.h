@@ -160,6 +160,10 @@ sd_status sd_check_output(sd_data *d, const char *fn, const char *name, const do
 
 /* Free the strings a builder copied into a body description (model_builder.c). */
 void sd_body_desc_free_strings(sd_body_desc *d);
+/* Fill an sd_error (may be NULL) with a message prefixed by the description's "file:line: " (or
+ * "file: ", or nothing when it has no source) and return status (model_builder.c). */
+sd_status sd_body_desc_fail(sd_error *err, sd_status status, const sd_body_desc *d, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* Record a failure on the workspace and return its status. */
 sd_status sd_data_fail(sd_data *data, sd_status status, const char *fmt, ...)

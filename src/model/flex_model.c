@@ -7,7 +7,6 @@
  * model queries of flex.h live here too.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,26 +141,6 @@ sd_status sd_builder_set_flexible(sd_builder *b, const char *body, const sd_flex
 /* ---------------------------------------------------------------- build */
 
 /* Fail naming where a body was described ("file:line: "), like the builder's own messages. */
-static sd_status body_fail(sd_error *err, const sd_body_desc *d, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static sd_status body_fail(sd_error *err, const sd_body_desc *d, const char *fmt, ...)
-{
-    if (!err) return SD_E_MODEL;
-    const size_t size = sizeof err->message;
-    int n = 0;
-    if (d->source_file && d->source_line > 0) n = snprintf(err->message, size, "%s:%d: ", d->source_file, d->source_line);
-    else if (d->source_file) n = snprintf(err->message, size, "%s: ", d->source_file);
-    else err->message[0] = '\0';
-    if (n >= 0 && (size_t)n < size) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->message + n, size - (size_t)n, fmt, ap);
-        va_end(ap);
-    }
-    err->status = SD_E_MODEL;
-    return SD_E_MODEL;
-}
-
 /* Which body each description is for (indices of m), -1 where none: an error naming the body. */
 static sd_status match_bodies(const struct sd_flex_builder *fb, const sd_model *m, int *body_of, sd_error *err)
 {
@@ -201,15 +180,15 @@ static sd_status check_parent_nodes(const sd_model *m, sd_error *err)
         const int t = d->parent_node, p = m->parent[k];
         if (t < 0) continue;
         if (p < 0)
-            return body_fail(err, d, "body '%s': parent node %d given, but the body hangs from the inertial frame",
+            return sd_body_desc_fail(err, SD_E_MODEL, d, "body '%s': parent node %d given, but the body hangs from the inertial frame",
                              d->name, t);
         const sd_flex_body *fp = m->flex ? m->flex[p] : NULL;
         if (!fp)
-            return body_fail(err, d, "body '%s': parent node %d of body '%s', which is not flexible (no "
+            return sd_body_desc_fail(err, SD_E_MODEL, d, "body '%s': parent node %d of body '%s', which is not flexible (no "
                              "sd_builder_set_flexible for it)", d->name, t, m->desc[p].name);
         const int nn = sd_flex_body_nnodes(fp);
         if (t >= nn)
-            return body_fail(err, d, "body '%s': parent node %d of flexible body '%s', which has %d nodes (0 .. %d)",
+            return sd_body_desc_fail(err, SD_E_MODEL, d, "body '%s': parent node %d of flexible body '%s', which has %d nodes (0 .. %d)",
                              d->name, t, m->desc[p].name, nn, nn - 1);
     }
     return SD_OK;

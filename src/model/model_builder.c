@@ -142,13 +142,7 @@ sd_status sd_builder_add_warning(sd_builder *b, const char *message)
 
 /* Fail with a message about one description, prefixed by "file:line: " when the description says
  * where it came from. Written straight into err, so only the message's own size limits it. */
-static sd_status desc_fail(sd_error *err, sd_status status, const sd_body_desc *d, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
-
-static sd_status desc_fail(sd_error *err, sd_status status, const sd_body_desc *d, const char *fmt, ...)
+sd_status sd_body_desc_fail(sd_error *err, sd_status status, const sd_body_desc *d, const char *fmt, ...)
 {
     if (!err) return status;
     const size_t size = sizeof err->message;
@@ -166,7 +160,7 @@ static sd_status desc_fail(sd_error *err, sd_status status, const sd_body_desc *
     return status;
 }
 
-/* Keep a warning about one description, prefixed like desc_fail's messages; of any length. */
+/* Keep a warning about one description, prefixed like sd_body_desc_fail's messages; of any length. */
 static sd_status desc_warn(sd_builder *b, const sd_body_desc *d, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
@@ -271,29 +265,29 @@ static sd_status check_numbers(const sd_body_desc *d, sd_error *err)
         for (int i = 0; i < rule->n; ++i) {
             const double v = rule->x[i];
             if (!isfinite(v))
-                return desc_fail(err, SD_E_MODEL, d, "%s '%s': %s is not finite (%g)", kind, name, rule->what, v);
+                return sd_body_desc_fail(err, SD_E_MODEL, d, "%s '%s': %s is not finite (%g)", kind, name, rule->what, v);
             if (rule->nonnegative && v < 0)
-                return desc_fail(err, SD_E_MODEL, d, "%s '%s': negative %s %g%s%s", kind, name, rule->what, v, space,
+                return sd_body_desc_fail(err, SD_E_MODEL, d, "%s '%s': negative %s %g%s%s", kind, name, rule->what, v, space,
                                  rule->unit);
             if (fabs(v) > rule->bound)
-                return desc_fail(err, SD_E_MODEL, d,
+                return sd_body_desc_fail(err, SD_E_MODEL, d,
                                  "%s '%s': %s %g%s%s is beyond %g%s%s, the bound of physical models", kind, name,
                                  rule->what, v, space, rule->unit, rule->bound, space, rule->unit);
         }
     }
     if (d->stiffness > 0 && d->hinge != SD_HINGE_REVOLUTE && d->hinge != SD_HINGE_PRISMATIC &&
         d->hinge != SD_HINGE_SPHERICAL)
-        return desc_fail(err, SD_E_NOT_SUPPORTED, d,
+        return sd_body_desc_fail(err, SD_E_NOT_SUPPORTED, d,
                          "joint '%s': a spring (stiffness %g) on a %s hinge is not offered (revolute, prismatic "
                          "and spherical hinges only)",
                          joint_of(d), d->stiffness, sd_hinge_type_name(d->hinge));
     if (d->hinge == SD_HINGE_SPHERICAL && d->stiffness > 0 && d->spring_ref != 0)
-        return desc_fail(err, SD_E_NOT_SUPPORTED, d,
+        return sd_body_desc_fail(err, SD_E_NOT_SUPPORTED, d,
                          "joint '%s': a spherical hinge's spring pulls toward the neutral orientation; a spring "
                          "reference %g is not offered",
                          joint_of(d), d->spring_ref);
     if (limited && d->lower > d->upper)
-        return desc_fail(err, SD_E_MODEL, d, "joint '%s': lower limit %g > upper limit %g", joint_of(d), d->lower,
+        return sd_body_desc_fail(err, SD_E_MODEL, d, "joint '%s': lower limit %g > upper limit %g", joint_of(d), d->lower,
                          d->upper);
     return SD_OK;
 }
@@ -301,16 +295,16 @@ static sd_status check_numbers(const sd_body_desc *d, sd_error *err)
 sd_status sd_builder_add_body(sd_builder *b, const sd_body_desc *desc, sd_error *err)
 {
     if (!b || !desc) return sd_error_set(err, SD_E_ARGUMENT, "sd_builder_add_body: NULL argument");
-    if (!desc->name || !desc->name[0]) return desc_fail(err, SD_E_MODEL, desc, "a body has no name");
+    if (!desc->name || !desc->name[0]) return sd_body_desc_fail(err, SD_E_MODEL, desc, "a body has no name");
     if ((int)desc->hinge < 0 || desc->hinge >= SD_HINGE_TYPE_COUNT)
-        return desc_fail(err, SD_E_MODEL, desc, "body '%s': unknown hinge type %d", desc->name, (int)desc->hinge);
+        return sd_body_desc_fail(err, SD_E_MODEL, desc, "body '%s': unknown hinge type %d", desc->name, (int)desc->hinge);
     const sd_status checked = check_numbers(desc, err);
     if (checked != SD_OK) return checked;
     if (desc->parent_node < -1)
-        return desc_fail(err, SD_E_MODEL, desc, "body '%s': parent node %d (a node index >= 0, or -1 for the parent's "
+        return sd_body_desc_fail(err, SD_E_MODEL, desc, "body '%s': parent node %d (a node index >= 0, or -1 for the parent's "
                          "body frame)", desc->name, desc->parent_node);
     if (!is_rotation(desc->placement.R))
-        return desc_fail(err, SD_E_MODEL, desc, "joint '%s': the placement's rotation is not a proper rotation matrix",
+        return sd_body_desc_fail(err, SD_E_MODEL, desc, "joint '%s': the placement's rotation is not a proper rotation matrix",
                          joint_of(desc));
     if (!grow((void **)&b->bodies, &b->cap_bodies, b->nbodies + 1, sizeof *b->bodies))
         return sd_error_set(err, SD_E_MEMORY, "out of memory");
@@ -399,24 +393,24 @@ static sd_status check_inertia(sd_builder *b, const sd_body_desc *d, sd_error *e
     double scale = 0;
     for (int i = 0; i < 9; ++i) scale = fmax(scale, fabs(I[i]));
     if (d->mass == 0 && scale > 0)
-        return desc_fail(err, SD_E_MODEL, d, "body '%s': zero mass with nonzero rotational inertia", d->name);
+        return sd_body_desc_fail(err, SD_E_MODEL, d, "body '%s': zero mass with nonzero rotational inertia", d->name);
     /* no entry of a positive semi-definite matrix exceeds its largest eigenvalue: checked first, as
      * the eigenvalue formula squares the entries */
     if (scale > largest)
-        return desc_fail(err, SD_E_MODEL, d,
+        return sd_body_desc_fail(err, SD_E_MODEL, d,
                          "body '%s': rotational inertia entry %g kg m^2 is beyond mass x (%g m)^2 = %g kg m^2, "
                          "the bound of physical models",
                          d->name, scale, SD_MAX_LENGTH, largest);
     const double tol = 1e-9 * fmax(scale, 1e-300);
     if (fabs(I[1] - I[3]) > tol || fabs(I[2] - I[6]) > tol || fabs(I[5] - I[7]) > tol)
-        return desc_fail(err, SD_E_MODEL, d, "body '%s': rotational inertia is not symmetric", d->name);
+        return sd_body_desc_fail(err, SD_E_MODEL, d, "body '%s': rotational inertia is not symmetric", d->name);
     double ev[3];
     sym3_eigenvalues(I, ev);
     if (ev[0] < -tol)
-        return desc_fail(err, SD_E_MODEL, d, "body '%s': rotational inertia is not positive semi-definite (eigenvalue %g)",
+        return sd_body_desc_fail(err, SD_E_MODEL, d, "body '%s': rotational inertia is not positive semi-definite (eigenvalue %g)",
                          d->name, ev[0]);
     if (ev[2] > largest * (1 + 1e-12))
-        return desc_fail(err, SD_E_MODEL, d,
+        return sd_body_desc_fail(err, SD_E_MODEL, d,
                          "body '%s': principal moment of inertia %g kg m^2 is beyond mass x (%g m)^2 = %g kg m^2, "
                          "the bound of physical models",
                          d->name, ev[2], SD_MAX_LENGTH, largest);
@@ -452,14 +446,14 @@ static sd_status hinge_axes(const sd_body_desc *d, double out[9], sd_error *err)
     memset(out, 0, 9 * sizeof(double));
     if (d->hinge == SD_HINGE_FIXED || d->hinge == SD_HINGE_SPHERICAL || d->hinge == SD_HINGE_FREE) return SD_OK;
     if (!(unit_vector(d->axis, out) > 1e-12))
-        return desc_fail(err, SD_E_MODEL, d, "joint '%s': hinge axis has zero length", d->joint_name);
+        return sd_body_desc_fail(err, SD_E_MODEL, d, "joint '%s': hinge axis has zero length", d->joint_name);
     if (d->hinge == SD_HINGE_UNIVERSAL) {
         double c[3];
         if (!(unit_vector(d->axis2, out + 3) > 1e-12))
-            return desc_fail(err, SD_E_MODEL, d, "joint '%s': second hinge axis has zero length", d->joint_name);
+            return sd_body_desc_fail(err, SD_E_MODEL, d, "joint '%s': second hinge axis has zero length", d->joint_name);
         sd_v3_cross(out, out + 3, c);
         if (sd_v3_norm(c) < 1e-9)
-            return desc_fail(err, SD_E_MODEL, d, "joint '%s': universal joint axes are parallel", d->joint_name);
+            return sd_body_desc_fail(err, SD_E_MODEL, d, "joint '%s': universal joint axes are parallel", d->joint_name);
     } else if (d->hinge == SD_HINGE_PLANAR) {
         /* t1: the unit vector most perpendicular to n among x, y, z, orthogonalised; t2 = n x t1 */
         const double *n = out;
@@ -524,7 +518,7 @@ static sd_status resolve_parents(const sd_builder *b, sd_name_table *bodies, int
         const sd_body_desc *d = &b->bodies[i];
         const int existing = sd_name_table_insert(bodies, d->name, i);
         if (existing == -2) return sd_error_set(err, SD_E_MEMORY, "out of memory");
-        if (existing >= 0) return desc_fail(err, SD_E_MODEL, d, "duplicate body name '%s'", d->name);
+        if (existing >= 0) return sd_body_desc_fail(err, SD_E_MODEL, d, "duplicate body name '%s'", d->name);
     }
     for (int i = 0; i < b->nbodies; ++i) {
         const sd_body_desc *d = &b->bodies[i];
@@ -532,8 +526,8 @@ static sd_status resolve_parents(const sd_builder *b, sd_name_table *bodies, int
         if (!d->parent) continue;
         parent_in[i] = sd_name_table_find(bodies, d->parent);
         if (parent_in[i] < 0)
-            return desc_fail(err, SD_E_MODEL, d, "body '%s': unknown parent body '%s'", d->name, d->parent);
-        if (parent_in[i] == i) return desc_fail(err, SD_E_MODEL, d, "body '%s' is its own parent", d->name);
+            return sd_body_desc_fail(err, SD_E_MODEL, d, "body '%s': unknown parent body '%s'", d->name, d->parent);
+        if (parent_in[i] == i) return sd_body_desc_fail(err, SD_E_MODEL, d, "body '%s' is its own parent", d->name);
     }
     return SD_OK;
 }
@@ -553,7 +547,7 @@ static sd_status check_joint_names(const sd_model *m, sd_error *err)
         } else if (existing >= 0) {
             const sd_body_desc *first = &m->desc[existing];
             const int defaulted = strcmp(first->joint_name, first->name) == 0 || strcmp(d->joint_name, d->name) == 0;
-            st = desc_fail(err, SD_E_MODEL, d, "duplicate joint name '%s' (the hinges of bodies '%s' and '%s')%s",
+            st = sd_body_desc_fail(err, SD_E_MODEL, d, "duplicate joint name '%s' (the hinges of bodies '%s' and '%s')%s",
                            d->joint_name, first->name, d->name,
                            defaulted ? "; a hinge without a joint name takes its body's name" : "");
         }
@@ -563,7 +557,7 @@ static sd_status check_joint_names(const sd_model *m, sd_error *err)
         if (!d->mimic_joint) continue;
         const int target = sd_name_table_find(joints, d->mimic_joint);
         if (target < 0 || target == k)
-            st = desc_fail(err, SD_E_MODEL, d, "joint '%s': mimic joint '%s' %s", d->joint_name, d->mimic_joint,
+            st = sd_body_desc_fail(err, SD_E_MODEL, d, "joint '%s': mimic joint '%s' %s", d->joint_name, d->mimic_joint,
                            target < 0 ? "is not a joint of the model" : "is the joint itself");
     }
     sd_name_table_free(joints);
@@ -753,7 +747,7 @@ sd_status sd_builder_build(sd_builder *b, sd_model **out, sd_error *err)
             if (!seen[i]) k = i;
         for (int steps = 0; steps < n; ++steps) k = parent_in[k]; /* walk n steps: now on the cycle */
         free(seen);
-        st = desc_fail(err, SD_E_MODEL, &b->bodies[k], "body '%s' is part of a cycle in the parent relation",
+        st = sd_body_desc_fail(err, SD_E_MODEL, &b->bodies[k], "body '%s' is part of a cycle in the parent relation",
                        b->bodies[k].name);
         goto done;
     }
