@@ -10,6 +10,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <locale.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,4 +137,28 @@ sd_status sd_io_read_model_file(const char *path, char **text, size_t *length, s
         st = read_all(fd, path, (size_t)info.st_size, text, length, err);
     close(fd);
     return st;
+}
+
+int sd_io_is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+const char *sd_io_parse_number(const char *token, size_t len, double *out)
+{
+    char small[64];
+    char *buf = len < sizeof small ? small : malloc(len + 1);
+    if (buf == NULL) return "could not be read (out of memory)";
+    memcpy(buf, token, len);
+    buf[len] = '\0';
+    const char *why = NULL;
+    const char point = localeconv()->decimal_point[0];
+    if (point != '.') {
+        if (strchr(buf, point) != NULL) why = "is not a number";
+        for (char *p = buf; *p != '\0'; ++p)
+            if (*p == '.') *p = point;
+    }
+    char *end = buf;
+    if (why == NULL) *out = strtod(buf, &end);
+    if (why == NULL && (end == buf || *end != '\0')) why = "is not a number";
+    if (why == NULL && !isfinite(*out)) why = "is not finite";
+    if (buf != small) free(buf);
+    return why;
 }

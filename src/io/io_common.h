@@ -39,4 +39,13 @@ char *sd_io_describe(const char *kind, const char *name);
  * name the path. */
 sd_status sd_io_read_model_file(const char *path, char **text, size_t *length, sd_error *err);
 
+/* Whether c is XML whitespace (space, tab, newline, carriage return). */
+int sd_io_is_space(char c);
+
+/* One number of XML text (token, len bytes, not NUL-terminated), of any length, into *out. XML
+ * always writes '.' for the decimal point, while strtod follows the C locale the program may have
+ * set, so the point is translated for strtod. Returns NULL on success, else the reason ("is not a
+ * number", "is not finite", ...) for a message. */
+const char *sd_io_parse_number(const char *token, size_t len, double *out);
+
 #endif /* SOADYN_IO_COMMON_H */

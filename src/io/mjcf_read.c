@@ -194,33 +194,6 @@ static sd_status expand_includes(mjcf_ctx *ctx, xmlDoc *doc, xmlNode *node, cons
     return SD_OK;
 }
 
-/* ---------------------------------------------------------------- numbers */
-
-static int is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-/* One number; XML writes '.', strtod follows the C locale, so the point is translated. */
-static const char *parse_one(const char *token, size_t len, double *out)
-{
-    char small[64];
-    char *buf = len < sizeof small ? small : malloc(len + 1);
-    if (buf == NULL) return "could not be read (out of memory)";
-    memcpy(buf, token, len);
-    buf[len] = '\0';
-    const char *why = NULL;
-    const char point = localeconv()->decimal_point[0];
-    if (point != '.') {
-        if (strchr(buf, point) != NULL) why = "is not a number";
-        for (char *p = buf; *p != '\0'; ++p)
-            if (*p == '.') *p = point;
-    }
-    char *end = buf;
-    if (why == NULL) *out = strtod(buf, &end);
-    if (why == NULL && (end == buf || *end != '\0')) why = "is not a number";
-    if (why == NULL && !isfinite(*out)) why = "is not finite";
-    if (buf != small) free(buf);
-    return why;
-}
-
 /* ---------------------------------------------------------------- classes and attributes */
 
 int mjcf_class_index(const mjcf_ctx *ctx, const char *name)
@@ -269,15 +242,15 @@ sd_status mjcf_numbers(const mjcf_ctx *ctx, const xmlNode *node, int kind, int c
     int n = 0;
     const char *why = NULL;
     for (const char *s = text;;) {
-        while (is_space(*s)) ++s;
+        while (sd_io_is_space(*s)) ++s;
         if (*s == '\0') break;
         const char *token = s;
-        while (*s != '\0' && !is_space(*s)) ++s;
+        while (*s != '\0' && !sd_io_is_space(*s)) ++s;
         if (n == max || n == (int)(sizeof values / sizeof values[0])) {
             why = "has too many numbers";
             break;
         }
-        why = parse_one(token, (size_t)(s - token), &values[n]);
+        why = sd_io_parse_number(token, (size_t)(s - token), &values[n]);
         if (why != NULL) break;
         ++n;
     }

@@ -103,45 +103,19 @@ static sd_status out_of_memory(const parse_ctx *pc)
 
 /* ---------------------------------------------------------------- numbers */
 
-static int is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-/* One number of XML text, of any length. XML always writes '.' for the decimal point, while
- * strtod follows the C locale the program may have set, so the point is translated for strtod. */
-static const char *parse_one(const char *token, size_t len, double *out)
-{
-    char small[64];
-    char *buf = len < sizeof small ? small : malloc(len + 1);
-    if (buf == NULL) return "could not be read (out of memory)";
-    memcpy(buf, token, len);
-    buf[len] = '\0';
-    const char *why = NULL;
-    const char point = localeconv()->decimal_point[0];
-    if (point != '.') {
-        if (strchr(buf, point) != NULL) why = "is not a number";
-        for (char *p = buf; *p != '\0'; ++p)
-            if (*p == '.') *p = point;
-    }
-    char *end;
-    if (why == NULL) *out = strtod(buf, &end);
-    if (why == NULL && (end == buf || *end != '\0')) why = "is not a number";
-    if (why == NULL && !isfinite(*out)) why = "is not finite";
-    if (buf != small) free(buf);
-    return why;
-}
-
 /* Parse exactly n whitespace-separated finite numbers. Returns NULL on success, else a reason. */
 static const char *parse_numbers(const char *text, int n, double *out)
 {
     const char *s = text;
     for (int i = 0; i < n; ++i) {
-        while (is_space(*s)) ++s;
+        while (sd_io_is_space(*s)) ++s;
         if (*s == '\0') return n == 1 ? "expects a number" : "expects more numbers";
         const char *token = s;
-        while (*s != '\0' && !is_space(*s)) ++s;
-        const char *why = parse_one(token, (size_t)(s - token), &out[i]);
+        while (*s != '\0' && !sd_io_is_space(*s)) ++s;
+        const char *why = sd_io_parse_number(token, (size_t)(s - token), &out[i]);
         if (why != NULL) return why;
     }
-    while (is_space(*s)) ++s;
+    while (sd_io_is_space(*s)) ++s;
     return *s == '\0' ? NULL : "has too many numbers";
 }
 
