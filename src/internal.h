@@ -168,6 +168,9 @@ sd_status sd_body_desc_fail(sd_error *err, sd_status status, const sd_body_desc 
 /* Record a failure on the workspace and return its status. */
 sd_status sd_data_fail(sd_data *data, sd_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Record that body k's hinge articulated inertia D(k) is singular (overflow 0: zero to round-off)
+ * or too small to invert in a double (overflow 1); returns SD_E_SINGULAR (forward_dynamics.c). */
+sd_status sd_singular_hinge(const sd_model *m, sd_data *d, int k, int overflow) SD_COLD;
 /* Fill an sd_error (may be NULL) and return its status. */
 sd_status sd_error_set(sd_error *err, sd_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -54,8 +54,9 @@ SD_COLD static int hinge_singular(const sd_model *m, const sd_data *d, int k, do
     return hinge_singular_nk(m, d, k, &D, tol);
 }
 
-/* The report of a singular D(k): zero to round-off, or so small that its inverse overflows. */
-SD_COLD static sd_status singular_hinge(const sd_model *m, sd_data *d, int k, int overflow)
+/* The report of a singular D(k): zero to round-off, or so small that its inverse overflows (also
+ * used by the node engine, node_articulated.c). */
+SD_COLD sd_status sd_singular_hinge(const sd_model *m, sd_data *d, int k, int overflow)
 {
     if (overflow)
         return sd_data_fail(d, SD_E_SINGULAR,
@@ -159,7 +160,7 @@ SD_NOINLINE static sd_status riccati_step(const sd_model *m, sd_data *d, int k, 
         const double tol = 1e-13; /* a D(k) below tol times its scale is round-off: M is singular */
         const int bad = nk == 1 ? project_one_speed(m, d, k, P, pscale, tol, Pplus)
                                 : project_speeds(m, d, k, P, pscale, tol, Pplus);
-        if (bad) return singular_hinge(m, d, k, bad == 2);
+        if (bad) return sd_singular_hinge(m, d, k, bad == 2);
     }
     const int p = m->parent[k];
     if (p >= 0) {

@@ -112,19 +112,6 @@ SD_COLD static sd_status singular_modes(const sd_model *m, sd_data *d, int k)
                         m->desc[k].name);
 }
 
-SD_COLD static sd_status singular_hinge(const sd_model *m, sd_data *d, int k, int overflow)
-{
-    if (overflow)
-        return sd_data_fail(d, SD_E_SINGULAR,
-                            "body '%s': articulated inertia D(k) of its hinge is too small to invert in a double (a "
-                            "nearly massless subtree: D^-1 overflows)",
-                            m->desc[k].name);
-    return sd_data_fail(d, SD_E_SINGULAR,
-                        "body '%s': articulated inertia D(k) of its hinge is singular (a massless subtree that the "
-                        "hinge can move freely)",
-                        m->desc[k].name);
-}
-
 /* Eliminate node k's modes (001 Eq 62): D_f = P^ff factored, g = P^rf D_f^-1, P_R = P^rr - g P^fr
  * into PR (6x6). A rigid node's P_R is its P. */
 static sd_status eliminate_modes(const sd_model *m, sd_data *d, int k, double PR[36])
@@ -168,11 +155,11 @@ static sd_status project_hinge(const sd_model *m, sd_data *d, int k, const doubl
     for (int i = 0; i < nk; ++i) /* D_R = H U + J, J the hinge's armature (dynamics.h) */
         for (int j = 0; j < nk; ++j)
             L[i * nk + j] = sd_s6_dot(S + 6 * i, U + 6 * j) + (i == j && m->has_armature ? m->armature[vk + i] : 0.0);
-    if (!(pscale > 0.0) || sd_cholesky_factor(L, nk, singular_tol * pscale) >= 0) return singular_hinge(m, d, k, 0);
+    if (!(pscale > 0.0) || sd_cholesky_factor(L, nk, singular_tol * pscale) >= 0) return sd_singular_hinge(m, d, k, 0);
     for (int i = 0; i < nk * nk; ++i) Dinv[i] = L[i];
     sd_cholesky_inverse(Dinv, nk);
     for (int i = 0; i < nk; ++i)
-        if (!(fabs(Dinv[i * nk + i]) <= DBL_MAX)) return singular_hinge(m, d, k, 1);
+        if (!(fabs(Dinv[i * nk + i]) <= DBL_MAX)) return sd_singular_hinge(m, d, k, 1);
     for (int r = 0; r < 6; ++r)
         for (int i = 0; i < nk; ++i) {
             double s = 0.0;
