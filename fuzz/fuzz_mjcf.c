@@ -7,41 +7,19 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include <libxml/xmlerror.h>
-#include <libxml/xmlversion.h>
-
 #include <soadyn/mjcf.h>
 
+#include "libxml2_trap.h"
 #include "model_check.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size);
 
-static void libxml2_generic_message(void *context, const char *format, ...)
-{
-    (void)context;
-    fprintf(stderr, "fuzz: contract broken: libxml2 printed past the reader: %s\n", format);
-    __builtin_trap();
-}
-
-#if LIBXML_VERSION >= 21200
-static void libxml2_structured_message(void *context, const xmlError *error)
-#else
-static void libxml2_structured_message(void *context, xmlErrorPtr error)
-#endif
-{
-    (void)context;
-    fprintf(stderr, "fuzz: contract broken: libxml2 printed past the reader (line %d): %s\n", error ? error->line : 0,
-            error && error->message ? error->message : "(no message)");
-    __builtin_trap();
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    xmlSetGenericErrorFunc(NULL, libxml2_generic_message);
-    xmlSetStructuredErrorFunc(NULL, libxml2_structured_message);
+    fuzz_trap_libxml2_messages();
     return 0;
 }
 
