@@ -14,16 +14,7 @@
 #include "libxml2_trap.h"
 #include "model_check.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    fuzz_trap_libxml2_messages();
-    return 0;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
 {

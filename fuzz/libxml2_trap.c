@@ -28,8 +28,11 @@ static void libxml2_structured_message(void *context, xmlErrorPtr error)
     __builtin_trap();
 }
 
-void fuzz_trap_libxml2_messages(void)
+int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+    (void)argc;
+    (void)argv;
     xmlSetGenericErrorFunc(NULL, libxml2_generic_message);
     xmlSetStructuredErrorFunc(NULL, libxml2_structured_message);
+    return 0;
 }

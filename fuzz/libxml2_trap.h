@@ -7,7 +7,8 @@
 #ifndef SOADYN_FUZZ_LIBXML2_TRAP_H
 #define SOADYN_FUZZ_LIBXML2_TRAP_H
 
-/* Install the trapping handlers (call once, from LLVMFuzzerInitialize). */
-void fuzz_trap_libxml2_messages(void);
+/* libFuzzer's start-up hook, defined in libxml2_trap.c for the targets linking it: it installs the
+ * trapping handlers once, before the first input. */
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 #endif /* SOADYN_FUZZ_LIBXML2_TRAP_H */
