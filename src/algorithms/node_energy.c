@@ -12,28 +12,18 @@
  * deformed positions l0_j + Pi_t^j eta (F_k axes), the body's rigid part included. */
 static double body_first_moment(const sd_model *m, const sd_data *d, int k, double mx[3])
 {
-    double c[3];
-    sd_transform_point(&d->Xworld[k], m->com + 3 * k, c);
-    double mass = m->mass[k];
-    for (int i = 0; i < 3; ++i) mx[i] = mass * c[i];
-    if (!m->flex || !m->flex[k]) return mass;
-    const sd_flex_desc *fd = sd_flex_body_desc(m->flex[k]);
-    const int nn = fd->n_nodes, nm = fd->n_modes;
-    const double *eta = d->nodes->q + m->mode_q_index[k];
-    double local[3] = {0, 0, 0}, nodes_mass = 0.0; /* sum m_j l_j in F_k */
-    for (int j = 0; j < nn; ++j) {
-        const double mj = fd->node_mass[j];
-        double l[3];
-        memcpy(l, fd->node_position + 3 * j, sizeof l);
-        for (int r = 0; r < nm; ++r)
-            for (int i = 0; i < 3; ++i) l[i] += fd->modes[(size_t)r * 6 * nn + 6 * j + 3 + i] * eta[r];
-        for (int i = 0; i < 3; ++i) local[i] += mj * l[i];
-        nodes_mass += mj;
+    const sd_transform *X = &d->Xworld[k];
+    if (m->flex && m->flex[k]) {
+        double h[3], w[3];
+        const double mass = sd_flex_first_moment(m->flex[k], d->nodes->q + m->mode_q_index[k], h);
+        sd_m3_mul_v(X->R, h, w);
+        for (int i = 0; i < 3; ++i) mx[i] = w[i] + mass * X->p[i];
+        return mass;
     }
-    double w[3];
-    sd_m3_mul_v(d->Xworld[k].R, local, w);
-    for (int i = 0; i < 3; ++i) mx[i] += w[i] + nodes_mass * d->Xworld[k].p[i];
-    return mass + nodes_mass;
+    double c[3];
+    sd_transform_point(X, m->com + 3 * k, c);
+    for (int i = 0; i < 3; ++i) mx[i] = m->mass[k] * c[i];
+    return m->mass[k];
 }
 
 sd_status sd_nodes_center_of_mass_world(const sd_model *m, sd_data *d, double com[3])

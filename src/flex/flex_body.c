@@ -374,6 +374,14 @@ static inline void axial(const double F[9], double out[3])
     out[2] = F[1] - F[3];
 }
 
+double sd_flex_first_moment(const sd_flex_body *fb, const double *eta, double h[3])
+{
+    for (int a = 0; a < 3; ++a) h[a] = fb->h0[a];
+    for (int r = 0; r < fb->nm; ++r)
+        for (int a = 0; a < 3; ++a) h[a] += eta[r] * fb->Hp[3 * r + a];
+    return fb->m;
+}
+
 /* M_m(eta) of the lumped model (001 Eq 25; eta NULL: eta = 0):
  *   [ Io(eta)    [h x]    N(eta) ]        h = h0 + Hp eta, N_r = N0_r + sum m_j (P_j eta) x P_j,r,
  *   [ -[h x]     m 1      Hp     ]        Io = I0 + tr(S) 1 - S,

@@ -64,6 +64,9 @@ void sd_flex_bias(const sd_flex_body *fb, const double *eta, const double *eta_d
 void sd_flex_elastic(const sd_flex_body *fb, const double *eta, const double *eta_dot, double *fe);
 /* 1/2 eta^T K_m eta. */
 double sd_flex_strain_energy(const sd_flex_body *fb, const double *eta);
+/* The body's mass (nodes and rigid part) and its first moment h = h0 + Hp eta about F_k's origin, F_k
+ * axes, nodes at their deformed positions whatever the mass model (centre of mass, gravity energy). */
+double sd_flex_first_moment(const sd_flex_body *fb, const double *eta, double h[3]);
 
 /* The deformed frame of node t (its pose in F_k, see above) and S_t(eta) (6 x nm, column-major:
  * column r is the node frame's relative twist for eta-dot = e_r, in the node frame's axes). */
