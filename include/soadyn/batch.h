@@ -1,0 +1,85 @@
+/*
+ * soadyn/batch.h — batched evaluation: one algorithm over many states of one model, the way
+ * simulation-based optimisation and learning call a dynamics library (issue 12).
+ *
+ * A batch context (sd_batch) holds everything a batched call needs, made once by sd_batch_new():
+ * the caller's number of threads (POSIX threads, kept waiting between calls), one sd_data workspace
+ * per thread, and the per-thread scratch of the SIMD kernel. A batched call allocates nothing.
+ *
+ * Arrays are stacked per state, state i's block at i times the single-state size: q n x nq, u, tau,
+ * qdd n x nv, f_ext and inter-body forces n x 6 nbodies, M and M^-1 n x nv^2 (row-major). Optional
+ * inputs (u, f_ext) are NULL for all states or given for all. Every state's result is the one the
+ * single-state call (soadyn/dynamics.h) gives at that state: bit for bit on the scalar path; to a
+ * few units in the last place on the SIMD path (its sine and cosine are its own, 1 ulp).
+ *
+ * SIMD across states (forward dynamics): the articulated-body recursion (004 Alg 6.1) runs on
+ * 4 states at once, one state per lane of an AVX2 register (chosen at run time when the processor
+ * has AVX2 and FMA; the lane count is a compile-time constant of the library, SOADYN_BATCH_LANES in
+ * src/batch/batch_internal.h, so an 8-lane AVX-512 build is a recompile). It covers every rigid hinge type (fixed, revolute,
+ * prismatic, spherical, free, universal, planar), the armature and external forces, and the
+ * inter-body forces. Models with flexible bodies or joint damping or springs take the scalar path
+ * (sd_batch_simd_lanes() says 0 and sd_batch_simd_note() why), as does a group of states with a
+ * non-finite input, a singular hinge or a non-finite result, so that its error is the one the
+ * single-state call reports. Inverse dynamics, M and M^-1 run the scalar calls on every thread.
+ *
+ * Errors: a call returns the status of the first failing state (the lowest index); sd_batch_error()
+ * gives its message prefixed with "state i: ", sd_batch_error_state() its index i. The outputs of
+ * states other than those before i are then unspecified (other threads may have stopped early).
+ */
+#ifndef SOADYN_BATCH_H
+#define SOADYN_BATCH_H
+
+#include "dynamics.h"
+#include "export.h"
+#include "model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sd_batch sd_batch;
+
+/* Whether the forward dynamics may use the SIMD kernel. */
+typedef enum sd_batch_simd {
+    SD_BATCH_SIMD_AUTO = 0, /* when the processor and the model allow it (the default) */
+    SD_BATCH_SIMD_OFF       /* always the scalar single-state calls */
+} sd_batch_simd;
+
+/* A batch context for `model` (which must outlive it) with `threads` threads (>= 1; the calling
+ * thread is one of them, so threads - 1 are started). NULL on failure, with err (may be NULL) set:
+ * SD_E_ARGUMENT for a NULL model or threads < 1 or > 256, SD_E_MEMORY, or a thread that could not
+ * be started. */
+SD_API sd_batch *sd_batch_new(const sd_model *model, int threads, sd_error *err);
+/* Stops the threads and frees everything; NULL is fine. */
+SD_API void sd_batch_free(sd_batch *batch);
+
+SD_API sd_status sd_batch_set_simd(sd_batch *batch, sd_batch_simd mode);
+SD_API int sd_batch_threads(const sd_batch *batch);
+/* States per SIMD step of the forward dynamics with the current setting: 4 (AVX2) when the SIMD
+ * kernel runs, 0 when the scalar path does (sd_batch_simd_note() says why). */
+SD_API int sd_batch_simd_lanes(const sd_batch *batch);
+SD_API const char *sd_batch_simd_note(const sd_batch *batch);
+
+/* The message of the last failed call ("" if none), "state i: " and the single-state message. */
+SD_API const char *sd_batch_error(const sd_batch *batch);
+/* The index of the first failing state of the last failed call, -1 if none. */
+SD_API long sd_batch_error_state(const sd_batch *batch);
+
+/* qdd = M^-1 (tau - C + J^T f_ext) for n states (sd_forward_dynamics()). u, f_ext may be NULL.
+ * f (may be NULL) receives every body's inter-body force, 6 per body per state, in the body frame
+ * (sd_forward_dynamics_ex() with interbody_forces, then sd_interbody_force(.., SD_FRAME_BODY, ..)). */
+SD_API sd_status sd_forward_dynamics_batch(sd_batch *batch, long n, const double *q, const double *u,
+                                           const double *tau, const double *f_ext, double *qdd, double *f);
+/* tau = M qdd + C - J^T f_ext for n states (sd_inverse_dynamics()). u, f_ext may be NULL; f (may be
+ * NULL) receives the inter-body forces as above. */
+SD_API sd_status sd_inverse_dynamics_batch(sd_batch *batch, long n, const double *q, const double *u,
+                                           const double *qdd, const double *f_ext, double *tau, double *f);
+/* M(q) (sd_mass_matrix()) and M^-1(q) (sd_mass_matrix_inverse()) for n states, nv^2 each. */
+SD_API sd_status sd_mass_matrix_batch(sd_batch *batch, long n, const double *q, double *M);
+SD_API sd_status sd_mass_matrix_inverse_batch(sd_batch *batch, long n, const double *q, double *Minv);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SOADYN_BATCH_H */

@@ -1,0 +1,421 @@
+/*
+ * src/batch/batch.c — the batch context of soadyn/batch.h: a pool of POSIX threads kept waiting
+ * between calls, one sd_data (and one SIMD scratch) per thread, the split of the states among the
+ * threads, and the choice per group of states between the SIMD kernel (lanes_forward_dynamics.c)
+ * and the single-state calls of dynamics.h.
+ *
+ * The states are split into one contiguous range per thread (whole SIMD groups), each range done
+ * in order, so that the first failing state of the batch is the lowest of the threads' first
+ * failures. A call allocates nothing: the threads, workspaces and messages are made by
+ * sd_batch_new().
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <soadyn/batch.h>
+
+#include "batch_internal.h"
+
+typedef enum job_kind { JOB_FD, JOB_ID, JOB_M, JOB_MINV } job_kind;
+
+/* One batched call: the stacked arrays as given (x is tau for FD, qdd for ID; out the result). */
+typedef struct batch_job {
+    job_kind kind;
+    long n;
+    const double *q, *u, *x, *f_ext;
+    double *out, *f;
+} batch_job;
+
+/* A thread's share: its workspace, its SIMD scratch and its first failure. */
+typedef struct batch_worker {
+    struct sd_batch *batch;
+    int id;
+    pthread_t thread;
+    sd_data *data;
+    double *scratch; /* the sd_lanes_ws block, NULL without SIMD */
+    sd_lanes_ws ws;
+    long err_state; /* -1: none */
+    sd_status err_status;
+    char message[600];
+} batch_worker;
+
+struct sd_batch {
+    const sd_model *model;
+    int threads;
+    int simd_capable; /* the processor and the model allow the kernel */
+    sd_batch_simd mode;
+    char note[200];
+    batch_worker *workers;
+    int started; /* threads running besides the caller's */
+    pthread_mutex_t mutex;
+    pthread_cond_t go, done;
+    unsigned generation;
+    int pending, quit;
+    batch_job job;
+    long err_state;
+    char error[600];
+};
+
+/* ---------------------------------------------------------------- the SIMD kernel's scratch */
+
+size_t sd_lanes_ws_doubles(const sd_model *m)
+{
+    const size_t n = (size_t)m->n, nv = (size_t)m->nv;
+    return SD_BATCH_LANES * (12 * n + 6 * nv + 36 * n + 3 * 36 * n + 2 * 6 * nv + nv) + 36 * n;
+}
+
+void sd_lanes_ws_layout(const sd_model *m, double *block, sd_lanes_ws *ws)
+{
+    const size_t n = (size_t)m->n, nv = (size_t)m->nv, L = SD_BATCH_LANES;
+    double *p = block;
+    ws->Xup = p; p += L * 12 * n;
+    ws->S = p; p += L * 6 * nv;
+    ws->V = p; p += L * 6 * n;
+    ws->a = p; p += L * 6 * n;
+    ws->b = p; p += L * 6 * n;
+    ws->z = p; p += L * 6 * n;
+    ws->zplus = p; p += L * 6 * n;
+    ws->alpha = p; p += L * 6 * n;
+    ws->P = p; p += L * 36 * n;
+    ws->Pplus = p; p += L * 36 * n;
+    ws->Dinv = p; p += L * 36 * n;
+    ws->U = p; p += L * 6 * nv;
+    ws->G = p; p += L * 6 * nv;
+    ws->nu = p; p += L * nv;
+    ws->M6 = p;
+    for (size_t k = 0; k < n; ++k) sd_rigid_inertia_to_sym6(m->rigid + 13 * k, ws->M6 + 36 * k);
+}
+
+/* Whether this processor runs the kernel (compiled for AVX2 + FMA). */
+static int cpu_has_simd(void)
+{
+#if defined(SOADYN_BATCH_SIMD) && (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    return 0;
+#endif
+}
+
+/* Whether the kernel covers the model; else why not, in note. */
+static int model_has_simd(const sd_model *m, char *note, size_t size)
+{
+    if (m->nflex) {
+        snprintf(note, size, "scalar path: the model has flexible bodies (the node engine)");
+        return 0;
+    }
+    if (m->has_passive) {
+        snprintf(note, size, "scalar path: the model has joint damping or springs");
+        return 0;
+    }
+    for (int k = 0; k < m->n; ++k)
+        if (m->hinge[k] < 0 || m->hinge[k] >= SD_HINGE_TYPE_COUNT) {
+            snprintf(note, size, "scalar path: body '%s' has a hinge type the kernel does not know", m->desc[k].name);
+            return 0;
+        }
+    return 1;
+}
+
+/* ---------------------------------------------------------------- one thread's share */
+
+static void fail_state(batch_worker *w, long i, sd_status st)
+{
+    w->err_state = i;
+    w->err_status = st;
+    snprintf(w->message, sizeof w->message, "state %ld: %s", i, sd_data_error(w->data));
+}
+
+/* The inter-body forces of the last call, body frame, 6 per body. */
+static sd_status read_forces(const sd_model *m, sd_data *d, double *f)
+{
+    for (int k = 0; k < m->n; ++k) {
+        const sd_status st = sd_interbody_force(m, d, k, SD_FRAME_BODY, f + 6 * k);
+        if (st != SD_OK) return st;
+    }
+    return SD_OK;
+}
+
+/* State i by the single-state calls. */
+static sd_status scalar_state(const sd_model *m, sd_data *d, const batch_job *j, long i)
+{
+    const long nq = m->nq, nv = m->nv, nf = 6L * m->n, nvv = nv * nv;
+    const double *q = j->q + i * nq, *u = j->u ? j->u + i * nv : NULL;
+    const double *fe = j->f_ext ? j->f_ext + i * nf : NULL;
+    double *f = j->f ? j->f + i * nf : NULL;
+    sd_status st = SD_OK;
+    switch (j->kind) {
+    case JOB_FD:
+        if (f) {
+            const sd_fd_options opt = {.interbody_forces = 1, .prescribed = NULL};
+            st = sd_forward_dynamics_ex(m, d, q, u, (double *)(j->x + i * nv), fe, j->out + i * nv, &opt);
+        } else
+            st = sd_forward_dynamics(m, d, q, u, j->x + i * nv, fe, j->out + i * nv);
+        break;
+    case JOB_ID:
+        st = sd_inverse_dynamics(m, d, q, u, j->x + i * nv, fe, j->out + i * nv);
+        break;
+    case JOB_M:
+        st = sd_mass_matrix(m, d, q, j->out + i * nvv);
+        break;
+    case JOB_MINV:
+        st = sd_mass_matrix_inverse(m, d, q, j->out + i * nvv);
+        break;
+    }
+    if (st == SD_OK && f) st = read_forces(m, d, f);
+    return st;
+}
+
+/* Whether states i .. i+count-1 have finite inputs (else the scalar path names the bad one). */
+static int group_inputs_finite(const sd_model *m, const batch_job *j, long i, int count)
+{
+    const size_t nq = (size_t)m->nq, nv = (size_t)m->nv, nf = 6 * (size_t)m->n, c = (size_t)count;
+    return sd_all_finite(j->q + i * nq, c * nq) && (!j->u || sd_all_finite(j->u + i * nv, c * nv)) &&
+           sd_all_finite(j->x + i * nv, c * nv) && (!j->f_ext || sd_all_finite(j->f_ext + i * nf, c * nf));
+}
+
+/* The SIMD kernel on a group, or 1 (do it scalar) in a build without it. */
+static int lanes_fd(const sd_model *m, const sd_lanes_ws *ws, int count, const batch_job *j, long i)
+{
+#ifdef SOADYN_BATCH_SIMD
+    const long nq = m->nq, nv = m->nv, nf = 6L * m->n;
+    return sd_lanes_forward_dynamics(m, ws, count, j->q + i * nq, j->u ? j->u + i * nv : NULL, j->x + i * nv,
+                                     j->f_ext ? j->f_ext + i * nf : NULL, j->out + i * nv, j->f ? j->f + i * nf : NULL);
+#else
+    (void)m, (void)ws, (void)count, (void)j, (void)i;
+    return 1;
+#endif
+}
+
+static void run_range(sd_batch *b, batch_worker *w)
+{
+    const sd_model *m = b->model;
+    const batch_job *j = &b->job;
+    const long L = SD_BATCH_LANES, groups = (j->n + L - 1) / L, per = (groups + b->threads - 1) / b->threads;
+    const long lo = w->id * per * L, hi = (w->id + 1) * per * L < j->n ? (w->id + 1) * per * L : j->n;
+    const int simd = j->kind == JOB_FD && w->scratch && b->mode == SD_BATCH_SIMD_AUTO;
+    w->err_state = -1;
+    for (long i = lo; i < hi; i += L) {
+        const int count = (int)(hi - i < L ? hi - i : L);
+        if (simd && group_inputs_finite(m, j, i, count) && lanes_fd(m, &w->ws, count, j, i) == 0) continue;
+        for (long s = i; s < i + count; ++s) {
+            const sd_status st = scalar_state(m, w->data, j, s);
+            if (st != SD_OK) {
+                fail_state(w, s, st);
+                return;
+            }
+        }
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    batch_worker *w = arg;
+    sd_batch *b = w->batch;
+    unsigned seen = 0;
+    pthread_mutex_lock(&b->mutex);
+    for (;;) {
+        while (b->generation == seen && !b->quit) pthread_cond_wait(&b->go, &b->mutex);
+        if (b->quit) break;
+        seen = b->generation;
+        pthread_mutex_unlock(&b->mutex);
+        run_range(b, w);
+        pthread_mutex_lock(&b->mutex);
+        if (--b->pending == 0) pthread_cond_signal(&b->done);
+    }
+    pthread_mutex_unlock(&b->mutex);
+    return NULL;
+}
+
+/* Run the job on every thread (the caller's is thread 0) and report the first failing state. */
+static sd_status run_job(sd_batch *b)
+{
+    if (b->started) {
+        pthread_mutex_lock(&b->mutex);
+        b->pending = b->started;
+        ++b->generation;
+        pthread_cond_broadcast(&b->go);
+        pthread_mutex_unlock(&b->mutex);
+    }
+    run_range(b, &b->workers[0]);
+    if (b->started) {
+        pthread_mutex_lock(&b->mutex);
+        while (b->pending > 0) pthread_cond_wait(&b->done, &b->mutex);
+        pthread_mutex_unlock(&b->mutex);
+    }
+    const batch_worker *first = NULL;
+    for (int t = 0; t < b->threads; ++t) /* ranges ascend with t: the first failure is the first */
+        if (b->workers[t].err_state >= 0) {
+            first = &b->workers[t];
+            break;
+        }
+    if (!first) {
+        b->err_state = -1;
+        b->error[0] = '\0';
+        return SD_OK;
+    }
+    b->err_state = first->err_state;
+    memcpy(b->error, first->message, sizeof b->error);
+    return first->err_status;
+}
+
+static sd_status fail_call(sd_batch *b, const char *fn, const char *what)
+{
+    b->err_state = -1;
+    snprintf(b->error, sizeof b->error, "%s: %s", fn, what);
+    return SD_E_ARGUMENT;
+}
+
+/* Checks of every call, then the job. */
+static sd_status start_job(sd_batch *b, const char *fn, batch_job *job)
+{
+    if (!b) return SD_E_ARGUMENT;
+    if (job->n < 0) return fail_call(b, fn, "negative number of states");
+    if (job->n == 0) {
+        b->err_state = -1;
+        b->error[0] = '\0';
+        return SD_OK;
+    }
+    if (!job->q || !job->out || ((job->kind == JOB_FD || job->kind == JOB_ID) && !job->x))
+        return fail_call(b, fn, job->kind == JOB_FD   ? "NULL q, tau or qdd"
+                                : job->kind == JOB_ID ? "NULL q, qdd or tau"
+                                                      : "NULL q or output");
+    b->job = *job;
+    return run_job(b);
+}
+
+/* ---------------------------------------------------------------- the API */
+
+static void stop_threads(sd_batch *b)
+{
+    if (!b->started) return;
+    pthread_mutex_lock(&b->mutex);
+    b->quit = 1;
+    pthread_cond_broadcast(&b->go);
+    pthread_mutex_unlock(&b->mutex);
+    for (int t = 1; t <= b->started; ++t) pthread_join(b->workers[t].thread, NULL);
+    b->started = 0;
+}
+
+void sd_batch_free(sd_batch *b)
+{
+    if (!b) return;
+    stop_threads(b);
+    if (b->workers)
+        for (int t = 0; t < b->threads; ++t) {
+            sd_data_free(b->workers[t].data);
+            free(b->workers[t].scratch);
+        }
+    free(b->workers);
+    pthread_cond_destroy(&b->go);
+    pthread_cond_destroy(&b->done);
+    pthread_mutex_destroy(&b->mutex);
+    free(b);
+}
+
+sd_batch *sd_batch_new(const sd_model *m, int threads, sd_error *err)
+{
+    if (!m || threads < 1 || threads > 256) {
+        sd_error_set(err, SD_E_ARGUMENT, "sd_batch_new: %s", !m ? "NULL model" : "threads must be 1 .. 256");
+        return NULL;
+    }
+    sd_batch *b = calloc(1, sizeof *b);
+    if (!b) {
+        sd_error_set(err, SD_E_MEMORY, "sd_batch_new: out of memory");
+        return NULL;
+    }
+    b->model = m;
+    b->threads = threads;
+    b->err_state = -1;
+    pthread_mutex_init(&b->mutex, NULL);
+    pthread_cond_init(&b->go, NULL);
+    pthread_cond_init(&b->done, NULL);
+    if (!cpu_has_simd()) {
+        snprintf(b->note, sizeof b->note, "scalar path: this build or processor has no AVX2 + FMA kernel");
+    } else if (model_has_simd(m, b->note, sizeof b->note)) {
+        b->simd_capable = 1;
+        snprintf(b->note, sizeof b->note, "SIMD: %d states per AVX2 step", SD_BATCH_LANES);
+    }
+    b->workers = calloc((size_t)threads, sizeof *b->workers);
+    if (!b->workers) goto out_of_memory;
+    const size_t doubles = sd_lanes_ws_doubles(m), bytes = (doubles * sizeof(double) + 63) / 64 * 64;
+    for (int t = 0; t < threads; ++t) {
+        batch_worker *w = &b->workers[t];
+        w->batch = b;
+        w->id = t;
+        w->err_state = -1;
+        if (!(w->data = sd_data_new(m))) goto out_of_memory;
+        if (b->simd_capable) {
+            if (!(w->scratch = aligned_alloc(64, bytes))) goto out_of_memory;
+            sd_lanes_ws_layout(m, w->scratch, &w->ws);
+        }
+    }
+    for (int t = 1; t < threads; ++t) {
+        const int rc = pthread_create(&b->workers[t].thread, NULL, worker_main, &b->workers[t]);
+        if (rc != 0) {
+            sd_error_set(err, SD_E_MEMORY, "sd_batch_new: thread %d of %d could not be started (%s)", t + 1, threads,
+                         strerror(rc));
+            sd_batch_free(b);
+            return NULL;
+        }
+        b->started = t;
+    }
+    return b;
+out_of_memory:
+    sd_error_set(err, SD_E_MEMORY, "sd_batch_new: out of memory for %d workspaces", threads);
+    sd_batch_free(b);
+    return NULL;
+}
+
+sd_status sd_batch_set_simd(sd_batch *b, sd_batch_simd mode)
+{
+    if (!b) return SD_E_ARGUMENT;
+    if (mode != SD_BATCH_SIMD_AUTO && mode != SD_BATCH_SIMD_OFF) return fail_call(b, "sd_batch_set_simd", "unknown mode");
+    b->mode = mode;
+    return SD_OK;
+}
+
+int sd_batch_threads(const sd_batch *b) { return b ? b->threads : 0; }
+
+int sd_batch_simd_lanes(const sd_batch *b)
+{
+    return b && b->simd_capable && b->mode == SD_BATCH_SIMD_AUTO ? SD_BATCH_LANES : 0;
+}
+
+const char *sd_batch_simd_note(const sd_batch *b)
+{
+    if (!b) return "";
+    return b->simd_capable && b->mode == SD_BATCH_SIMD_OFF ? "scalar path: SIMD switched off (sd_batch_set_simd)"
+                                                           : b->note;
+}
+
+const char *sd_batch_error(const sd_batch *b) { return b ? b->error : ""; }
+long sd_batch_error_state(const sd_batch *b) { return b ? b->err_state : -1; }
+
+sd_status sd_forward_dynamics_batch(sd_batch *b, long n, const double *q, const double *u, const double *tau,
+                                    const double *f_ext, double *qdd, double *f)
+{
+    batch_job j = {JOB_FD, n, q, u, tau, f_ext, qdd, f};
+    return start_job(b, "sd_forward_dynamics_batch", &j);
+}
+
+sd_status sd_inverse_dynamics_batch(sd_batch *b, long n, const double *q, const double *u, const double *qdd,
+                                    const double *f_ext, double *tau, double *f)
+{
+    batch_job j = {JOB_ID, n, q, u, qdd, f_ext, tau, f};
+    return start_job(b, "sd_inverse_dynamics_batch", &j);
+}
+
+sd_status sd_mass_matrix_batch(sd_batch *b, long n, const double *q, double *M)
+{
+    batch_job j = {JOB_M, n, q, NULL, NULL, NULL, M, NULL};
+    return start_job(b, "sd_mass_matrix_batch", &j);
+}
+
+sd_status sd_mass_matrix_inverse_batch(sd_batch *b, long n, const double *q, double *Minv)
+{
+    batch_job j = {JOB_MINV, n, q, NULL, NULL, NULL, Minv, NULL};
+    return start_job(b, "sd_mass_matrix_inverse_batch", &j);
+}

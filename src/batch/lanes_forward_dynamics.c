@@ -1,0 +1,594 @@
+/*
+ * src/batch/lanes_forward_dynamics.c — the articulated-body forward dynamics (004 Alg 6.1: the
+ * Riccati gather Eq 33, the residual gather Eq 58a-d, the acceleration scatter Eq 58e-g) on
+ * SD_BATCH_LANES states at once, one state per lane of a vector register.
+ *
+ * Why across states and not within one: a single state's recursion is a chain of small dependent
+ * 3x3 and 6x6 products that fill a 4-wide register poorly; the same recursion on four states is
+ * four independent copies of every operation, so each scalar operation of
+ * src/algorithms/forward_dynamics.c (and of the kinematics it starts with, kinematics.c, hinge.c)
+ * becomes one vector operation on four lanes, with no shuffles. The code is those files',
+ * operation for operation and in the same order, so a lane's result is the scalar one to the last
+ * bit but for the sine and cosine, which are this file's own (1 ulp). It is written with GCC/Clang
+ * vector extensions (vector_size) so that the lane count is the compile-time constant
+ * SD_BATCH_LANES; the file is compiled with -mavx2 -mfma (src/batch/sources.cmake) and batch.c
+ * calls it only when the processor has both. Floating-point contraction stays off (ISO C mode):
+ * the products and sums are those of the scalar path.
+ *
+ * Glossary: see src/internal.h. The workspace (batch_internal.h) holds one vector per scalar
+ * entry of sd_data's arrays.
+ */
+#include <float.h>
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+
+#include "batch_internal.h"
+
+#define NL SD_BATCH_LANES
+typedef double vd __attribute__((vector_size(8 * NL)));
+typedef long long vi __attribute__((vector_size(8 * NL)));
+
+static inline vd splat(double x)
+{
+    vd v;
+    for (int l = 0; l < NL; ++l) v[l] = x;
+    return v;
+}
+
+/* Bitwise select: m ? a : b per lane (m all ones or all zeros, as comparisons give). */
+static inline vd vsel(vi m, vd a, vd b) { return (vd)((m & (vi)a) | (~m & (vi)b)); }
+
+static inline int any_lane(vi m)
+{
+    long long r = 0;
+    for (int l = 0; l < NL; ++l) r |= m[l];
+    return r != 0;
+}
+
+static inline vd vabs(vd x)
+{
+    vi mask;
+    for (int l = 0; l < NL; ++l) mask[l] = 0x7FFFFFFFFFFFFFFFLL;
+    return (vd)((vi)x & mask);
+}
+
+/* IEEE square root of every lane (the intrinsic: a lane loop of sqrt() would stay scalar). */
+static inline vd vsqrt(vd x)
+{
+#if NL == 4
+    return (vd)_mm256_sqrt_pd((__m256d)x);
+#elif NL == 8
+    return (vd)_mm512_sqrt_pd((__m512d)x);
+#else
+#error "SD_BATCH_LANES must be 4 (AVX2) or 8 (AVX-512)"
+#endif
+}
+
+/* sin x and cos x of every lane: x = n pi/2 + r with |r| <= pi/4 (Cody-Waite reduction in three
+ * parts, exact products for |n| < 2^29), the minimax polynomials of Cephes' sin.c/cos.c on r, and
+ * the quadrant n mod 4 choosing and signing them; about 1 ulp. Lanes beyond |x| = 1e5 (angles of
+ * thousands of turns) take libm's sin and cos instead, whose reduction is exact everywhere. */
+static void vsincos(vd x, vd *s, vd *c)
+{
+    if (any_lane(vabs(x) > splat(1e5))) {
+        for (int l = 0; l < NL; ++l) {
+            (*s)[l] = sin(x[l]);
+            (*c)[l] = cos(x[l]);
+        }
+        return;
+    }
+    const double DP1 = 2 * 7.85398125648498535156E-1, DP2 = 2 * 3.77489470793079817668E-8,
+                 DP3 = 2 * 2.69515142907905952645E-15; /* pi/2 = DP1 + DP2 + DP3 */
+    const vd magic = splat(0x1.8p52);                   /* adding it rounds to an integer */
+    const vd t = x * splat(0.63661977236758134308) + magic; /* 2/pi */
+    const vd n = t - magic;
+    const vi j = (vi)t; /* the low bits of t's mantissa are n's, two's complement */
+    const vd r = ((x - n * splat(DP1)) - n * splat(DP2)) - n * splat(DP3);
+    const vd z = r * r;
+    const vd ps = ((((splat(1.58962301576546568060E-10) * z + splat(-2.50507477628578072866E-8)) * z +
+                     splat(2.75573136213857245213E-6)) * z + splat(-1.98412698295895385996E-4)) * z +
+                   splat(8.33333333332211858878E-3)) * z + splat(-1.66666666666666307295E-1);
+    const vd pc = ((((splat(-1.13585365213876817300E-11) * z + splat(2.08757008419747316778E-9)) * z +
+                     splat(-2.75573141792967388112E-7)) * z + splat(2.48015872888517045348E-5)) * z +
+                   splat(-1.38888888888730564116E-3)) * z + splat(4.16666666666665929218E-2);
+    const vd sr = r + r * z * ps;
+    const vd cr = (splat(1.0) - splat(0.5) * z) + z * z * pc;
+    const vi odd = (j & 1) != 0; /* quadrants 1, 3: sine and cosine trade places */
+    const vd sv = vsel(odd, cr, sr), cv = vsel(odd, sr, cr);
+    *s = (vd)((vi)sv ^ ((j & 2) << 62));       /* sin negative in quadrants 2, 3 */
+    *c = (vd)((vi)cv ^ (((j + 1) & 2) << 62)); /* cos negative in quadrants 1, 2 */
+}
+
+/* ---------------------------------------------------------------- spatial.h, one vector per number */
+
+static inline void v3_cross(const vd a[3], const vd b[3], vd out[3])
+{
+    out[0] = a[1] * b[2] - a[2] * b[1];
+    out[1] = a[2] * b[0] - a[0] * b[2];
+    out[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+static inline void m3_mul_v(const vd R[9], const vd a[3], vd out[3])
+{
+    out[0] = R[0] * a[0] + R[1] * a[1] + R[2] * a[2];
+    out[1] = R[3] * a[0] + R[4] * a[1] + R[5] * a[2];
+    out[2] = R[6] * a[0] + R[7] * a[1] + R[8] * a[2];
+}
+
+static inline void m3t_mul_v(const vd R[9], const vd a[3], vd out[3])
+{
+    out[0] = R[0] * a[0] + R[3] * a[1] + R[6] * a[2];
+    out[1] = R[1] * a[0] + R[4] * a[1] + R[7] * a[2];
+    out[2] = R[2] * a[0] + R[5] * a[1] + R[8] * a[2];
+}
+
+/* R^T a for a constant vector a (the hinge axes). */
+static inline void m3t_mul_c(const vd R[9], const double a[3], vd out[3])
+{
+    out[0] = R[0] * a[0] + R[3] * a[1] + R[6] * a[2];
+    out[1] = R[1] * a[0] + R[4] * a[1] + R[7] * a[2];
+    out[2] = R[2] * a[0] + R[5] * a[1] + R[8] * a[2];
+}
+
+static inline void m3_mul(const vd A[9], const vd B[9], vd out[9])
+{
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+            out[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j];
+}
+
+static inline void m3_axis_angle(const double n[3], vd s, vd c, vd out[9])
+{
+    const vd t = 1.0 - c;
+    out[0] = c + t * n[0] * n[0];        out[1] = t * n[0] * n[1] - s * n[2]; out[2] = t * n[0] * n[2] + s * n[1];
+    out[3] = t * n[0] * n[1] + s * n[2]; out[4] = c + t * n[1] * n[1];        out[5] = t * n[1] * n[2] - s * n[0];
+    out[6] = t * n[0] * n[2] - s * n[1]; out[7] = t * n[1] * n[2] + s * n[0]; out[8] = c + t * n[2] * n[2];
+}
+
+static inline void quat_to_m3(const vd q[4], vd out[9])
+{
+    const vd w = q[0], x = q[1], y = q[2], z = q[3];
+    out[0] = 1 - 2 * (y * y + z * z); out[1] = 2 * (x * y - w * z);     out[2] = 2 * (x * z + w * y);
+    out[3] = 2 * (x * y + w * z);     out[4] = 1 - 2 * (x * x + z * z); out[5] = 2 * (y * z - w * x);
+    out[6] = 2 * (x * z - w * y);     out[7] = 2 * (y * z + w * x);     out[8] = 1 - 2 * (x * x + y * y);
+}
+
+/* phi*(parent, child) m_p: omega_c = R^T omega_p, v_c = R^T (v_p + omega_p x p) (sd_motion_to_child). */
+static inline void motion_to_child(const vd *X, const vd m_p[6], vd m_c[6])
+{
+    vd v[3];
+    v3_cross(m_p, X + 9, v);
+    v[0] += m_p[3]; v[1] += m_p[4]; v[2] += m_p[5];
+    m3t_mul_v(X, m_p, m_c);
+    m3t_mul_v(X, v, m_c + 3);
+}
+
+/* phi(parent, child) f_c (sd_force_to_parent). */
+static inline void force_to_parent(const vd *X, const vd f_c[6], vd f_p[6])
+{
+    vd n[3], f[3], pxf[3];
+    m3_mul_v(X, f_c, n);
+    m3_mul_v(X, f_c + 3, f);
+    v3_cross(X + 9, f, pxf);
+    f_p[0] = n[0] + pxf[0]; f_p[1] = n[1] + pxf[1]; f_p[2] = n[2] + pxf[2];
+    f_p[3] = f[0]; f_p[4] = f[1]; f_p[5] = f[2];
+}
+
+static inline void motion_cross(const vd V[6], const vd mv[6], vd out[6])
+{
+    vd a[3], b[3];
+    v3_cross(V, mv, out);
+    v3_cross(V, mv + 3, a);
+    v3_cross(V + 3, mv, b);
+    out[3] = a[0] + b[0]; out[4] = a[1] + b[1]; out[5] = a[2] + b[2];
+}
+
+static inline void force_cross(const vd V[6], const vd f[6], vd out[6])
+{
+    vd a[3], b[3];
+    v3_cross(V, f, a);
+    v3_cross(V + 3, f + 3, b);
+    out[0] = a[0] + b[0]; out[1] = a[1] + b[1]; out[2] = a[2] + b[2];
+    v3_cross(V, f + 3, out + 3);
+}
+
+static inline vd s6_dot(const vd a[6], const vd b[6])
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
+}
+
+/* M V for a rigid inertia (m, h, Io) of the model (sd_rigid_inertia_mul). */
+static inline void rigid_inertia_mul(const double ri[13], const vd V[6], vd out[6])
+{
+    const double m = ri[0], *Io = ri + 4;
+    const vd h[3] = {splat(ri[1]), splat(ri[2]), splat(ri[3])};
+    vd hxv[3], hxw[3];
+    v3_cross(h, V + 3, hxv);
+    v3_cross(h, V, hxw);
+    out[0] = Io[0] * V[0] + Io[1] * V[1] + Io[2] * V[2];
+    out[1] = Io[3] * V[0] + Io[4] * V[1] + Io[5] * V[2];
+    out[2] = Io[6] * V[0] + Io[7] * V[1] + Io[8] * V[2];
+    for (int i = 0; i < 3; ++i) {
+        out[i] += hxv[i];
+        out[3 + i] = m * V[3 + i] - hxw[i];
+    }
+}
+
+/* I v for a symmetric 6x6 I (sd_sym6_mul: v_j times row j, summed in that order). */
+static inline void sym6_mul(const vd *I, const vd v[6], vd out[6])
+{
+    vd acc[6];
+    for (int i = 0; i < 6; ++i) acc[i] = splat(0.0);
+    for (int j = 0; j < 6; ++j)
+        for (int i = 0; i < 6; ++i) acc[i] += v[j] * I[6 * j + i];
+    for (int i = 0; i < 6; ++i) out[i] = acc[i];
+}
+
+static inline void m3_skew_mul(const vd p[3], const vd M[9], vd out[9])
+{
+    for (int j = 0; j < 3; ++j) {
+        out[j] = p[1] * M[6 + j] - p[2] * M[3 + j];
+        out[3 + j] = p[2] * M[j] - p[0] * M[6 + j];
+        out[6 + j] = p[0] * M[3 + j] - p[1] * M[j];
+    }
+}
+
+/* acc += phi I phi* (sd_sym6_add_to_parent, the same blocks in the same order). */
+static void sym6_add_to_parent(const vd *X, const vd *I, vd *acc)
+{
+    const vd *R = X, *p = X + 9;
+    vd T[9], A2[9], B2[9], C2[9];
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) T[3 * i + j] = R[3 * i] * I[j] + R[3 * i + 1] * I[6 + j] + R[3 * i + 2] * I[12 + j];
+    for (int i = 0; i < 3; ++i)
+        for (int j = i; j < 3; ++j)
+            A2[3 * i + j] = A2[3 * j + i] = T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2];
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+            T[3 * i + j] = R[3 * i] * I[21 + j] + R[3 * i + 1] * I[27 + j] + R[3 * i + 2] * I[33 + j];
+    for (int i = 0; i < 3; ++i)
+        for (int j = i; j < 3; ++j)
+            C2[3 * i + j] = C2[3 * j + i] = T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2];
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+            T[3 * i + j] = R[3 * i] * I[3 + j] + R[3 * i + 1] * I[9 + j] + R[3 * i + 2] * I[15 + j];
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+            B2[3 * i + j] = T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2];
+    vd PC[9], Bt[9], S[9], CPt[9], PCt[9];
+    m3_skew_mul(p, C2, PC);
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) Bt[3 * i + j] = B2[3 * j + i];
+    m3_skew_mul(p, Bt, S);
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) PCt[3 * i + j] = PC[3 * j + i];
+    m3_skew_mul(p, PCt, CPt);
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            const vd a = A2[3 * i + j] + S[3 * i + j] + S[3 * j + i] + CPt[3 * j + i];
+            const vd b = B2[3 * i + j] + PC[3 * i + j];
+            acc[6 * i + j] += a;
+            acc[6 * i + 3 + j] += b;
+            acc[6 * (3 + j) + i] += b;
+            acc[6 * (3 + i) + 3 + j] += C2[3 * i + j];
+        }
+}
+
+/* ---------------------------------------------------------------- hinges (hinge.c) */
+
+static inline void set_column(vd *S, const double *ang, const double *lin)
+{
+    for (int i = 0; i < 3; ++i) {
+        S[i] = splat(ang ? ang[i] : 0.0);
+        S[3 + i] = splat(lin ? lin[i] : 0.0);
+    }
+}
+
+/* X_J(q) of body k's hinge (R, p), its H* (S) and d(H*)/dt u (c), as sd_hinge_transform and
+ * sd_hinge_velocity_term; qk and uk hold the hinge's coordinates and speeds. */
+static void hinge_lanes(const sd_model *m, int k, const vd *qk, const vd *uk, vd R[9], vd p[3], vd *S, vd c[6])
+{
+    const double *ax = m->hinge_axes + 9 * k;
+    for (int i = 0; i < 9; ++i) R[i] = splat(i % 4 == 0 ? 1.0 : 0.0);
+    for (int i = 0; i < 3; ++i) p[i] = splat(0.0);
+    for (int i = 0; i < 6; ++i) c[i] = splat(0.0);
+    switch (m->hinge[k]) {
+    case SD_HINGE_FIXED:
+    case SD_HINGE_TYPE_COUNT:
+        break;
+    case SD_HINGE_REVOLUTE: {
+        vd s, co;
+        vsincos(qk[0], &s, &co);
+        m3_axis_angle(ax, s, co, R);
+        set_column(S, ax, NULL);
+        break;
+    }
+    case SD_HINGE_PRISMATIC:
+        for (int i = 0; i < 3; ++i) p[i] = qk[0] * ax[i];
+        set_column(S, NULL, ax);
+        break;
+    case SD_HINGE_SPHERICAL:
+        quat_to_m3(qk, R);
+        for (int j = 0; j < 3; ++j)
+            for (int i = 0; i < 6; ++i) S[6 * j + i] = splat(i == j ? 1.0 : 0.0);
+        break;
+    case SD_HINGE_FREE:
+        quat_to_m3(qk + 3, R);
+        for (int i = 0; i < 3; ++i) p[i] = qk[i];
+        for (int j = 0; j < 6; ++j)
+            for (int i = 0; i < 6; ++i) S[6 * j + i] = splat(i == j ? 1.0 : 0.0);
+        break;
+    case SD_HINGE_UNIVERSAL: { /* R = R(a1, q0) R(a2, q1); omega = R2^T a1 q0' + a2 q1' */
+        vd R1[9], R2[9], a1_body[3], s, co;
+        vsincos(qk[0], &s, &co);
+        m3_axis_angle(ax, s, co, R1);
+        vsincos(qk[1], &s, &co);
+        m3_axis_angle(ax + 3, s, co, R2);
+        m3_mul(R1, R2, R);
+        m3t_mul_c(R2, ax, a1_body);
+        for (int i = 0; i < 3; ++i) {
+            S[i] = a1_body[i];
+            S[3 + i] = splat(0.0);
+        }
+        set_column(S + 6, ax + 3, NULL);
+        if (uk) { /* d/dt (R2^T a1) = -(a2 q1') x (R2^T a1) */
+            vd w2[3], d[3];
+            for (int i = 0; i < 3; ++i) w2[i] = ax[3 + i] * uk[1];
+            v3_cross(w2, a1_body, d);
+            for (int i = 0; i < 3; ++i) c[i] = -d[i] * uk[0];
+        }
+        break;
+    }
+    case SD_HINGE_PLANAR: { /* p = s1 t1 + s2 t2, R = R(n, theta); v_body = R^T t_i s_i' */
+        vd t1_body[3], t2_body[3], s, co;
+        const double *nrm = ax, *t1 = ax + 3, *t2 = ax + 6;
+        vsincos(qk[2], &s, &co);
+        m3_axis_angle(nrm, s, co, R);
+        for (int i = 0; i < 3; ++i) p[i] = qk[0] * t1[i] + qk[1] * t2[i];
+        m3t_mul_c(R, t1, t1_body);
+        m3t_mul_c(R, t2, t2_body);
+        for (int i = 0; i < 3; ++i) {
+            S[i] = S[6 + i] = splat(0.0);
+            S[3 + i] = t1_body[i];
+            S[9 + i] = t2_body[i];
+        }
+        set_column(S + 12, nrm, NULL);
+        if (uk) { /* d/dt (R^T t) = -(n theta') x (R^T t) */
+            vd t[3], tb[3], w[3], d[3];
+            for (int i = 0; i < 3; ++i) t[i] = ax[3 + i] * uk[0] + ax[6 + i] * uk[1];
+            m3t_mul_v(R, t, tb);
+            for (int i = 0; i < 3; ++i) w[i] = nrm[i] * uk[2];
+            v3_cross(w, tb, d);
+            for (int i = 0; i < 3; ++i) c[3 + i] = -d[i];
+        }
+        break;
+    }
+    }
+}
+
+/* ---------------------------------------------------------------- the 004 Eq 33 projection */
+
+/* Cholesky of D in place (sd_cholesky_factor); the lanes whose pivot is not above min_pivot. */
+static vi cholesky_lanes(vd *A, int n, vd min_pivot)
+{
+    vi bad = (vi)splat(0.0);
+    for (int j = 0; j < n; ++j) {
+        vd djj = A[j * n + j];
+        for (int k = 0; k < j; ++k) djj -= A[j * n + k] * A[j * n + k];
+        bad |= ~(djj > min_pivot);
+        const vd ljj = vsqrt(djj);
+        A[j * n + j] = ljj;
+        for (int i = j + 1; i < n; ++i) {
+            vd s = A[i * n + j];
+            for (int k = 0; k < j; ++k) s -= A[i * n + k] * A[j * n + k];
+            A[i * n + j] = s / ljj;
+        }
+    }
+    return bad;
+}
+
+/* (L L^T)^-1 from L, both triangles (sd_cholesky_inverse). */
+static void cholesky_inverse_lanes(vd *A, int n)
+{
+    for (int j = 0; j < n; ++j) {
+        A[j * n + j] = 1.0 / A[j * n + j];
+        for (int i = j + 1; i < n; ++i) {
+            vd s = splat(0.0);
+            for (int k = j; k < i; ++k) s -= A[i * n + k] * A[k * n + j];
+            A[i * n + j] = s / A[i * n + i];
+        }
+    }
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j <= i; ++j) {
+            vd s = splat(0.0);
+            for (int k = i; k < n; ++k) s += A[k * n + i] * A[k * n + j];
+            A[j * n + i] = s;
+        }
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < i; ++j) A[i * n + j] = A[j * n + i];
+}
+
+/* D = H P H* + J, G = P H* D^-1, P+ = P - G (P H*)* for a one-speed hinge (project_one_speed);
+ * returns the lanes whose D is negligible or whose inverse overflows. */
+static vi project_one_speed(const vd *S, vd *U, vd *G, vd *Dinv, const vd *P, double armature, vd tol_scale,
+                            vd *Pplus)
+{
+    sym6_mul(P, S, U);
+    const vd D = s6_dot(S, U) + armature, dinv = 1.0 / D;
+    const vi bad = ~(D > tol_scale) | ~(dinv <= splat(DBL_MAX));
+    Dinv[0] = dinv;
+    for (int r = 0; r < 6; ++r) G[r] = U[r] * dinv;
+    for (int r = 0; r < 6; ++r)
+        for (int c = 0; c < 6; ++c) Pplus[6 * r + c] = P[6 * r + c] - G[r] * U[c];
+    return bad;
+}
+
+/* The same for nk speeds (project_speeds): D by its Cholesky factor, D^-1 formed once. */
+static vi project_speeds(int nk, const double *armature, const vd *S, vd *U, vd *G, vd *Dinv, const vd *P,
+                         vd tol_scale, vd *Pplus)
+{
+    vd L[36];
+    for (int i = 0; i < nk; ++i) sym6_mul(P, S + 6 * i, U + 6 * i);
+    for (int i = 0; i < nk; ++i)
+        for (int j = 0; j < nk; ++j) L[i * nk + j] = s6_dot(S + 6 * i, U + 6 * j) + (i == j ? armature[i] : 0.0);
+    vi bad = cholesky_lanes(L, nk, tol_scale);
+    for (int i = 0; i < nk * nk; ++i) Dinv[i] = L[i];
+    cholesky_inverse_lanes(Dinv, nk);
+    for (int i = 0; i < nk; ++i) bad |= ~(vabs(Dinv[i * nk + i]) <= splat(DBL_MAX));
+    for (int r = 0; r < 6; ++r)
+        for (int i = 0; i < nk; ++i) {
+            vd g = splat(0.0);
+            for (int j = 0; j < nk; ++j) g += U[6 * j + r] * Dinv[j * nk + i];
+            G[6 * i + r] = g;
+        }
+    for (int r = 0; r < 6; ++r)
+        for (int c = r; c < 6; ++c) {
+            vd v = P[6 * r + c];
+            for (int i = 0; i < nk; ++i) v -= G[6 * i + r] * U[6 * i + c];
+            Pplus[6 * r + c] = Pplus[6 * c + r] = v;
+        }
+    return bad;
+}
+
+/* ---------------------------------------------------------------- the recursion */
+
+/* x[l * stride + i] of lane l's state (lanes past the real ones repeat the last: lane[l]). */
+static inline vd load_lanes(const double *x, long stride, int i, const int lane[NL])
+{
+    vd v;
+    for (int l = 0; l < NL; ++l) v[l] = x[lane[l] * stride + i];
+    return v;
+}
+
+static inline void store_lanes(double *x, long stride, int i, vd v, int count)
+{
+    for (int l = 0; l < count; ++l) x[l * stride + i] = v[l];
+}
+
+static inline vi finite_lanes(vd x) { return vabs(x) <= splat(DBL_MAX); }
+
+int sd_lanes_forward_dynamics(const sd_model *m, const sd_lanes_ws *ws, int count, const double *q,
+                              const double *u, const double *tau, const double *f_ext, double *qdd, double *f)
+{
+    const int n = m->n;
+    const long nq = m->nq, nv = m->nv, nf = 6L * n;
+    vd *Xup = (vd *)ws->Xup, *Sv = (vd *)ws->S, *V = (vd *)ws->V, *a = (vd *)ws->a, *b = (vd *)ws->b;
+    vd *z = (vd *)ws->z, *zplus = (vd *)ws->zplus, *alpha = (vd *)ws->alpha, *Pv = (vd *)ws->P;
+    vd *Pplus_all = (vd *)ws->Pplus, *Dinv = (vd *)ws->Dinv, *U = (vd *)ws->U, *G = (vd *)ws->G;
+    vd *nu = (vd *)ws->nu;
+    int lane[NL];
+    for (int l = 0; l < NL; ++l) lane[l] = l < count ? l : count - 1;
+    vi bad = (vi)splat(0.0);
+
+    /* placements, H*, V, a, b in one base-to-tips pass (kinematics.c, sd_update_motion) */
+    for (int k = 0; k < n; ++k) {
+        const int nk = m->nv_k[k], vk = m->v_index[k], qk0 = m->q_index[k], par = m->parent[k];
+        vd qk[7], uk[6], R[9], p[3], c[6], vJ[6];
+        for (int i = 0; i < m->nq_k[k]; ++i) qk[i] = load_lanes(q, nq, qk0 + i, lane);
+        for (int i = 0; i < nk; ++i) uk[i] = u ? load_lanes(u, nv, vk + i, lane) : splat(0.0);
+        vd *S = Sv + 6 * vk, *X = Xup + 12 * k;
+        hinge_lanes(m, k, qk, u ? uk : NULL, R, p, S, c);
+        const sd_transform *A = &m->placement[k]; /* Xup = placement X_J (sd_transform_compose) */
+        for (int i = 0; i < 3; ++i) {
+            for (int j = 0; j < 3; ++j)
+                X[3 * i + j] = A->R[3 * i] * R[j] + A->R[3 * i + 1] * R[3 + j] + A->R[3 * i + 2] * R[6 + j];
+            X[9 + i] = (A->R[3 * i] * p[0] + A->R[3 * i + 1] * p[1] + A->R[3 * i + 2] * p[2]) + A->p[i];
+        }
+        vd *Vk = V + 6 * k, *ak = a + 6 * k, *bk = b + 6 * k;
+        for (int r = 0; r < 6; ++r) vJ[r] = splat(0.0);
+        for (int i = 0; i < nk; ++i)
+            for (int r = 0; r < 6; ++r) vJ[r] += S[6 * i + r] * uk[i];
+        if (par < 0) memcpy(Vk, vJ, sizeof vJ);
+        else {
+            motion_to_child(X, V + 6 * par, Vk);
+            for (int r = 0; r < 6; ++r) Vk[r] += vJ[r];
+        }
+        vd cr[6], MV[6];
+        motion_cross(Vk, vJ, cr);
+        for (int r = 0; r < 6; ++r) ak[r] = c[r] + cr[r];
+        rigid_inertia_mul(m->rigid + 13 * k, Vk, MV);
+        force_cross(Vk, MV, bk);
+        if (f_ext)
+            for (int r = 0; r < 6; ++r) bk[r] -= load_lanes(f_ext, nf, 6 * k + r, lane);
+        for (int r = 0; r < 6; ++r) z[6 * k + r] = splat(0.0);
+    }
+
+    /* tips-to-base gather: 004 Eq 33 (riccati_step) and Eq 58a-d */
+    const double tol = 1e-13;
+    for (int k = n - 1; k >= 0; --k) {
+        const int nk = m->nv_k[k], vk = m->v_index[k], par = m->parent[k];
+        vd *P = Pv + 36 * k, Pplus_local[36], *Pplus = f ? Pplus_all + 36 * k : Pplus_local;
+        if (m->last_child[k] < 0)
+            for (int i = 0; i < 36; ++i) P[i] = splat(ws->M6[36 * k + i]);
+        const vd *S = Sv + 6 * vk;
+        if (nk == 0) memcpy(Pplus, P, 36 * sizeof(vd));
+        else {
+            vd pscale = splat(0.0);
+            for (int i = 0; i < 6; ++i) {
+                const vd aa = vabs(P[7 * i]);
+                pscale = vsel(aa > pscale, aa, pscale);
+            }
+            bad |= nk == 1 ? project_one_speed(S, U + 6 * vk, G + 6 * vk, Dinv + 36 * k, P, m->armature[vk],
+                                               tol * pscale, Pplus)
+                           : project_speeds(nk, m->armature + vk, S, U + 6 * vk, G + 6 * vk, Dinv + 36 * k, P,
+                                            tol * pscale, Pplus);
+        }
+        if (par >= 0) {
+            if (m->last_child[par] == k)
+                for (int i = 0; i < 36; ++i) Pv[36 * par + i] = splat(ws->M6[36 * par + i]);
+            sym6_add_to_parent(Xup + 12 * k, Pplus, Pv + 36 * par);
+        }
+        vd *zk = z + 6 * k, *zp = zplus + 6 * k, Pa[6];
+        sym6_mul(P, a + 6 * k, Pa); /* z(k) = sum phi z+(j) + P(k) a(k) + b(k) */
+        for (int r = 0; r < 6; ++r) zp[r] = zk[r] += Pa[r] + b[6 * k + r];
+        if (nk > 0) { /* eps = T - H z; nu = D^-1 eps; z+ = z + G eps */
+            vd eps[6];
+            for (int i = 0; i < nk; ++i) eps[i] = load_lanes(tau, nv, vk + i, lane) - s6_dot(S + 6 * i, zk);
+            for (int i = 0; i < nk; ++i) {
+                vd s = splat(0.0);
+                for (int j = 0; j < nk; ++j) s += Dinv[36 * k + i * nk + j] * eps[j];
+                nu[vk + i] = s;
+            }
+            for (int i = 0; i < nk; ++i)
+                for (int r = 0; r < 6; ++r) zp[r] += G[6 * (vk + i) + r] * eps[i];
+        }
+        if (par >= 0) {
+            vd fp[6];
+            force_to_parent(Xup + 12 * k, zp, fp);
+            for (int r = 0; r < 6; ++r) z[6 * par + r] += fp[r];
+        }
+    }
+
+    /* base-to-tips scatter: 004 Eq 58e-g */
+    vd a0[6];
+    for (int r = 0; r < 3; ++r) {
+        a0[r] = splat(0.0);
+        a0[3 + r] = splat(-m->gravity[r]);
+    }
+    for (int k = 0; k < n; ++k) {
+        const int nk = m->nv_k[k], vk = m->v_index[k], par = m->parent[k];
+        const vd *S = Sv + 6 * vk;
+        vd ap[6], qk[6], aJ[6], *al = alpha + 6 * k;
+        motion_to_child(Xup + 12 * k, par < 0 ? a0 : alpha + 6 * par, ap);
+        for (int i = 0; i < nk; ++i) { /* qdd = nu - G* alpha+ */
+            qk[i] = nu[vk + i] - s6_dot(G + 6 * (vk + i), ap);
+            bad |= ~finite_lanes(qk[i]);
+            store_lanes(qdd, nv, vk + i, qk[i], count);
+        }
+        for (int r = 0; r < 6; ++r) aJ[r] = splat(0.0); /* alpha = alpha+ + H* qdd + a */
+        for (int i = 0; i < nk; ++i)
+            for (int r = 0; r < 6; ++r) aJ[r] += S[6 * i + r] * qk[i];
+        for (int r = 0; r < 6; ++r) al[r] = (ap[r] + a[6 * k + r]) + aJ[r];
+        if (f) { /* 000 Eq 17: f(k) = P+(k) alpha+(k) + z+(k) */
+            vd fk[6];
+            sym6_mul(Pplus_all + 36 * k, ap, fk);
+            for (int r = 0; r < 6; ++r) {
+                fk[r] += zplus[6 * k + r];
+                bad |= ~finite_lanes(fk[r]);
+                store_lanes(f, nf, 6 * k + r, fk[r], count);
+            }
+        }
+    }
+    return any_lane(bad);
+}
