@@ -31,7 +31,8 @@ static const char help[] =
     "damping and spring forces of C, their springs' energy of the potential energy.\n"
     "\n"
     "options:\n"
-    "  --q VALUES        configuration (default: neutral)\n"
+    "  --q VALUES        configuration (default: the model's reference configuration: MJCF's\n"
+    "                    qpos0, the refs of its joints; neutral for URDF and SDF)\n"
     "  --u VALUES        speeds (default: zero)\n"
     "  --tau VALUES      joint forces for forward dynamics (default: zero)\n"
     "  --qdd VALUES      accelerations for inverse dynamics (default: the forward-dynamics qdd)\n"
@@ -502,7 +503,7 @@ typedef struct eval_args {
 
 static int read_inputs(eval_result *r, const eval_args *a)
 {
-    sd_configuration_neutral(r->m, r->q);
+    sd_configuration_reference(r->m, r->q);
     if (a->q && cli_parse_values(r->m, "q", a->q, CLI_LIST_Q, r->q, NULL)) return CLI_USAGE;
     if (a->u && cli_parse_values(r->m, "u", a->u, CLI_LIST_V, r->u, NULL)) return CLI_USAGE;
     if (a->tau && cli_parse_values(r->m, "tau", a->tau, CLI_LIST_V, r->tau, NULL)) return CLI_USAGE;

@@ -176,7 +176,7 @@ static long long sparsity_nonzeros(const sd_model *m)
 }
 
 /* The closure constraints (loops.h): name, kind, the bodies (or joints) tied, rows; the total rows,
- * and the rank of G and the mobility at the neutral configuration. */
+ * and the rank of G and the mobility at the reference configuration (sd_configuration_reference). */
 static int print_constraints(const sd_model *m)
 {
     const int nc = sd_model_nconstraints(m);
@@ -195,11 +195,11 @@ static int print_constraints(const sd_model *m)
     int rank = -1, mobility = -1;
     sd_status st = d && q ? SD_OK : SD_E_MEMORY;
     if (st == SD_OK) {
-        sd_configuration_neutral(m, q);
+        sd_configuration_reference(m, q);
         st = sd_constraint_rank(m, d, q, &rank, &mobility);
     }
     if (st == SD_OK)
-        cli_printf("rank of G:   %d of %d rows at the neutral configuration; mobility %d\n", rank,
+        cli_printf("rank of G:   %d of %d rows at the reference configuration; mobility %d\n", rank,
                    sd_model_nconstraint_rows(m), mobility);
     else
         fprintf(stderr, "soadyn info: rank of the constraints: %s\n", d ? sd_data_error(d) : "out of memory");

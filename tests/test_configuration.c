@@ -6,6 +6,8 @@
  *   normalisation returns the largest deviation and keeps the rotation;
  *   random configurations respect joint limits (and the default ranges), quaternions unit;
  *   the neutral configuration has identity quaternions and puts every body frame on its joint frame;
+ *   the reference configuration is the neutral one unless the bodies carry one, then theirs (by
+ *   body, whatever order they were added in; quaternions normalised; wrong ones refused);
  *   the derivative of q (+) u h at h = 0 moves every body with the twist sd_body_velocity reports:
  *   central differences of the world placements give omega = vee(R^T dR/dt), v = R^T dp/dt, which
  *   must equal V(k) = phi* V(parent) + H*(k) u(k). This checks H*(k) against the joint transform
@@ -247,6 +249,69 @@ static void check_neutral(const sd_model *m)
     sd_data_free(d);
 }
 
+/* The reference configuration: on a model built without references it is the neutral one (every
+ * entry written); the same tree rebuilt from its descriptions in reverse order, each body given the
+ * coordinates of a random configuration as its reference (quaternions scaled off unit by up to
+ * 1e-7), answers exactly that configuration with its quaternions normalised, placed by body
+ * whatever order the builder saw them in; a reference quaternion of norm 1.1 or a NaN coordinate is
+ * refused naming the joint. */
+static void check_reference(const sd_model *m, uint64_t *rng)
+{
+    const int nq = sd_model_nq(m), n = sd_model_nbodies(m);
+    double *q = malloc((size_t)(nq + 1) * sizeof(double)), *r = malloc((size_t)(nq + 1) * sizeof(double));
+    for (int i = 0; i < nq; ++i) q[i] = r[i] = 123.0;
+    sd_configuration_neutral(m, q);
+    sd_configuration_reference(m, r);
+    CHECK(nq == 0 || memcmp(q, r, (size_t)nq * sizeof(double)) == 0);
+    sd_configuration_random(m, rng, q);
+    sd_builder *b = sd_builder_new();
+    sd_error err;
+    int built = 1;
+    for (int k = n - 1; k >= 0; --k) {
+        sd_body_desc d = *sd_model_body_desc(m, k);
+        CHECK(d.has_reference == 0);
+        d.has_reference = 1;
+        const double *qk = q + sd_model_q_index(m, k);
+        const double scale = 1.0 + 1e-7 * (2 * sd_random_uniform(rng) - 1);
+        for (int i = 0; i < sd_model_hinge_nq(m, k); ++i)
+            d.reference[i] = (quat_offset(m, k) >= 0 && i >= quat_offset(m, k)) ? scale * qk[i] : qk[i];
+        if (sd_builder_add_body(b, &d, &err) != SD_OK) built = 0;
+    }
+    sd_model *m2 = NULL;
+    CHECK(built && sd_builder_build(b, &m2, &err) == SD_OK);
+    if (m2) {
+        CHECK(sd_model_nq(m2) == nq);
+        for (int i = 0; i < nq; ++i) r[i] = 123.0;
+        sd_configuration_reference(m2, r);
+        double worst = 0.0;
+        for (int k = 0; k < n; ++k) { /* body k of m2 is the body of m of that name */
+            const int j = sd_model_body_index(m, sd_model_body_name(m2, k));
+            for (int i = 0; i < sd_model_hinge_nq(m2, k); ++i)
+                worst = fmax(worst, fabs(r[sd_model_q_index(m2, k) + i] - q[sd_model_q_index(m, j) + i]));
+        }
+        CHECK(worst <= 1e-15);
+        CHECK(worst_quat_norm_error(m2, r) <= 4e-16);
+        sd_model_free(m2);
+    }
+    sd_builder_free(b);
+    for (int k = 0; k < n; ++k) { /* a wrong reference is refused, naming the joint */
+        const int o = quat_offset(m, k);
+        if (sd_model_hinge_nq(m, k) == 0) continue;
+        sd_body_desc d = *sd_model_body_desc(m, k);
+        d.has_reference = 1;
+        memset(d.reference, 0, sizeof d.reference);
+        if (o >= 0) d.reference[o] = 1.1;
+        else d.reference[0] = NAN;
+        b = sd_builder_new();
+        CHECK(sd_builder_add_body(b, &d, &err) == SD_E_MODEL);
+        CHECK(strstr(err.message, d.joint_name) != NULL && strstr(err.message, "reference") != NULL);
+        sd_builder_free(b);
+        break;
+    }
+    free(q);
+    free(r);
+}
+
 static void check_random_configuration_ranges(const sd_model *m, uint64_t *rng)
 {
     const int nq = sd_model_nq(m), n = sd_model_nbodies(m);
@@ -339,6 +404,7 @@ int main(void)
             sd_model *m = random_tree(&rng, sizes[s], flags);
             const int before = test_failed_count;
             check_neutral(m);
+            check_reference(m, &rng);
             check_random_configuration_ranges(m, &rng);
             check_manifold(m, &rng);
             check_velocity_fd(m, &rng);

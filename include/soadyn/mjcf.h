@@ -9,7 +9,8 @@
  * Coordinates are MuJoCo's qpos: a hinge's angle and a slide's displacement as MuJoCo counts
  * them (the body is at its written pose when q = ref, so a joint's ref is folded into the
  * placement), a ball's quaternion, a free joint's world position and quaternion (its placement is
- * the world frame). Speeds are MuJoCo's qvel except for free joints, where soadyn's are (angular,
+ * the world frame). The model's reference configuration (sd_configuration_reference) is MuJoCo's
+ * qpos0: each ref, identity ball quaternions, each free body's written pose. Speeds are MuJoCo's qvel except for free joints, where soadyn's are (angular,
  * linear velocity) both in the body frame and MuJoCo's (linear velocity in the world frame,
  * angular in the body frame).
  *

@@ -116,6 +116,12 @@ typedef struct sd_body_desc {
     int parent_node;         /* -1 (default): the hinge sits on the parent's body frame; t >= 0: on node t
                                 of a flexible parent (soadyn/flex.h), the placement still given in the
                                 parent's body frame */
+    int has_reference;       /* nonzero: `reference` holds the hinge's coordinates at the model's
+                                reference configuration (sd_configuration_reference); 0 (default): the
+                                neutral ones */
+    double reference[7];     /* the hinge's nq coordinates there (a quaternion's norm within 1e-6 of 1;
+                                the builder normalises it), bounded like the limits; entries past nq
+                                unused */
 } sd_body_desc;
 
 /* Fill a description with defaults: no name, root parent, fixed hinge, identity placement,
@@ -209,6 +215,12 @@ SD_API int sd_model_is_ancestor(const sd_model *model, int a, int b);
 
 /* q = the neutral configuration (zero angles and displacements, identity quaternions). */
 SD_API void sd_configuration_neutral(const sd_model *model, double *q);
+/* q = the model's reference configuration: the pose its file describes, where the model starts
+ * unless told otherwise (the command's default q). Each hinge's sd_body_desc.reference where
+ * has_reference is set, the neutral coordinates elsewhere (modal coordinates 0). An MJCF model's is
+ * MuJoCo's qpos0 (a hinge's or slide's ref, a free joint's written world pose), which closes its
+ * loops where the neutral one need not; a URDF or SDF model's is the neutral configuration. */
+SD_API void sd_configuration_reference(const sd_model *model, double *q);
 /* q_out = q (+) u dt: moves q along the constant speed u for dt on the configuration manifold
  * (quaternions by the exponential map, so they stay unit). q_out may alias q. */
 SD_API void sd_configuration_integrate(const sd_model *model, const double *q, const double *u, double dt,

@@ -39,8 +39,7 @@ typedef struct mj_body {
 /* One soadyn body to add. */
 typedef struct pending {
     sd_body_desc d;
-    char *name, *parent, *joint;
-    double q0[7];          /* MuJoCo's qpos0 of its hinge */
+    char *name, *parent, *joint; /* d.reference: MuJoCo's qpos0 of its hinge */
 } pending;
 
 /* One MuJoCo joint. */
@@ -206,8 +205,8 @@ static sd_status read_joint(builder_ctx *b, const xmlNode *j, int childclass, co
             p->d.upper = range[1];
         }
         mj->ref = (mj->type == J_HINGE || mj->type == J_SLIDE) ? ref : 0.0;
-        p->q0[0] = mj->ref;
-        if (mj->type == J_BALL) p->q0[0] = 1.0;
+        p->d.has_reference = 1; /* MuJoCo's qpos0: ref, the identity quaternion, or (free) set by the caller */
+        p->d.reference[0] = mj->type == J_BALL ? 1.0 : mj->ref;
         p->joint = mj->name ? sd_io_strdup(mj->name) : format_name("%s/joint", body_name, NULL, 0);
         if (p->joint == NULL) st = oom(b);
     }
@@ -368,8 +367,8 @@ static sd_status read_body(builder_ctx *b, const xmlNode *node, int parent, int 
             }
             sd_transform_identity(&place);
             const mj_body *w = &b->bodies[self];
-            memcpy(p->q0, w->world0.p, 3 * sizeof(double));
-            sd_m3_to_quat(w->world0.R, p->q0 + 3);
+            memcpy(p->d.reference, w->world0.p, 3 * sizeof(double));
+            sd_m3_to_quat(w->world0.R, p->d.reference + 3);
             sd_transform_identity(&prev_off);
         } else {
             translation(a, &Ta);
@@ -594,15 +593,7 @@ static sd_status check_closure(builder_ctx *b, const sd_model *model, const eq_s
     sd_data *data = sd_data_new(model);
     sd_status st = (q0 && res && data) ? SD_OK : oom(b);
     if (st == SD_OK) {
-        sd_configuration_neutral(model, q0);
-        for (int i = 0; i < b->npend; ++i) {
-            const pending *p = &b->pend[i];
-            if (p->d.hinge == SD_HINGE_FIXED) continue;
-            const int body = sd_model_body_index(model, p->name);
-            if (body < 0) continue;
-            memcpy(q0 + sd_model_q_index(model, body), p->q0,
-                   (size_t)sd_model_hinge_nq(model, body) * sizeof(double));
-        }
+        sd_configuration_reference(model, q0);
         st = sd_constraint_residuals(model, data, q0, NULL, res, NULL);
     }
     int worst = -1;

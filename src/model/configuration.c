@@ -1,6 +1,7 @@
 /*
- * src/model/configuration.c — operations on whole configurations q: neutral, integrate along u on the
- * manifold, difference, normalise, random. Each hinge's part is done by hinge.c. A flexible body's
+ * src/model/configuration.c — operations on whole configurations q: neutral, reference (the bodies'
+ * sd_body_desc.reference, else neutral), integrate along u on the manifold, difference, normalise,
+ * random. Each hinge's part is done by hinge.c. A flexible body's
  * modal coordinates eta (after its hinge's, soadyn/flex.h) are Euclidean: neutral 0, integrated by
  * adding eta-dot dt, their chart coordinates eta itself; they hold no rotation and no quaternion.
  * Given a NULL pointer the functions do nothing (and the ones returning a number return NaN).
@@ -20,6 +21,15 @@ void sd_configuration_neutral(const sd_model *m, double *q)
         sd_hinge_neutral(m->hinge[k], q + m->q_index[k]);
         for (int r = 0; r < nmodes(m, k); ++r) q[m->mode_q_index[k] + r] = 0.0;
     }
+}
+
+void sd_configuration_reference(const sd_model *m, double *q)
+{
+    if (!m || !q) return;
+    sd_configuration_neutral(m, q);
+    for (int k = 0; k < m->n; ++k)
+        if (m->desc[k].has_reference) /* validated and its quaternion normalised by the builder */
+            for (int i = 0; i < sd_hinge_type_nq(m->hinge[k]); ++i) q[m->q_index[k] + i] = m->desc[k].reference[i];
 }
 
 void sd_configuration_integrate(const sd_model *m, const double *q, const double *u, double dt, double *q_out)

@@ -230,6 +230,35 @@ typedef struct number_rule {
     int of_joint;     /* the message names the joint, else the body */
 } number_rule;
 
+/* Where a hinge's coordinates hold a unit quaternion: its first index, -1 for none. */
+static int quaternion_at(sd_hinge_type h) { return h == SD_HINGE_SPHERICAL ? 0 : h == SD_HINGE_FREE ? 3 : -1; }
+
+/* The reference coordinates: finite, within the bound of travels (SD_MAX_LENGTH and SD_MAX_ANGLE
+ * alike), a quaternion unit to 1e-6 (a looser norm is a wrong number, not rounding). */
+static sd_status check_reference(const sd_body_desc *d, sd_error *err)
+{
+    const int nq = sd_hinge_type_nq(d->hinge), qa = quaternion_at(d->hinge);
+    for (int i = 0; i < nq; ++i) {
+        const double v = d->reference[i];
+        if (!isfinite(v))
+            return sd_body_desc_fail(err, SD_E_MODEL, d, "joint '%s': reference coordinate %d is not finite (%g)",
+                                     joint_of(d), i, v);
+        if (fabs(v) > SD_MAX_LENGTH)
+            return sd_body_desc_fail(err, SD_E_MODEL, d,
+                                     "joint '%s': reference coordinate %d = %g is beyond %g, the bound of physical "
+                                     "models", joint_of(d), i, v, SD_MAX_LENGTH);
+    }
+    if (qa >= 0) {
+        const double *e = d->reference + qa;
+        const double norm = sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3]);
+        if (!(fabs(norm - 1.0) <= 1e-6))
+            return sd_body_desc_fail(err, SD_E_MODEL, d,
+                                     "joint '%s': the reference quaternion (%g, %g, %g, %g) is not unit (norm %g)",
+                                     joint_of(d), e[0], e[1], e[2], e[3], norm);
+    }
+    return SD_OK;
+}
+
 /* Every number finite, signed right and within its physical bound; the message names the field,
  * the value and the bound. Inertia is bounded together with the mass (check_inertia). */
 static sd_status check_numbers(const sd_body_desc *d, sd_error *err)
@@ -289,7 +318,7 @@ static sd_status check_numbers(const sd_body_desc *d, sd_error *err)
     if (limited && d->lower > d->upper)
         return sd_body_desc_fail(err, SD_E_MODEL, d, "joint '%s': lower limit %g > upper limit %g", joint_of(d), d->lower,
                          d->upper);
-    return SD_OK;
+    return d->has_reference ? check_reference(d, err) : SD_OK;
 }
 
 sd_status sd_builder_add_body(sd_builder *b, const sd_body_desc *desc, sd_error *err)
@@ -310,6 +339,13 @@ sd_status sd_builder_add_body(sd_builder *b, const sd_body_desc *desc, sd_error 
         return sd_error_set(err, SD_E_MEMORY, "out of memory");
     sd_body_desc *d = &b->bodies[b->nbodies];
     *d = *desc;
+    if (!d->has_reference) memset(d->reference, 0, sizeof d->reference);
+    else if (quaternion_at(d->hinge) >= 0) { /* exactly unit, as every configuration's quaternions */
+        double *e = d->reference + quaternion_at(d->hinge);
+        const double norm = sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3]);
+        for (int i = 0; i < 4; ++i) e[i] /= norm;
+    }
+    d->has_reference = d->has_reference != 0;
     d->name = dup_string(desc->name);
     d->parent = dup_string(desc->parent && desc->parent[0] ? desc->parent : NULL);
     d->joint_name = dup_string(desc->joint_name && desc->joint_name[0] ? desc->joint_name : desc->name);

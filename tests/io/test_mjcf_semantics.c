@@ -3,7 +3,9 @@
  * value worked out by hand: the five orientation forms of one rotation give one placement (degrees
  * and radians, eulerseq with rotating and fixed axes); default classes (inheritance, class= over
  * childclass, the element over both); a body with two joints is a chain whose massless first link
- * is "<body>/<joint>"; a joint's ref folded into the placement (q = MuJoCo's qpos); sphere and box
+ * is "<body>/<joint>"; a joint's ref folded into the placement (q = MuJoCo's qpos); the reference
+ * configuration = MuJoCo's qpos0 (free pose, refs, ball identity), every body at its written pose
+ * there and a connect loop closed (open at q = 0), URDF's = neutral; sphere and box
  * masses and inertias from density; settotalmass; a joint equality's coupling ratio and offset
  * from polycoef and the refs; <include> nested in a subfolder resolves against the including file;
  * the one warning's counts; format detection by content; NULL arguments.
@@ -153,6 +155,80 @@ static void check_equality_and_totals(void)
     sd_model_free(m);
 }
 
+/* The reference configuration is MuJoCo's qpos0: a free body's written world pose, each hinge's
+ * and slide's ref (in radians), identity ball quaternions; at it every body sits at its written
+ * pose (checked by hand below), so a connect loop drawn closed in the file is closed there and
+ * open at q = 0. A URDF model's reference configuration is its neutral one. */
+static void check_reference_configuration(void)
+{
+    sd_model *m = load(
+        "<mujoco><compiler angle='degree'/><worldbody>"
+        "<body name='base' pos='0.1 0.2 1' euler='0 0 90'><freejoint name='root'/><geom size='0.1'/>"
+        "  <body name='arm' pos='0 0 -0.1'><joint name='sh' axis='0 1 0' ref='30'/>"
+        "    <geom type='capsule' fromto='0 0 0 0.5 0 0' size='0.02'/>"
+        "    <body name='slider' pos='0.5 0 0'><joint name='sl' type='slide' axis='1 0 0' ref='0.2'/>"
+        "      <geom size='0.03'/>"
+        "      <body name='wrist' pos='0 0 -0.3'><joint name='wr' type='ball'/><geom size='0.03'/></body>"
+        "    </body>"
+        "  </body>"
+        "  <body name='link2' pos='0.5 0 -0.4'><joint name='el' axis='0 1 0' ref='-60'/>"
+        "    <geom type='capsule' fromto='0 0 0 0 0 0.1' size='0.02'/></body>"
+        "</body></worldbody>"
+        "<equality><connect body1='wrist' body2='link2' anchor='0 0 0'/></equality></mujoco>");
+    if (!m) return;
+    const int nq = sd_model_nq(m);
+    CHECK(nq == 7 + 1 + 1 + 4 + 1);
+    double q[16], z[16];
+    for (int i = 0; i < 16; ++i) q[i] = z[i] = 123.0;
+    sd_configuration_reference(m, q);
+    sd_configuration_neutral(m, z);
+    const double k = PI / 180, s45 = sqrt(0.5);
+    const double root[7] = {0.1, 0.2, 1, s45, 0, 0, s45};
+    CHECK_ARRAY_CLOSE(q + sd_model_q_index(m, sd_model_joint_index(m, "root")), root, 7, 1e-15, "free joint qpos0");
+    CHECK_CLOSE(q[sd_model_q_index(m, sd_model_joint_index(m, "sh"))], 30 * k, 1e-15);
+    CHECK_CLOSE(q[sd_model_q_index(m, sd_model_joint_index(m, "sl"))], 0.2, 1e-15);
+    CHECK_CLOSE(q[sd_model_q_index(m, sd_model_joint_index(m, "el"))], -60 * k, 1e-15);
+    const double ball[4] = {1, 0, 0, 0};
+    CHECK_ARRAY_CLOSE(q + sd_model_q_index(m, sd_model_joint_index(m, "wr")), ball, 4, 0, "ball qpos0");
+    /* at it the wrist is at its written place: base (0.1, 0.2, 1) turned 90 degrees about z, then
+     * (0.5, 0, -0.4) in the base frame -> world (0.1, 0.7, 0.6); so is link2's origin, where the
+     * loop closes */
+    sd_data *d = sd_data_new(m);
+    sd_transform X;
+    CHECK(sd_kinematics(m, d, q, NULL, NULL) == SD_OK);
+    const double wrist[3] = {0.1, 0.7, 0.6};
+    CHECK(sd_body_placement_world(m, d, sd_model_body_index(m, "wrist"), &X) == SD_OK);
+    CHECK_ARRAY_CLOSE(X.p, wrist, 3, 1e-15, "wrist at its written place");
+    const double Rz90[9] = {0, -1, 0, 1, 0, 0, 0, 0, 1};
+    CHECK_ARRAY_CLOSE(X.R, Rz90, 9, 1e-15, "wrist's written orientation");
+    CHECK(sd_body_placement_world(m, d, sd_model_body_index(m, "link2"), &X) == SD_OK);
+    CHECK_ARRAY_CLOSE(X.p, wrist, 3, 1e-15, "link2 at its written place");
+    double r[3], rz[3];
+    CHECK(sd_constraint_residuals(m, d, q, NULL, r, NULL) == SD_OK);
+    CHECK(sd_constraint_residuals(m, d, z, NULL, rz, NULL) == SD_OK);
+    const double closed = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
+    const double open = sqrt(rz[0] * rz[0] + rz[1] * rz[1] + rz[2] * rz[2]);
+    printf("connect loop: residual %.2e at the reference configuration, %.3f m at q = 0\n", closed, open);
+    CHECK(closed <= 1e-15);
+    CHECK(open > 0.1);
+    sd_data_free(d);
+    sd_model_free(m);
+    /* URDF: the reference configuration is the neutral one */
+    static const char urdf[] =
+        "<robot name='r'><link name='a'/><link name='b'><inertial><mass value='1'/>"
+        "<inertia ixx='1' iyy='1' izz='1' ixy='0' ixz='0' iyz='0'/></inertial></link>"
+        "<joint name='j' type='revolute'><parent link='a'/><child link='b'/><axis xyz='0 0 1'/>"
+        "<limit lower='0.5' upper='1' effort='1' velocity='1'/></joint></robot>";
+    sd_error err;
+    CHECK(sd_urdf_load_string(urdf, strlen(urdf), "inline.urdf", NULL, &m, &err) == SD_OK);
+    if (m) {
+        q[0] = 123.0;
+        sd_configuration_reference(m, q);
+        CHECK(sd_model_nq(m) == 1 && q[0] == 0.0);
+        sd_model_free(m);
+    }
+}
+
 static void write_text(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
@@ -208,6 +284,7 @@ int main(void)
     check_orientations();
     check_classes_and_chain();
     check_equality_and_totals();
+    check_reference_configuration();
     check_include_and_detection();
     return test_summary("test_mjcf_semantics");
 }
