@@ -31,7 +31,8 @@ static const char help[] =
     "                      the last step ends at T (shorter when T is not a multiple of H)\n"
     "  --integrator NAME   rk4 (default), cvode-bdf (stiff) or cvode-adams (non-stiff)\n"
     "  --rtol R, --atol A  CVODE tolerances (default 1e-8, 1e-10)\n"
-    "  --q0 VALUES         initial configuration (default: neutral)\n"
+    "  --q0 VALUES         initial configuration (default: the model's reference configuration:\n"
+    "                      MJCF's qpos0, the refs of its joints; neutral for URDF and SDF)\n"
     "  --u0 VALUES         initial speeds (default: zero)\n"
     "  --tau VALUES        constant joint forces (default: zero)\n"
     "  --output FILE.csv   write the trajectory: time, q, u, kinetic, potential, total energy\n"
@@ -306,7 +307,7 @@ static int run_simulation(sd_model *m, const sim_args *a, sd_sim_options *so)
         rc = CLI_FAILURE;
     }
     if (rc == CLI_OK) {
-        sd_configuration_neutral(m, q);
+        sd_configuration_reference(m, q);
         if ((a->q0 && cli_parse_values(m, "q0", a->q0, CLI_LIST_Q, q, NULL)) ||
             (a->u0 && cli_parse_values(m, "u0", a->u0, CLI_LIST_V, u, NULL)) ||
             (a->tau && cli_parse_values(m, "tau", a->tau, CLI_LIST_V, tau, NULL)) ||
