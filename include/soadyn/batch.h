@@ -16,8 +16,9 @@
  * 4 states at once, one state per lane of an AVX2 register (chosen at run time when the processor
  * has AVX2 and FMA; the lane count is a compile-time constant of the library, SOADYN_BATCH_LANES in
  * src/batch/batch_internal.h, so an 8-lane AVX-512 build is a recompile). It covers every rigid hinge type (fixed, revolute,
- * prismatic, spherical, free, universal, planar), the armature and external forces, and the
- * inter-body forces. Models with flexible bodies or joint damping or springs take the scalar path
+ * prismatic, spherical, free, universal, planar), the armature, damping and springs (but a spring
+ * on a spherical hinge), external forces and the inter-body forces. Models with flexible bodies or
+ * a spherical hinge's spring take the scalar path
  * (sd_batch_simd_lanes() says 0 and sd_batch_simd_note() why), as does a group of states with a
  * non-finite input, a singular hinge or a non-finite result, so that its error is the one the
  * single-state call reports. Inverse dynamics, M and M^-1 run the scalar calls on every thread.

@@ -107,15 +107,16 @@ static int model_has_simd(const sd_model *m, char *note, size_t size)
         snprintf(note, size, "scalar path: the model has flexible bodies (the node engine)");
         return 0;
     }
-    if (m->has_passive) {
-        snprintf(note, size, "scalar path: the model has joint damping or springs");
-        return 0;
-    }
-    for (int k = 0; k < m->n; ++k)
+    for (int k = 0; k < m->n; ++k) {
+        if (m->hinge[k] == SD_HINGE_SPHERICAL && m->stiffness[m->v_index[k]] != 0.0) {
+            snprintf(note, size, "scalar path: body '%s' has a spring on a spherical hinge", m->desc[k].name);
+            return 0;
+        }
         if (m->hinge[k] < 0 || m->hinge[k] >= SD_HINGE_TYPE_COUNT) {
             snprintf(note, size, "scalar path: body '%s' has a hinge type the kernel does not know", m->desc[k].name);
             return 0;
         }
+    }
     return 1;
 }
 

@@ -545,6 +545,14 @@ int sd_lanes_forward_dynamics(const sd_model *m, const sd_lanes_ws *ws, int coun
         if (nk > 0) { /* eps = T - H z; nu = D^-1 eps; z+ = z + G eps */
             vd eps[6];
             for (int i = 0; i < nk; ++i) eps[i] = load_lanes(tau, nv, vk + i, lane) - s6_dot(S + 6 * i, zk);
+            if (m->has_passive) { /* T = tau + tau_passive (sd_passive_hinge; no spherical spring here) */
+                vd tp[6];
+                for (int i = 0; i < nk; ++i)
+                    tp[i] = u ? -m->damping[vk + i] * load_lanes(u, nv, vk + i, lane) : splat(0.0);
+                if (m->stiffness[vk] != 0.0)
+                    tp[0] -= m->stiffness[vk] * (load_lanes(q, nq, m->q_index[k], lane) - m->spring_ref[vk]);
+                for (int i = 0; i < nk; ++i) eps[i] += tp[i];
+            }
             for (int i = 0; i < nk; ++i) {
                 vd s = splat(0.0);
                 for (int j = 0; j < nk; ++j) s += Dinv[36 * k + i * nk + j] * eps[j];

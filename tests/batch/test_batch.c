@@ -152,8 +152,9 @@ static void check_errors(const sd_model *m, uint64_t *rng)
     free(q), free(u), free(tau), free(qdd), free(ref);
 }
 
-/* A chain with armature on every hinge (covered by the kernel) and one with damping (not). */
-static sd_model *chain_with(double armature, double damping)
+/* A chain with armature, damping and springs on its hinges (covered by the kernel); with `ball`,
+ * a spherical hinge with a spring (not covered). */
+static sd_model *chain_with(double armature, double damping, int ball)
 {
     sd_builder *b = sd_builder_new();
     const char *names[] = {"a", "b", "c", "d"};
@@ -162,7 +163,9 @@ static sd_model *chain_with(double armature, double damping)
         sd_body_desc_init(&d);
         d.name = names[k];
         d.parent = k ? names[k - 1] : NULL;
-        d.hinge = k == 2 ? SD_HINGE_PRISMATIC : SD_HINGE_REVOLUTE;
+        d.hinge = k == 2 ? SD_HINGE_PRISMATIC : k == 3 && ball ? SD_HINGE_SPHERICAL : SD_HINGE_REVOLUTE;
+        d.stiffness = damping * (1 + k);
+        d.spring_ref = k == 3 && ball ? 0.0 : 0.1 * k;
         d.axis[0] = 0.3, d.axis[1] = 1.0 - 0.2 * k, d.axis[2] = 0.1 * k;
         d.placement.p[0] = 0.4;
         d.mass = 1.0 + k;
@@ -197,19 +200,25 @@ int main(void)
     sd_model *m = random_tree(&rng, 9, RT_FREE_ROOT);
     check_errors(m, &rng);
     sd_model_free(m);
-    m = chain_with(0.3, 0.0);
+    m = chain_with(0.3, 0.0, 0);
     check_model(m, &rng, 6);
     sd_model_free(m);
-    m = chain_with(0.0, 0.5);
+    m = chain_with(0.2, 0.5, 0);
+    sd_batch *bd = sd_batch_new(m, 1, NULL);
+    CHECK(sd_batch_simd_lanes(bd) > 0); /* damping and springs stay on the SIMD path */
+    sd_batch_free(bd);
+    check_model(m, &rng, 7);
+    sd_model_free(m);
+    m = chain_with(0.0, 0.5, 1);
     sd_batch *b = sd_batch_new(m, 2, NULL);
-    CHECK(sd_batch_simd_lanes(b) == 0 && strstr(sd_batch_simd_note(b), "damping") != NULL);
+    CHECK(sd_batch_simd_lanes(b) == 0 && strstr(sd_batch_simd_note(b), "spring on a spherical") != NULL);
     sd_batch_free(b);
     check_model(m, &rng, 5);
     sd_model_free(m);
     /* argument errors */
     sd_error err;
     CHECK(sd_batch_new(NULL, 1, &err) == NULL && err.status == SD_E_ARGUMENT);
-    m = chain_with(0.0, 0.0);
+    m = chain_with(0.0, 0.0, 0);
     CHECK(sd_batch_new(m, 0, &err) == NULL && err.status == SD_E_ARGUMENT);
     b = sd_batch_new(m, 1, NULL);
     CHECK(sd_forward_dynamics_batch(b, -1, NULL, NULL, NULL, NULL, NULL, NULL) == SD_E_ARGUMENT);
