@@ -4,8 +4,11 @@
  * talos_reduced.urdf on a free base when present, else the free + 31 humanoid that bench.c builds),
  * on 1 thread scalar, 1 thread SIMD, 2 threads scalar and 2 threads SIMD. The four settings are
  * timed in turns, batch after batch (so that a change of the machine's load hits all alike), and
- * each reports the median of its batches. Usage: soadyn_bench_batch [STATES [BATCHES]]
- * (defaults 4096 states, 31 batches).
+ * each reports the median of its batches: wall-clock states per second, and the CPU time the
+ * process spent per state (all threads), which a machine shared with other jobs inflates far less
+ * than the wall clock: on a busy machine, CPU(1 thread) / CPU(2 threads) is the share of the second
+ * thread's work that is useful, i.e. the 2-thread speed-up an idle machine would show, halved.
+ * Usage: soadyn_bench_batch [STATES [BATCHES]] (defaults 4096 states, 31 batches).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -16,6 +19,14 @@
 #include <soadyn/soadyn.h>
 
 #include "timing.h"
+
+/* CPU time of the whole process (every thread) in nanoseconds. */
+static double cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return 1e9 * (double)ts.tv_sec + (double)ts.tv_nsec;
+}
 
 #ifndef SOADYN_SOURCE_DIR
 #define SOADYN_SOURCE_DIR "."
@@ -113,30 +124,38 @@ static void run(const char *label, const sd_model *m, long states, int batches)
         b[s] = sd_batch_new(m, s < 2 ? 1 : 2, NULL);
         sd_batch_set_simd(b[s], s % 2 ? SD_BATCH_SIMD_AUTO : SD_BATCH_SIMD_OFF);
     }
-    double *t = malloc((size_t)(SETTINGS * batches) * sizeof(double));
+    double *t = malloc((size_t)(SETTINGS * batches) * sizeof(double)),
+           *c = malloc((size_t)(SETTINGS * batches) * sizeof(double));
     for (int r = -2; r < batches; ++r) /* two warm-up rounds */
         for (int s = 0; s < SETTINGS; ++s) {
-            const double t0 = now_ns();
+            const double t0 = now_ns(), c0 = cpu_ns();
             if (sd_forward_dynamics_batch(b[s], states, q, u, tau, NULL, qdd, NULL) != SD_OK) {
                 fprintf(stderr, "bench_batch: %s\n", sd_batch_error(b[s]));
                 exit(1);
             }
-            if (r >= 0) t[s * batches + r] = now_ns() - t0;
+            if (r >= 0) {
+                t[s * batches + r] = now_ns() - t0;
+                c[s * batches + r] = cpu_ns() - c0;
+            }
         }
     printf("%s (nv %ld), FD, %ld states per batch, median of %d batches; %s\n", label, nv, states, batches,
            sd_batch_simd_note(b[1]));
-    double rate[SETTINGS];
+    double rate[SETTINGS], cpu[SETTINGS];
     for (int s = 0; s < SETTINGS; ++s) {
         qsort(t + s * batches, (size_t)batches, sizeof(double), compare_doubles);
+        qsort(c + s * batches, (size_t)batches, sizeof(double), compare_doubles);
         const double med = t[s * batches + batches / 2], lo = t[s * batches], hi = t[s * batches + batches - 1];
         rate[s] = states / (med * 1e-9);
-        printf("  %-17s %10.0f states/s  %7.1f ns/state  (batch min %.2f ms, max %.2f ms)\n", names[s], rate[s],
-               med / states, lo * 1e-6, hi * 1e-6);
+        cpu[s] = c[s * batches + batches / 2] / states;
+        printf("  %-17s %10.0f states/s  %7.1f ns/state wall (batch min %.2f ms, max %.2f ms)  %7.1f ns/state CPU\n",
+               names[s], rate[s], med / states, lo * 1e-6, hi * 1e-6, cpu[s]);
     }
-    printf("  SIMD / scalar on 1 thread %.2fx; 2 threads / 1 thread: scalar %.2fx, SIMD %.2fx\n", rate[1] / rate[0],
-           rate[2] / rate[0], rate[3] / rate[1]);
+    printf("  wall: SIMD / scalar on 1 thread %.2fx; 2 threads / 1 thread: scalar %.2fx, SIMD %.2fx\n",
+           rate[1] / rate[0], rate[2] / rate[0], rate[3] / rate[1]);
+    printf("  CPU:  SIMD / scalar on 1 thread %.2fx; CPU(1 thread) / CPU(2 threads): scalar %.3f, SIMD %.3f\n",
+           cpu[0] / cpu[1], cpu[0] / cpu[2], cpu[1] / cpu[3]);
     for (int s = 0; s < SETTINGS; ++s) sd_batch_free(b[s]);
-    free(t), free(q), free(u), free(tau), free(qdd);
+    free(t), free(c), free(q), free(u), free(tau), free(qdd);
 }
 
 int main(int argc, char **argv)
