@@ -3,7 +3,8 @@
 # Runs as root (as CI does) or through sudo.
 set -euo pipefail
 packages=(build-essential cmake pkg-config libxml2-dev libsundials-dev libplplot-dev plplot-driver-cairo python3 clang-14 libclang-rt-14-dev
-          libmujoco-dev liblapacke-dev libjansson-dev libsdformat-dev libconsole-bridge-dev zlib1g-dev)
+          libmujoco-dev liblapacke-dev libjansson-dev libsdformat-dev libconsole-bridge-dev zlib1g-dev
+          python3-dev python3-cffi python3-numpy python3-pytest python3-setuptools python3-pip)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,16 @@
+"""Run one pytest file for ctest: `run_pytest.py [--shared] FILE`. With --shared the file reads the
+robot models of ../shared/models (SOADYN_SHARED_MODELS): when that folder is absent it says so and
+exits 77, which ctest reports as skipped."""
+import os
+import sys
+
+import pytest
+
+args = sys.argv[1:]
+if args and args[0] == "--shared":
+    args = args[1:]
+    shared = os.environ.get("SOADYN_SHARED_MODELS", "")
+    if not os.path.isdir(shared):
+        print(f"skipped: the shared models folder {shared!r} is absent")
+        sys.exit(77)
+sys.exit(pytest.main(["-q", "-p", "no:cacheprovider"] + args))
