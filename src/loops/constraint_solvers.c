@@ -2,7 +2,11 @@
  * src/loops/constraint_solvers.c — staying on the constraint manifold and driving a closed system:
  *   - assembly: Gauss-Newton on the position residuals, each step the minimum-norm
  *     delta = -G_f^T (G_f G_f^T)^+ r over the free (unlocked) speeds, applied on the manifold
- *     (q (+) delta, so quaternions stay unit), halved while it does not reduce the residual;
+ *     (q (+) delta, so quaternions stay unit), halved while it does not reduce the residual; when
+ *     no step descends, the failure says whether the residual left is one that no free speed moves
+ *     (r + G_f delta = r at first order: G_f's rows vanish along it, as when a locked hinge's axis
+ *     is tilted off a planar loop's plane; q_out is then the least-squares closure) or a local
+ *     minimum;
  *   - velocity projection in the metric of M (kinetic energy): u+ = u - M^-1 G* Lambda_c^+ G u,
  *     the same compliance and correction sweep as the forward dynamics (closed_dynamics.c);
  *   - constrained inverse dynamics: with tau_ID = M qdd + C - J* f_ext (Newton-Euler),
@@ -101,8 +105,9 @@ sd_status sd_assemble_configuration(const sd_model *m, sd_data *d, const double 
     double *r = w->rhs, *rt = w->lambda, *y = w->gamma, *delta = w->vv, *G = w->dense, *A = w->Sc;
     w->lambda_valid = 0; /* its array is scratch here */
     if ((st = sd_constraint_residuals(m, d, q_out, NULL, r, NULL)) != SD_OK) return st;
-    double err = max_abs(r, nc), ss = sum_sq(r, nc);
-    for (int it = 0; it < max_iter && err > tol; ++it) {
+    double err = max_abs(r, nc), ss = sum_sq(r, nc), unreachable = -1.0;
+    int it = 0;
+    for (; it < max_iter && err > tol; ++it) {
         if ((st = sd_constraint_jacobian(m, d, q_out, G)) != SD_OK) return st;
         for (int j = 0; j < nv && locked; ++j)
             if (locked[j])
@@ -124,7 +129,17 @@ sd_status sd_assemble_configuration(const sd_model *m, sd_data *d, const double 
             ss_t = sum_sq(rt, nc);
             if (ss_t < ss) break;
         }
-        if (!(ss_t < ss)) break; /* no descent: a local minimum that does not close the loops */
+        if (!(ss_t < ss)) { /* no descent: a local minimum that does not close the loops */
+            /* what the step could remove at first order: r + G_f delta is the part of r that no
+             * motion of the free speeds reaches (G_f's rows are zero along it) */
+            for (int a = 0; a < nc; ++a) {
+                double s = r[a];
+                for (int j = 0; j < nv; ++j) s += G[a * nv + j] * delta[j];
+                rt[a] = s;
+            }
+            unreachable = max_abs(rt, nc);
+            break;
+        }
         memcpy(q_out, w->vq, (size_t)m->nq * sizeof(double));
         memcpy(r, rt, (size_t)nc * sizeof(double));
         ss = ss_t;
@@ -134,8 +149,19 @@ sd_status sd_assemble_configuration(const sd_model *m, sd_data *d, const double 
     if (err <= tol) return sd_check_output(d, "sd_assemble_configuration", "q_out", q_out, (size_t)m->nq, SD_CAUSE_OVERFLOW);
     char names[200];
     offending(m, r, tol, names, sizeof names);
-    return sd_data_fail(d, SD_E_SINGULAR, "assembly did not close constraints %s (largest residual %.3g > %.3g)", names,
-                        err, tol);
+    if (unreachable > 0.5 * err) /* the least-squares closure: no configuration nearby does better */
+        return sd_data_fail(d, SD_E_SINGULAR,
+                            "assembly cannot close constraints %s: a residual of %.3g (> %.3g) lies where no free "
+                            "speed moves it (their rows of G over the free speeds vanish there: the locked speeds or "
+                            "the geometry forbid closure); q_out is the least-squares closure",
+                            names, unreachable, tol);
+    if (unreachable >= 0.0)
+        return sd_data_fail(d, SD_E_SINGULAR,
+                            "assembly did not close constraints %s: stuck at a local minimum of the residual (largest "
+                            "%.3g > %.3g), no closed configuration near the guess",
+                            names, err, tol);
+    return sd_data_fail(d, SD_E_SINGULAR, "assembly did not close constraints %s in %d steps (largest residual %.3g > %.3g)",
+                        names, it, err, tol);
 }
 
 sd_status sd_project_velocities(const sd_model *m, sd_data *d, const double *q, const double *u, double *u_out)

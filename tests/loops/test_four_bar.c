@@ -8,7 +8,9 @@
  *   - the one-coordinate Lagrangian (N* M N, N spanning the null space of G) gives the same qdd;
  *   - closed by a full revolute (5 rows, rank 2) and by a ball (3 rows, rank 2): the same qdd;
  *   - assembly with the crank locked gives the coupler and rocker angles of the circle
- *     intersection, which keep Freudenstein's equation;
+ *     intersection, which keep Freudenstein's equation; with the locked crank's axis tilted 1e-6
+ *     rad off the plane's normal, assembly returns the least-squares closure with SD_E_SINGULAR
+ *     saying no free speed moves the out-of-plane gap left (its predicted size, to 1e-6 of it);
  *   - a second of motion (RK4 on the closed-loop accelerations): the angles keep Freudenstein's
  *     equation K1 cos t4 - K2 cos t2 + K3 = cos(t2 - t4), energy is conserved;
  *   - bad constraint descriptions: errors that name the constraint and its file:line.
@@ -75,6 +77,7 @@ static const char *LINK_NAMES[3] = {"crank", "coupler", "rocker"};
 static const int LINK_ENDS[3][2] = {{0, 1}, {1, 2}, {3, 2}};
 
 static double REF_TH[3], REF_P[4][3]; /* the reference pose: every tree coordinate zero there */
+static double CRANK_TILT = 0.0; /* the crank's axis turned by this about x, off the plane's normal */
 
 /* Build the four-bar cut as `cut`, closed by a constraint of `type` (REVOLUTE or BALL). Body frames
  * sit at each link's tree pivot with world axes at the reference pose. */
@@ -95,6 +98,7 @@ static sd_model *four_bar(int cut, sd_constraint_type type, const char *source)
         const double *ppiv = par < 0 ? NULL : REF_P[L->pivot[par]];
         for (int j = 0; j < 3; ++j) d.placement.p[j] = piv[j] - (ppiv ? ppiv[j] : 0.0);
         d.mass = MASS[link];
+        if (link == 0) d.axis[0] = 0.0, d.axis[1] = sin(CRANK_TILT), d.axis[2] = cos(CRANK_TILT);
         const double *e0 = REF_P[LINK_ENDS[link][0]], *e1 = REF_P[LINK_ENDS[link][1]];
         double dir[3], len;
         for (int j = 0; j < 3; ++j) {
@@ -410,6 +414,44 @@ static void test_bad_input(void)
     expect_error(&c, 0, "no name");
 }
 
+
+/* Cut at A (ground-crank; ground-rocker-coupler), the crank locked with its axis tilted by eps off
+ * the plane's normal: turned by phi it lifts A out of the plane by
+ * z = sin(eps) (-a_x sin(phi) + cos(eps) a_y (1 - cos(phi))) (Rodrigues), while the rocker and
+ * coupler turn about the exact normal: no motion of theirs moves the ball's z row. Assembly then returns the least-squares closure (in-plane rows at round-off,
+ * z left exactly) with SD_E_SINGULAR saying so - cassie_v2.sdf's right plantar loop with its foot
+ * locked, 2.2e-8 m (test_cassie_sdf_mjcf). Without the tilt the same lock closes the loop. */
+static void test_assembly_tilted_lock(void)
+{
+    CRANK_TILT = 1e-6;
+    sd_model *m = four_bar(1, SD_CONSTRAINT_BALL, NULL);
+    CRANK_TILT = 0.0;
+    sd_data *d = sd_data_new(m);
+    const int crank = sd_model_body_index(m, "crank");
+    const double phi = 0.3, ax = REF_P[1][0] - REF_P[0][0], ay = REF_P[1][1] - REF_P[0][1];
+    const double z = sin(1e-6) * (-ax * sin(phi) + cos(1e-6) * ay * (1 - cos(phi)));
+    double q[3] = {0, 0, 0}, qa[3], res = 0.0, r[3];
+    unsigned char locked[3] = {0, 0, 0};
+    const int vc = sd_model_v_index(m, crank);
+    CHECK(vc >= 0 && vc < 3);
+    if (vc >= 0 && vc < 3) locked[vc] = 1;
+    q[sd_model_q_index(m, crank)] = phi;
+    CHECK(sd_assemble_configuration(m, d, q, locked, 1e-13, 50, qa, &res) == SD_E_SINGULAR);
+    CHECK(strstr(sd_data_error(d), "no free speed moves it") != NULL);
+    CHECK(sd_constraint_residuals(m, d, qa, NULL, r, NULL) == SD_OK);
+    printf("tilted locked crank: assembly stops at %.6e m (predicted out-of-plane gap %.6e m), in-plane rows "
+           "%.1e %.1e\n  %s\n", res, fabs(z), r[0], r[1], sd_data_error(d));
+    CHECK(fabs(res - fabs(z)) < 1e-6 * fabs(z) && fabs(fabs(r[2]) - fabs(z)) < 1e-6 * fabs(z));
+    CHECK(fabs(r[0]) < 1e-14 && fabs(r[1]) < 1e-14);
+    sd_data_free(d);
+    sd_model_free(m);
+    m = four_bar(1, SD_CONSTRAINT_BALL, NULL); /* the same lock without the tilt: closed to round-off */
+    d = sd_data_new(m);
+    CHECK(sd_assemble_configuration(m, d, q, locked, 1e-13, 50, qa, &res) == SD_OK && res <= 1e-13);
+    sd_data_free(d);
+    sd_model_free(m);
+}
+
 int main(void)
 {
     four_bar_pose(1.0, REF_TH, REF_P);
@@ -417,6 +459,7 @@ int main(void)
     test_lagrangian_and_redundancy();
     test_motion_freudenstein();
     test_assembly_freudenstein();
+    test_assembly_tilted_lock();
     test_bad_input();
     return test_summary("test_four_bar");
 }
