@@ -6,6 +6,7 @@
  *   a free-base humanoid with 31 revolute joints built here (Atlas/Talos-like proportions),
  *   serial revolute chains of 10 to 100 000 bodies (ns per body too).
  * Every call includes its kinematics, as the peers' figures do. Usage: soadyn_bench [--quick]
+ * soadyn_bench --peers [--batches N] [--shared DIR]: issue 12's table, soadyn beside MuJoCo (bench_peers.c).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -25,6 +26,7 @@
 #define SOADYN_BENCH_BUILD "unknown flags"
 #endif
 
+#include "bench_peers.h"
 #include "timing.h"
 
 /* Everything one timed call needs. */
@@ -251,6 +253,7 @@ static void chain_row(int n, int batches)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--peers") == 0) return bench_peers(argc, argv); /* issue 12's table */
     const int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
     const int batches = quick ? 11 : 51;
     printf("soadyn %s benchmark: median ns per call over %d batches (kinematics included)\n", SOADYN_VERSION, batches);
