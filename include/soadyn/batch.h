@@ -9,19 +9,22 @@
  * Arrays are stacked per state, state i's block at i times the single-state size: q n x nq, u, tau,
  * qdd n x nv, f_ext and inter-body forces n x 6 nbodies, M and M^-1 n x nv^2 (row-major). Optional
  * inputs (u, f_ext) are NULL for all states or given for all. Every state's result is the one the
- * single-state call (soadyn/dynamics.h) gives at that state: bit for bit on the scalar path; to a
- * few units in the last place on the SIMD path (its sine and cosine are its own, 1 ulp).
+ * single-state call (soadyn/dynamics.h) gives at that state: bit for bit on the scalar path; on the
+ * SIMD path within 1e-13 of each state's largest entry (its sine and cosine are its own, about 1
+ * ulp, and the recursion carries that on; 4e-14 is the largest seen in tests/batch).
  *
- * SIMD across states (forward dynamics): the articulated-body recursion (004 Alg 6.1) runs on
- * 4 states at once, one state per lane of an AVX2 register (chosen at run time when the processor
- * has AVX2 and FMA; the lane count is a compile-time constant of the library, SOADYN_BATCH_LANES in
- * src/batch/batch_internal.h, so an 8-lane AVX-512 build is a recompile). It covers every rigid hinge type (fixed, revolute,
- * prismatic, spherical, free, universal, planar), the armature, damping and springs (but a spring
- * on a spherical hinge), external forces and the inter-body forces. Models with flexible bodies or
- * a spherical hinge's spring take the scalar path
- * (sd_batch_simd_lanes() says 0 and sd_batch_simd_note() why), as does a group of states with a
+ * SIMD across states: the articulated-body recursion (004 Alg 6.1) runs on 4 states at once, one
+ * state per lane of an AVX2 register (chosen at run time when the processor has AVX2 and FMA; the
+ * lane count is a compile-time constant of the library, SOADYN_BATCH_LANES in
+ * src/batch/batch_internal.h, so an 8-lane AVX-512 build is a recompile; GCC/Clang vector
+ * extensions). It covers every rigid hinge type (fixed, revolute, prismatic, spherical, free,
+ * universal, planar), the armature, damping and springs (but a spring on a spherical hinge),
+ * external forces and the inter-body forces. Models with flexible bodies or a spherical hinge's
+ * spring take the scalar path (sd_batch_simd_lanes() says 0 and sd_batch_simd_note() why), as does
+ * a group of states with a
  * non-finite input, a singular hinge or a non-finite result, so that its error is the one the
- * single-state call reports. Inverse dynamics, M and M^-1 run the scalar calls on every thread.
+ * single-state call reports. The inverse dynamics (004 Alg 3.1) has the same SIMD kernel on the
+ * same models; M and M^-1 run the single-state calls on every thread.
  *
  * Errors: a call returns the status of the first failing state (the lowest index); sd_batch_error()
  * gives its message prefixed with "state i: ", sd_batch_error_state() its index i. The outputs of

@@ -1,7 +1,7 @@
 /*
  * src/batch/batch.c — the batch context of soadyn/batch.h: a pool of POSIX threads kept waiting
  * between calls, one sd_data (and one SIMD scratch) per thread, the split of the states among the
- * threads, and the choice per group of states between the SIMD kernel (lanes_forward_dynamics.c)
+ * threads, and the choice per group of states between the SIMD kernel (lanes_dynamics.c)
  * and the single-state calls of dynamics.h.
  *
  * The states are split into one contiguous range per thread (whole SIMD groups), each range done
@@ -177,13 +177,16 @@ static int group_inputs_finite(const sd_model *m, const batch_job *j, long i, in
            sd_all_finite(j->x + i * nv, c * nv) && (!j->f_ext || sd_all_finite(j->f_ext + i * nf, c * nf));
 }
 
-/* The SIMD kernel on a group, or 1 (do it scalar) in a build without it. */
+/* The SIMD kernel (FD or ID) on a group, or 1 (do it scalar) in a build without it. */
 static int lanes_fd(const sd_model *m, const sd_lanes_ws *ws, int count, const batch_job *j, long i)
 {
 #ifdef SOADYN_BATCH_SIMD
     const long nq = m->nq, nv = m->nv, nf = 6L * m->n;
-    return sd_lanes_forward_dynamics(m, ws, count, j->q + i * nq, j->u ? j->u + i * nv : NULL, j->x + i * nv,
-                                     j->f_ext ? j->f_ext + i * nf : NULL, j->out + i * nv, j->f ? j->f + i * nf : NULL);
+    const double *u = j->u ? j->u + i * nv : NULL, *fe = j->f_ext ? j->f_ext + i * nf : NULL;
+    double *f = j->f ? j->f + i * nf : NULL;
+    if (j->kind == JOB_ID)
+        return sd_lanes_inverse_dynamics(m, ws, count, j->q + i * nq, u, j->x + i * nv, fe, j->out + i * nv, f);
+    return sd_lanes_forward_dynamics(m, ws, count, j->q + i * nq, u, j->x + i * nv, fe, j->out + i * nv, f);
 #else
     (void)m, (void)ws, (void)count, (void)j, (void)i;
     return 1;
@@ -196,7 +199,7 @@ static void run_range(sd_batch *b, batch_worker *w)
     const batch_job *j = &b->job;
     const long L = SD_BATCH_LANES, groups = (j->n + L - 1) / L, per = (groups + b->threads - 1) / b->threads;
     const long lo = w->id * per * L, hi = (w->id + 1) * per * L < j->n ? (w->id + 1) * per * L : j->n;
-    const int simd = j->kind == JOB_FD && w->scratch && b->mode == SD_BATCH_SIMD_AUTO;
+    const int simd = (j->kind == JOB_FD || j->kind == JOB_ID) && w->scratch && b->mode == SD_BATCH_SIMD_AUTO;
     w->err_state = -1;
     for (long i = lo; i < hi; i += L) {
         const int count = (int)(hi - i < L ? hi - i : L);

@@ -1,6 +1,6 @@
 /*
  * src/batch/batch_internal.h — the seam between the batch context (batch.c: threads, scalar path,
- * dispatch) and the SIMD kernel (lanes_forward_dynamics.c, compiled for AVX2 + FMA and called only
+ * dispatch) and the SIMD kernel (lanes_dynamics.c, compiled for AVX2 + FMA and called only
  * when the processor has them).
  */
 #ifndef SOADYN_BATCH_INTERNAL_H
@@ -39,5 +39,10 @@ void sd_lanes_ws_layout(const sd_model *m, double *block, sd_lanes_ws *ws);
  * which then reports the error of the single-state call. The model must pass sd_lanes_model_ok(). */
 int sd_lanes_forward_dynamics(const sd_model *m, const sd_lanes_ws *ws, int count, const double *q,
                               const double *u, const double *tau, const double *f_ext, double *qdd, double *f);
+
+/* The Newton-Euler inverse dynamics (004 Alg 3.1) the same way: tau (and f, the inter-body forces,
+ * when not NULL) of `count` states; 0, or nonzero when the group must be redone by the scalar path. */
+int sd_lanes_inverse_dynamics(const sd_model *m, const sd_lanes_ws *ws, int count, const double *q,
+                              const double *u, const double *qdd, const double *f_ext, double *tau, double *f);
 
 #endif /* SOADYN_BATCH_INTERNAL_H */

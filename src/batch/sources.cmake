@@ -3,7 +3,7 @@
 # after a run-time check of the processor (batch.c), so the library still runs on any x86-64.
 list(APPEND SOADYN_CORE_SOURCES batch/batch.c)
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
-  list(APPEND SOADYN_CORE_SOURCES batch/lanes_forward_dynamics.c)
-  set_source_files_properties(batch/lanes_forward_dynamics.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
+  list(APPEND SOADYN_CORE_SOURCES batch/lanes_dynamics.c)
+  set_source_files_properties(batch/lanes_dynamics.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma")
   set_source_files_properties(batch/batch.c PROPERTIES COMPILE_DEFINITIONS SOADYN_BATCH_SIMD=1)
 endif()

@@ -1,12 +1,13 @@
 /*
- * src/batch/lanes_forward_dynamics.c — the articulated-body forward dynamics (004 Alg 6.1: the
- * Riccati gather Eq 33, the residual gather Eq 58a-d, the acceleration scatter Eq 58e-g) on
- * SD_BATCH_LANES states at once, one state per lane of a vector register.
+ * src/batch/lanes_dynamics.c — the dynamics on SD_BATCH_LANES states at once, one state per lane of
+ * a vector register: the articulated-body forward dynamics (004 Alg 6.1: the Riccati gather Eq 33,
+ * the residual gather Eq 58a-d, the acceleration scatter Eq 58e-g) and the Newton-Euler inverse
+ * dynamics (004 Alg 3.1), after one shared kinematics pass.
  *
  * Why across states and not within one: a single state's recursion is a chain of small dependent
  * 3x3 and 6x6 products that fill a 4-wide register poorly; the same recursion on four states is
  * four independent copies of every operation, so each scalar operation of
- * src/algorithms/forward_dynamics.c (and of the kinematics it starts with, kinematics.c, hinge.c)
+ * src/algorithms/forward_dynamics.c, inverse_dynamics.c (and of the kinematics, kinematics.c, hinge.c)
  * becomes one vector operation on four lanes, with no shuffles. The code is those files',
  * operation for operation and in the same order, so a lane's result is the scalar one to the last
  * bit but for the sine and cosine, which are this file's own (1 ulp). It is written with GCC/Clang
@@ -468,20 +469,15 @@ static inline void store_lanes(double *x, long stride, int i, vd v, int count)
 
 static inline vi finite_lanes(vd x) { return vabs(x) <= splat(DBL_MAX); }
 
-int sd_lanes_forward_dynamics(const sd_model *m, const sd_lanes_ws *ws, int count, const double *q,
-                              const double *u, const double *tau, const double *f_ext, double *qdd, double *f)
+/* Placements Xup, H*, V, a, b (with f_ext) of every body in one base-to-tips pass (kinematics.c,
+ * sd_update_motion); z zeroed for the gather that follows. */
+static void motion_lanes(const sd_model *m, const sd_lanes_ws *ws, const int lane[NL], const double *q,
+                         const double *u, const double *f_ext)
 {
     const int n = m->n;
     const long nq = m->nq, nv = m->nv, nf = 6L * n;
     vd *Xup = (vd *)ws->Xup, *Sv = (vd *)ws->S, *V = (vd *)ws->V, *a = (vd *)ws->a, *b = (vd *)ws->b;
-    vd *z = (vd *)ws->z, *zplus = (vd *)ws->zplus, *alpha = (vd *)ws->alpha, *Pv = (vd *)ws->P;
-    vd *Pplus_all = (vd *)ws->Pplus, *Dinv = (vd *)ws->Dinv, *U = (vd *)ws->U, *G = (vd *)ws->G;
-    vd *nu = (vd *)ws->nu;
-    int lane[NL];
-    for (int l = 0; l < NL; ++l) lane[l] = l < count ? l : count - 1;
-    vi bad = (vi)splat(0.0);
-
-    /* placements, H*, V, a, b in one base-to-tips pass (kinematics.c, sd_update_motion) */
+    vd *z = (vd *)ws->z;
     for (int k = 0; k < n; ++k) {
         const int nk = m->nv_k[k], vk = m->v_index[k], qk0 = m->q_index[k], par = m->parent[k];
         vd qk[7], uk[6], R[9], p[3], c[6], vJ[6];
@@ -513,6 +509,21 @@ int sd_lanes_forward_dynamics(const sd_model *m, const sd_lanes_ws *ws, int coun
             for (int r = 0; r < 6; ++r) bk[r] -= load_lanes(f_ext, nf, 6 * k + r, lane);
         for (int r = 0; r < 6; ++r) z[6 * k + r] = splat(0.0);
     }
+}
+
+int sd_lanes_forward_dynamics(const sd_model *m, const sd_lanes_ws *ws, int count, const double *q,
+                              const double *u, const double *tau, const double *f_ext, double *qdd, double *f)
+{
+    const int n = m->n;
+    const long nq = m->nq, nv = m->nv, nf = 6L * n;
+    vd *Xup = (vd *)ws->Xup, *Sv = (vd *)ws->S, *a = (vd *)ws->a, *b = (vd *)ws->b;
+    vd *z = (vd *)ws->z, *zplus = (vd *)ws->zplus, *alpha = (vd *)ws->alpha, *Pv = (vd *)ws->P;
+    vd *Pplus_all = (vd *)ws->Pplus, *Dinv = (vd *)ws->Dinv, *U = (vd *)ws->U, *G = (vd *)ws->G;
+    vd *nu = (vd *)ws->nu;
+    int lane[NL];
+    for (int l = 0; l < NL; ++l) lane[l] = l < count ? l : count - 1;
+    vi bad = (vi)splat(0.0);
+    motion_lanes(m, ws, lane, q, u, f_ext);
 
     /* tips-to-base gather: 004 Eq 33 (riccati_step) and Eq 58a-d */
     const double tol = 1e-13;
@@ -596,6 +607,69 @@ int sd_lanes_forward_dynamics(const sd_model *m, const sd_lanes_ws *ws, int coun
                 bad |= ~finite_lanes(fk[r]);
                 store_lanes(f, nf, 6 * k + r, fk[r], count);
             }
+        }
+    }
+    return any_lane(bad);
+}
+
+/* Newton-Euler inverse dynamics (004 Alg 3.1, inverse_dynamics.c) on SD_BATCH_LANES states: the
+ * scatter alpha(k) = phi* alpha(parent) + a(k) + H* qdd, f(k) = M(k) alpha(k) + b(k), then the
+ * gather f(k) += phi f(children), T(k) = H(k) f(k), and the joint terms J qdd - tau_passive. */
+int sd_lanes_inverse_dynamics(const sd_model *m, const sd_lanes_ws *ws, int count, const double *q,
+                              const double *u, const double *qdd, const double *f_ext, double *tau, double *f)
+{
+    const int n = m->n;
+    const long nq = m->nq, nv = m->nv, nf = 6L * n;
+    vd *Xup = (vd *)ws->Xup, *Sv = (vd *)ws->S, *a = (vd *)ws->a, *b = (vd *)ws->b;
+    vd *alpha = (vd *)ws->alpha, *fv = (vd *)ws->zplus; /* f(k) in z+'s place */
+    int lane[NL];
+    for (int l = 0; l < NL; ++l) lane[l] = l < count ? l : count - 1;
+    vi bad = (vi)splat(0.0);
+    motion_lanes(m, ws, lane, q, u, f_ext);
+    vd a0[6];
+    for (int r = 0; r < 3; ++r) {
+        a0[r] = splat(0.0);
+        a0[3 + r] = splat(-m->gravity[r]);
+    }
+    for (int k = 0; k < n; ++k) { /* scatter */
+        const int nk = m->nv_k[k], vk = m->v_index[k], par = m->parent[k];
+        const vd *S = Sv + 6 * vk;
+        vd *al = alpha + 6 * k, aJ[6], MA[6];
+        motion_to_child(Xup + 12 * k, par < 0 ? a0 : alpha + 6 * par, al);
+        for (int r = 0; r < 6; ++r) al[r] += a[6 * k + r];
+        for (int r = 0; r < 6; ++r) aJ[r] = splat(0.0);
+        for (int i = 0; i < nk; ++i) {
+            const vd x = load_lanes(qdd, nv, vk + i, lane);
+            for (int r = 0; r < 6; ++r) aJ[r] += S[6 * i + r] * x;
+        }
+        for (int r = 0; r < 6; ++r) al[r] += aJ[r];
+        rigid_inertia_mul(m->rigid + 13 * k, al, MA);
+        for (int r = 0; r < 6; ++r) fv[6 * k + r] = MA[r] + b[6 * k + r];
+    }
+    for (int k = n - 1; k >= 0; --k) { /* gather */
+        const int nk = m->nv_k[k], vk = m->v_index[k], par = m->parent[k];
+        const vd *S = Sv + 6 * vk, *fk = fv + 6 * k;
+        for (int i = 0; i < nk; ++i) {
+            vd t = s6_dot(S + 6 * i, fk);
+            if (m->has_armature) t += m->armature[vk + i] * load_lanes(qdd, nv, vk + i, lane);
+            if (m->has_passive) { /* - tau_passive (sd_passive_hinge) */
+                vd tp = u ? -m->damping[vk + i] * load_lanes(u, nv, vk + i, lane) : splat(0.0);
+                if (i == 0 && m->stiffness[vk] != 0.0)
+                    tp -= m->stiffness[vk] * (load_lanes(q, nq, m->q_index[k], lane) - m->spring_ref[vk]);
+                t -= tp;
+            }
+            bad |= ~finite_lanes(t);
+            store_lanes(tau, nv, vk + i, t, count);
+        }
+        if (f)
+            for (int r = 0; r < 6; ++r) {
+                bad |= ~finite_lanes(fk[r]);
+                store_lanes(f, nf, 6 * k + r, fk[r], count);
+            }
+        if (par >= 0) {
+            vd fp[6];
+            force_to_parent(Xup + 12 * k, fk, fp);
+            for (int r = 0; r < 6; ++r) fv[6 * par + r] += fp[r];
         }
     }
     return any_lane(bad);
