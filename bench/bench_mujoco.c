@@ -126,9 +126,128 @@ static int balance_link(xmlNode *robot, const char *name)
     return 0;
 }
 
-mj_peer *mj_peer_load_urdf(const char *path, int floating, const char *copy_path, char *changed, size_t changed_size,
-                           char *msg, size_t msg_size)
+/* Rotation matrix (row-major) of URDF's rpy, R = Rz(yaw) Ry(pitch) Rx(roll), and back. */
+static void rpy_to_R(const double rpy[3], double R[9])
 {
+    const double cr = cos(rpy[0]), sr = sin(rpy[0]), cp = cos(rpy[1]), sp = sin(rpy[1]), cy = cos(rpy[2]),
+                 sy = sin(rpy[2]);
+    const double M[9] = {cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr,
+                         sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr,
+                         -sp,     cp * sr,                cp * cr};
+    memcpy(R, M, sizeof M);
+}
+
+static void R_to_rpy(const double R[9], double rpy[3])
+{
+    rpy[0] = atan2(R[7], R[8]);
+    rpy[1] = atan2(-R[6], sqrt(R[0] * R[0] + R[3] * R[3]));
+    rpy[2] = atan2(R[3], R[0]);
+}
+
+/* Eigenvectors V (columns, a rotation) and eigenvalues d of the symmetric 3x3 A, cyclic Jacobi to
+ * machine precision. */
+static void eig3(const double A_in[9], double V[9], double d[3])
+{
+    double A[9];
+    memcpy(A, A_in, sizeof A);
+    for (int i = 0; i < 9; ++i) V[i] = i % 4 == 0;
+    for (int sweep = 0; sweep < 60; ++sweep) {
+        const double off = A[1] * A[1] + A[2] * A[2] + A[5] * A[5];
+        if (off <= 1e-300) break;
+        for (int p = 0; p < 2; ++p)
+            for (int q = p + 1; q < 3; ++q) {
+                const double apq = A[3 * p + q];
+                if (apq == 0) continue;
+                const double theta = (A[3 * q + q] - A[3 * p + p]) / (2 * apq);
+                const double t = (theta >= 0 ? 1 : -1) / (fabs(theta) + sqrt(theta * theta + 1));
+                const double c = 1 / sqrt(t * t + 1), sn = t * c;
+                for (int k = 0; k < 3; ++k) { /* A = J^T A J, V = V J with J the rotation in (p, q) */
+                    const double akp = A[3 * k + p], akq = A[3 * k + q];
+                    A[3 * k + p] = c * akp - sn * akq;
+                    A[3 * k + q] = sn * akp + c * akq;
+                }
+                for (int k = 0; k < 3; ++k) {
+                    const double apk = A[3 * p + k], aqk = A[3 * q + k];
+                    A[3 * p + k] = c * apk - sn * aqk;
+                    A[3 * q + k] = sn * apk + c * aqk;
+                }
+                for (int k = 0; k < 3; ++k) {
+                    const double vkp = V[3 * k + p], vkq = V[3 * k + q];
+                    V[3 * k + p] = c * vkp - sn * vkq;
+                    V[3 * k + q] = sn * vkp + c * vkq;
+                }
+            }
+    }
+    for (int i = 0; i < 3; ++i) d[i] = A[4 * i];
+    const double det = V[0] * (V[4] * V[8] - V[5] * V[7]) - V[1] * (V[3] * V[8] - V[5] * V[6]) +
+                       V[2] * (V[3] * V[7] - V[4] * V[6]);
+    if (det < 0)
+        for (int k = 0; k < 3; ++k) V[3 * k + 2] = -V[3 * k + 2];
+}
+
+static double prop(xmlNode *n, const char *name)
+{
+    xmlChar *v = xmlGetProp(n, BAD_CAST name);
+    const double x = v ? atof((const char *)v) : 0;
+    xmlFree(v);
+    return x;
+}
+
+static xmlNode *child(xmlNode *n, const char *name)
+{
+    for (xmlNode *c = n->children; c; c = c->next)
+        if (c->type == XML_ELEMENT_NODE && !xmlStrcmp(c->name, BAD_CAST name)) return c;
+    return NULL;
+}
+
+/* Every inertia with products of inertia rewritten in its principal axes (the inertial origin's rpy
+ * composed with the eigenvectors): the same tensor for soadyn, and one MuJoCo takes as it is, since
+ * its own eigen-decomposition of a full tensor is good to about 1e-8 only (test_mujoco.c). */
+static void principal_axes(xmlNode *robot)
+{
+    for (xmlNode *l = robot->children; l; l = l->next) {
+        if (l->type != XML_ELEMENT_NODE || xmlStrcmp(l->name, BAD_CAST "link")) continue;
+        xmlNode *in = child(l, "inertial"), *t = in ? child(in, "inertia") : NULL;
+        if (t == NULL) continue;
+        const double ixy = prop(t, "ixy"), ixz = prop(t, "ixz"), iyz = prop(t, "iyz");
+        if (ixy == 0 && ixz == 0 && iyz == 0) continue;
+        const double I[9] = {prop(t, "ixx"), ixy, ixz, ixy, prop(t, "iyy"), iyz, ixz, iyz, prop(t, "izz")};
+        double V[9], d[3], R0[9], R[9], rpy[3] = {0, 0, 0};
+        eig3(I, V, d);
+        xmlNode *o = child(in, "origin");
+        if (o == NULL) o = xmlNewChild(in, NULL, BAD_CAST "origin", NULL);
+        xmlChar *r = xmlGetProp(o, BAD_CAST "rpy");
+        if (r) sscanf((const char *)r, "%lf %lf %lf", &rpy[0], &rpy[1], &rpy[2]);
+        xmlFree(r);
+        rpy_to_R(rpy, R0);
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j) R[3 * i + j] = R0[3 * i] * V[j] + R0[3 * i + 1] * V[3 + j] + R0[3 * i + 2] * V[6 + j];
+        R_to_rpy(R, rpy);
+        char text[128];
+        snprintf(text, sizeof text, "%.17g %.17g %.17g", rpy[0], rpy[1], rpy[2]);
+        xmlSetProp(o, BAD_CAST "rpy", BAD_CAST text);
+        static const char *const diag[3] = {"ixx", "iyy", "izz"}, *const off[3] = {"ixy", "ixz", "iyz"};
+        for (int i = 0; i < 3; ++i) {
+            snprintf(text, sizeof text, "%.17g", d[i]);
+            xmlSetProp(t, BAD_CAST diag[i], BAD_CAST text);
+            xmlSetProp(t, BAD_CAST off[i], BAD_CAST "0");
+        }
+    }
+}
+
+static mj_peer *new_peer(mjModel *m)
+{
+    mj_peer *p = calloc(1, sizeof *p);
+    p->m = m;
+    p->d = mj_makeData(m);
+    p->free_v = p->free_q = -1;
+    return p;
+}
+
+mj_peer *mj_peer_load_urdf(const char *path, int floating, const char *copy_path, char *changed, size_t changed_size,
+                           mj_peer **check, char *msg, size_t msg_size)
+{
+    *check = NULL;
     xmlDoc *doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
     changed[0] = '\0';
     if (doc == NULL) {
@@ -137,6 +256,7 @@ mj_peer *mj_peer_load_urdf(const char *path, int floating, const char *copy_path
     }
     xmlNode *robot = xmlDocGetRootElement(doc);
     strip(robot);
+    principal_axes(robot);
     char root[256];
     if (floating) {
         if (!root_link(robot, root, sizeof root)) {
@@ -152,23 +272,30 @@ mj_peer *mj_peer_load_urdf(const char *path, int floating, const char *copy_path
         xmlNewProp(xmlNewChild(joint, NULL, BAD_CAST "parent", NULL), BAD_CAST "link", BAD_CAST "world");
         xmlNewProp(xmlNewChild(joint, NULL, BAD_CAST "child", NULL), BAD_CAST "link", BAD_CAST root);
     }
-    /* MuJoCo refuses a principal inertia that breaks A + B >= C and names the body; such links are
-     * balanced in the copy, one at a time, until it loads. */
+    /* Two loads of the one file: with MuJoCo's fusestatic (the default for URDF, as soadyn merges
+     * fixed joints) for timing, and without it for the check of M (MuJoCo re-diagonalises a fused
+     * body's inertia to about 1e-8). MuJoCo refuses a principal inertia that breaks A + B >= C and
+     * names the body; such links are balanced in the copy, one at a time, until both load. */
+    xmlNode *compiler = xmlNewChild(xmlNewChild(robot, NULL, BAD_CAST "mujoco", NULL), NULL, BAD_CAST "compiler", NULL);
     for (int attempt = 0; attempt < 64; ++attempt) {
-        if (xmlSaveFile(copy_path, doc) <= 0) {
-            snprintf(msg, msg_size, "cannot write %s", copy_path);
-            break;
-        }
+        mjModel *models[2] = {NULL, NULL};
         char err[1000] = "";
-        mjModel *m = mj_loadXML(copy_path, NULL, err, sizeof err);
-        if (m != NULL) {
-            xmlFreeDoc(doc);
-            mj_peer *p = calloc(1, sizeof *p);
-            p->m = m;
-            p->d = mj_makeData(m);
-            p->free_v = p->free_q = -1;
-            return p;
+        for (int fuse = 0; fuse < 2 && (fuse == 0 || models[0] != NULL); ++fuse) {
+            xmlSetProp(compiler, BAD_CAST "fusestatic", BAD_CAST(fuse ? "true" : "false"));
+            if (xmlSaveFile(copy_path, doc) <= 0) {
+                snprintf(msg, msg_size, "cannot write %s", copy_path);
+                if (models[0]) mj_deleteModel(models[0]);
+                xmlFreeDoc(doc);
+                return NULL;
+            }
+            models[fuse] = mj_loadXML(copy_path, NULL, err, sizeof err);
         }
+        if (models[1] != NULL) {
+            xmlFreeDoc(doc);
+            *check = new_peer(models[0]);
+            return new_peer(models[1]);
+        }
+        if (models[0]) mj_deleteModel(models[0]);
         const char *body = strstr(err, "Object name = ");
         char name[256] = "";
         if (strstr(err, "A + B >= C") != NULL && body != NULL) sscanf(body + 14, "%255[^,]", name);

@@ -19,13 +19,17 @@ typedef struct mj_peer mj_peer;
 /* MuJoCo's version, e.g. "2.2.2". */
 const char *mj_peer_version(void);
 /* A URDF file as MuJoCo reads it: a copy without visual, collision, gazebo and transmission elements
- * (meshes are not shipped; without geoms there are no contacts), and with floating != 0 a "world"
+ * (meshes are not shipped; without geoms there are no contacts), each inertia in its principal axes
+ * (MuJoCo's own eigen-decomposition is good to ~1e-8 only), and with floating != 0 a "world"
  * link and a floating joint "soadyn_free" to the root link, which MuJoCo makes a free joint; a link
  * whose inertia MuJoCo refuses (principal moments breaking A + B >= C) gets the isotropic inertia
  * MuJoCo's balanceinertia would give it, and is named in `changed`. The copy is written to
- * `copy_path` so that soadyn loads exactly the same file. NULL with a message on failure. */
+ * `copy_path` so that soadyn loads exactly the same file. Returns the model as timed (MuJoCo's
+ * fusestatic on, the URDF default: fixed joints merged, as soadyn does) and in *check the same file
+ * with fusestatic off, whose M is exact (MuJoCo re-diagonalises merged inertias to ~1e-8); NULL
+ * with a message on failure. */
 mj_peer *mj_peer_load_urdf(const char *path, int floating, const char *copy_path, char *changed, size_t changed_size,
-                           char *msg, size_t msg_size);
+                           mj_peer **check, char *msg, size_t msg_size);
 void mj_peer_free(mj_peer *p);
 int mj_peer_nv(const mj_peer *p);
 
