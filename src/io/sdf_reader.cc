@@ -23,7 +23,9 @@
  * Loops. The spanning tree is grown breadth-first from the root, joints in document order, along
  * parent -> child; a joint whose child is already in the tree becomes a URDF+-style loop of the
  * matching kind between J's frame on the parent link (F_A) and on the child (F_B), which coincide
- * at the file's configuration. Links the tree never reaches are refused.
+ * at the file's configuration. Links the tree never reaches are refused. A loop joint's <dynamics>
+ * (damping, friction, spring) and rotor inertia have no place in a closure constraint: they are
+ * named in the model's one warning of what soadyn does not model.
  *
  * Errors: libsdformat's (with their own file and line), then ours, naming the file, the line of the
  * element where it came from this file, and the element. Console output of libsdformat is captured
@@ -178,6 +180,7 @@ public:
     void collect(const sdf::Model &model, const std::string &prefix, const sd_transform &X_M_N);
     void build_tree();
     void to_robot(sd_urdf_robot *robot);
+    void dropped_loop_dynamics(const JointInfo &j, const sd_urdf_joint &read, std::vector<std::string> *out) const;
     std::vector<LinkInfo> links_;
     std::vector<JointInfo> joints_;
     std::vector<FrameInfo> frames_;
@@ -544,6 +547,27 @@ template <class T> T *allocate(size_t n)
     return p;
 }
 
+/* What a loop-closing joint's <dynamics> (and Drake rotor inertia) held, which its closure constraint
+ * drops: "joint 'j' (line 12: damping 0.5, spring_stiffness 3)"; nothing when it held none. */
+void Reader::dropped_loop_dynamics(const JointInfo &j, const sd_urdf_joint &read, std::vector<std::string> *out) const
+{
+    std::ostringstream s;
+    int n = 0;
+    const auto item = [&](const char *what, double v) {
+        if (v == 0.0) return;
+        s << (n++ > 0 ? ", " : "") << what << " " << v;
+    };
+    item("damping", read.damping);
+    item("friction", read.friction);
+    item("spring_stiffness", read.stiffness);
+    item("rotor inertia (armature)", read.armature);
+    if (n == 0) return;
+    std::string where = quoted("joint", j.name);
+    if (j.line > 0) where += " (line " + std::to_string(j.line) + ": " + s.str() + ")";
+    else where += " (" + s.str() + ")";
+    out->push_back(where);
+}
+
 /* The URDF reader's robot: tree joints (and the root's weld to world), links, loops. The robot owns
  * what is malloc'ed here (sd_urdf_robot_clear frees it). */
 void Reader::to_robot(sd_urdf_robot *robot)
@@ -585,6 +609,7 @@ void Reader::to_robot(sd_urdf_robot *robot)
         r->axis[0] = 1.0;
         root_joint_ = name;
     }
+    std::vector<std::string> dropped; /* loop joints whose <dynamics> the closure constraint cannot carry */
     for (const auto &j : joints_) {
         if (j.tree) {
             sd_urdf_joint *o = &robot->joints[robot->njoints++];
@@ -615,6 +640,7 @@ void Reader::to_robot(sd_urdf_robot *robot)
                      sd_hinge_type_name(tmp.hinge) + " joint, which has no closure constraint");
         }
         ++robot->nloops;
+        dropped_loop_dynamics(j, tmp, &dropped);
         lp->name = dup(j.name);
         lp->line = j.line;
         lp->link[0] = dup(j.parent);
@@ -623,6 +649,13 @@ void Reader::to_robot(sd_urdf_robot *robot)
         lp->origin[0] = compose(inverse(body_frame(j.parent_link)), j.X_M_J);
         lp->origin[1] = compose(inverse(body_frame(j.child_link)), j.X_M_J);
         std::memcpy(lp->axis, tmp.axis, sizeof lp->axis);
+    }
+    if (!dropped.empty()) { /* the one warning of what soadyn does not model */
+        std::string w = source_ + ": SDF elements soadyn does not model, ignored: the joint dynamics of " +
+                        std::to_string(dropped.size()) + " loop-closing joint" + (dropped.size() > 1 ? "s" : "") +
+                        " (a closure constraint carries none): ";
+        for (size_t i = 0; i < dropped.size(); ++i) w += (i > 0 ? "; " : "") + dropped[i];
+        robot->warning = dup(w);
     }
     /* each <frame>: a massless link welded to its link, which the builder keeps as a frame of that
      * link's body (a 0-dof body with keep_fixed_joints); SDF names frames, links and joints in one

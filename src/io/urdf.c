@@ -35,6 +35,7 @@ void sd_urdf_robot_clear(sd_urdf_robot *robot)
         free(j->child_name);
         free(j->mimic);
     }
+    free(robot->warning);
     for (int i = 0; i < robot->nloops; ++i) {
         sd_urdf_loop *l = &robot->loops[i];
         free(l->name);

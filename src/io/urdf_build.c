@@ -553,6 +553,8 @@ static sd_status emit(build_state *b, const sd_urdf_tree *tree, sd_model **model
     if (st == SD_OK) st = warn_inertias(b);
     if (st == SD_OK) st = warn_unbounded_limits(b);
     if (st == SD_OK) st = warn_massless_leaves(b);
+    if (st == SD_OK && r->warning != NULL && sd_builder_add_warning(b->builder, r->warning) != SD_OK)
+        st = fail(b, SD_E_MEMORY, 0, "could not record a warning");
     if (st == SD_OK) st = sd_builder_build(b->builder, model, b->err);
     return st;
 }

@@ -98,6 +98,8 @@ typedef struct sd_urdf_robot {
     int nloops, loops_cap;
     sd_urdf_coupling *couplings;
     int ncouplings, couplings_cap;
+    char *warning;           /* a reader's one warning of what it drops (the SDF reader's), kept on the
+                                model; NULL if none */
 } sd_urdf_robot;
 
 /* Release everything the robot owns (the struct itself is the caller's). */

@@ -3,7 +3,8 @@
  * status and a message naming the file, the line (where there is one to name) and the element;
  * nothing reaches stderr (libsdformat's console and urdfdom's console_bridge are captured), also
  * from four threads at once (the loads are serialised inside); the io layer's checks (no regular file, NUL bytes, NULL arguments)
- * come first; the string loader, options and arguments.
+ * come first; the string loader, options and arguments; a loop-closing joint's damping, friction
+ * and spring are named in the model's one warning of what soadyn does not model.
  *
  * Usage: test_sdf_errors <folder of the broken corpus (tests/io/broken_sdf)>
  */
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <soadyn/loops.h>
 #include <soadyn/model.h>
 #include <soadyn/sdf.h>
 
@@ -150,6 +152,55 @@ static void check_io_layer(void)
     CHECK(sd_sdf_load_string(good, 40, "<cut>", NULL, &m, NULL) == SD_E_PARSE);
 }
 
+/* A four-bar whose closing joint (coupler_rocker: its child already has a parent) carries damping
+ * and friction, which a closure constraint cannot hold; the tree joint ground_crank's damping is
+ * modelled. %s: the closing joint's <dynamics>. */
+#define FOUR_BAR_INERTIAL "<inertial><mass>1</mass><inertia><ixx>0.1</ixx><iyy>0.1</iyy><izz>0.1</izz></inertia></inertial>"
+static const char four_bar_fmt[] =
+    "<?xml version=\"1.0\"?>\n<sdf version=\"1.9\">\n  <model name=\"four_bar\">\n"
+    "    <link name=\"crank\"><pose>0 0 0 0 0 1.2</pose>" FOUR_BAR_INERTIAL "</link>\n"
+    "    <link name=\"coupler\"><pose relative_to=\"crank\">1 0 0 0 0 -1.2</pose>" FOUR_BAR_INERTIAL "</link>\n"
+    "    <link name=\"rocker\"><pose relative_to=\"coupler\">2 0 0 0 0 0</pose>" FOUR_BAR_INERTIAL "</link>\n"
+    "    <joint name=\"ground_crank\" type=\"revolute\"><parent>world</parent><child>crank</child>"
+    "<axis><xyz>0 0 1</xyz><dynamics><damping>0.4</damping></dynamics></axis></joint>\n"
+    "    <joint name=\"crank_coupler\" type=\"revolute\"><parent>crank</parent><child>coupler</child>"
+    "<axis><xyz>0 0 1</xyz></axis></joint>\n"
+    "    <joint name=\"ground_rocker\" type=\"revolute\"><pose relative_to=\"__model__\">3 0.932039 0 0 0 0</pose>"
+    "<parent>world</parent><child>rocker</child><axis><xyz>0 0 1</xyz></axis></joint>\n"
+    "    <joint name=\"coupler_rocker\" type=\"revolute\"><parent>coupler</parent><child>rocker</child>\n"
+    "      <axis><xyz>0 0 1</xyz>%s</axis></joint>\n"
+    "  </model>\n</sdf>\n";
+
+/* The loop-closing joint's dynamics are named in the one warning of what soadyn does not model
+ * (joint, line, values); without them the model has no warning. */
+static void check_loop_joint_dynamics(void)
+{
+    char text[4096];
+    sd_model *m = NULL;
+    sd_error err;
+    snprintf(text, sizeof text, four_bar_fmt,
+             "<dynamics><damping>0.7</damping><friction>0.2</friction><spring_stiffness>3</spring_stiffness>"
+             "</dynamics>");
+    CHECK(sd_sdf_load_string(text, strlen(text), "<four_bar>", NULL, &m, &err) == SD_OK);
+    if (m == NULL) {
+        fprintf(stderr, "%s\n", err.message);
+        return;
+    }
+    CHECK(sd_model_nconstraints(m) == 1 && strcmp(sd_model_constraint_name(m, 0), "coupler_rocker") == 0);
+    CHECK(sd_model_body_desc(m, sd_model_joint_index(m, "ground_crank"))->damping == 0.4); /* a tree joint's */
+    CHECK(sd_model_nwarnings(m) == 1);
+    const char *w = sd_model_nwarnings(m) == 1 ? sd_model_warning(m, 0) : "";
+    printf("  loop joint with dynamics: %s\n", w);
+    CHECK(strncmp(w, "<four_bar>: ", 12) == 0 && strstr(w, "does not model") != NULL);
+    CHECK(strstr(w, "joint 'coupler_rocker' (line 10: damping 0.7, friction 0.2, spring_stiffness 3)") != NULL);
+    CHECK(strstr(w, "ground_crank") == NULL);
+    sd_model_free(m);
+    snprintf(text, sizeof text, four_bar_fmt, "");
+    CHECK(sd_sdf_load_string(text, strlen(text), "<four_bar>", NULL, &m, &err) == SD_OK);
+    CHECK(m != NULL && sd_model_nwarnings(m) == 0);
+    sd_model_free(m);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -160,6 +211,7 @@ int main(int argc, char **argv)
     printf("  %d broken files\n", NCASES);
     for (int i = 0; i < NCASES; ++i) CHECK(check_case(&corpus[i], 1));
     check_io_layer();
+    check_loop_joint_dynamics();
 
     /* stderr stays silent, from four threads at once */
     fflush(stderr);
