@@ -14,6 +14,9 @@
  * linear in the body frame) are MuJoCo's (linear in the world, angular in the body) through
  * qvel = T u, so M = T^T M_mj T and C = T^T (bias_mj - passive_mj + M_mj Tdot u).
  * The tolerance is relative to the largest entry of M (of C). Printed: each model's error.
+ * Also: soadyn's reference configuration equals MuJoCo's qpos0 (quaternions up to sign), and on
+ * models with loops the gap of each connect / joint equality is MuJoCo's (efc_pos) at qpos0, at
+ * each keyframe and at random configurations; both close at qpos0.
  *
  * Usage: test_mujoco_mjcf <shared models folder>; the inline models run without it.
  */
@@ -152,6 +155,94 @@ static void strip_for_mujoco(xmlNode *node)
     }
 }
 
+/* soadyn's reference configuration against MuJoCo's qpos0, joint by joint (a quaternion up to its
+ * sign); returns the largest difference. */
+static double reference_vs_qpos0(const mjModel *mm, const sd_model *sm, const int *jq)
+{
+    double *r = malloc(8 * ((size_t)sd_model_nq(sm) + 1)), worst = 0.0;
+    sd_configuration_reference(sm, r);
+    for (int j = 0; j < mm->njnt; ++j) {
+        const int qa = mm->jnt_qposadr[j], type = mm->jnt_type[j];
+        const int nqj = type == mjJNT_FREE ? 7 : type == mjJNT_BALL ? 4 : 1, quat = type == mjJNT_FREE ? 3 : 0;
+        double plus = 0.0, minus = 0.0;
+        for (int k = 0; k < nqj; ++k) {
+            const double a = r[jq[j] + k], b = mm->qpos0[qa + k];
+            if (nqj > 1 && k >= quat) {
+                plus = fmax(plus, fabs(a - b));
+                minus = fmax(minus, fabs(a + b));
+            } else {
+                worst = fmax(worst, fabs(a - b));
+            }
+        }
+        worst = fmax(worst, fmin(plus, minus));
+    }
+    free(r);
+    return worst;
+}
+
+/* The loops' position residuals, soadyn's against MuJoCo's equality violations (efc_pos), as the
+ * length of each connect's gap (soadyn's rows are the gap in F_A's axes, MuJoCo's in the world's) and
+ * each joint equality's one row, at MuJoCo's qpos0, at each keyframe and at two random
+ * configurations. Prints the largest gap at qpos0 and at the keyframes; returns the largest
+ * difference of the two programs' gaps, relative to max(1, gap). */
+static double loops_vs_mujoco(const mjModel *mm, mjData *md, const sd_model *sm, sd_data *sd, const int *jq,
+                              uint64_t *rng, const char *label)
+{
+    const int nc = sd_model_nconstraints(sm), nq = sd_model_nq(sm);
+    double *q = malloc(8 * ((size_t)nq + 1)), *res = malloc(8 * ((size_t)sd_model_nconstraint_rows(sm) + 1));
+    double worst = 0.0;
+    const int nstates = 1 + mm->nkey + 2;
+    for (int s = 0; s < nstates; ++s) {
+        const mjtNum *src = s == 0 ? mm->qpos0 : s <= mm->nkey ? mm->key_qpos + (size_t)(s - 1) * mm->nq : NULL;
+        if (src) mju_copy(md->qpos, src, mm->nq);
+        else {
+            sd_configuration_random(sm, rng, q);
+            for (int j = 0; j < mm->njnt; ++j) {
+                const int nqj = mm->jnt_type[j] == mjJNT_FREE ? 7 : mm->jnt_type[j] == mjJNT_BALL ? 4 : 1;
+                for (int k = 0; k < nqj; ++k) md->qpos[mm->jnt_qposadr[j] + k] = q[jq[j] + k];
+            }
+        }
+        for (int j = 0; j < mm->njnt; ++j) {
+            const int nqj = mm->jnt_type[j] == mjJNT_FREE ? 7 : mm->jnt_type[j] == mjJNT_BALL ? 4 : 1;
+            for (int k = 0; k < nqj; ++k) q[jq[j] + k] = md->qpos[mm->jnt_qposadr[j] + k];
+        }
+        mju_zero(md->qvel, mm->nv);
+        mj_forward(mm, md);
+        CHECK(sd_constraint_residuals(sm, sd, q, NULL, res, NULL) == SD_OK);
+        double gap_sd = 0.0, gap_mj = 0.0;
+        for (int e = 0; e < mm->neq; ++e) {
+            if (mm->eq_type[e] != mjEQ_CONNECT && mm->eq_type[e] != mjEQ_JOINT) continue;
+            char fallback[32];
+            const char *name = mj_id2name(mm, mjOBJ_EQUALITY, e);
+            snprintf(fallback, sizeof fallback, "equality%d", e);
+            int c = -1;
+            for (int k = 0; k < nc; ++k)
+                if (strcmp(sd_model_constraint_name(sm, k), name ? name : fallback) == 0) c = k;
+            CHECK(c >= 0);
+            if (c < 0) continue;
+            double a = 0.0, b = 0.0;
+            const int r0 = sd_model_constraint_row_offset(sm, c);
+            for (int i = 0; i < sd_model_constraint_nrows(sm, c); ++i) a += res[r0 + i] * res[r0 + i];
+            for (int i = 0; i < md->nefc; ++i)
+                if (md->efc_type[i] == mjCNSTR_EQUALITY && md->efc_id[i] == e) b += md->efc_pos[i] * md->efc_pos[i];
+            a = sqrt(a);
+            b = sqrt(b);
+            worst = fmax(worst, fabs(a - b) / fmax(1.0, b));
+            gap_sd = fmax(gap_sd, a);
+            gap_mj = fmax(gap_mj, b);
+        }
+        char at[64];
+        if (s == 0) snprintf(at, sizeof at, "qpos0 (soadyn's reference)");
+        else if (src) snprintf(at, sizeof at, "keyframe %d", s - 1);
+        else snprintf(at, sizeof at, "a random configuration");
+        printf("%-40s loops at %s: largest gap soadyn %.2e, MuJoCo %.2e\n", label, at, gap_sd, gap_mj);
+        if (s == 0) CHECK(gap_sd <= 1e-12);
+    }
+    free(q);
+    free(res);
+    return worst;
+}
+
 /* Compare one file (MuJoCo reads mj_path, a stripped copy, or the file itself when NULL); returns
  * 1 if MuJoCo loaded it. */
 static int compare_ex(const char *path, const char *mj_path, const char *label, uint64_t *rng, double *worst_M,
@@ -207,6 +298,16 @@ static int compare_ex(const char *path, const char *mj_path, const char *label, 
            *M = malloc(8 * n2), *Mmj = malloc(8 * n2), *T = calloc(n2, 8), *tmp = malloc(8 * n2),
            *ref = malloc(8 * n2), *f = malloc(8 * (size_t)nv), *tdu = malloc(8 * (size_t)nv);
     double eM = 0, eC = 0;
+    if (mapped) { /* the reference configuration is MuJoCo's qpos0; the loops agree and close there */
+        const double dq = reference_vs_qpos0(mm, sm, jq);
+        printf("%-40s reference configuration vs qpos0: largest difference %.2e\n", label, dq);
+        CHECK(dq <= 1e-14);
+        if (mm->neq > 0) {
+            const double dl = loops_vs_mujoco(mm, md, sm, sd, jq, rng, label);
+            printf("%-40s loop gaps, soadyn vs MuJoCo, largest difference %.2e\n", label, dl);
+            CHECK(dl <= 1e-12);
+        }
+    }
     for (int trial = 0; trial < 20 && mapped; ++trial) {
         sd_configuration_random(sm, rng, q);
         for (int v = 0; v < nv; ++v) u[v] = 2 * sd_random_uniform(rng) - 1;
