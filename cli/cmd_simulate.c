@@ -15,7 +15,7 @@
 #include "cli.h"
 #include "progress.h"
 #include <soadyn/flex.h>
-#include <soadyn/config.h> /* SOADYN_HAS_CVODE, SOADYN_HAS_PLOT: refuse what this build lacks before running */
+#include <soadyn/config.h> /* SOADYN_HAS_CVODE, SOADYN_HAS_PLOT, SOADYN_HAS_VIEWER: refuse what this build lacks before running */
 
 static const char help[] =
     "usage: soadyn simulate MODEL [options]\n"
@@ -39,6 +39,8 @@ static const char help[] =
     "                      (written as FILE.csv.partial, renamed to FILE.csv when complete)\n"
     "  --every N           write every N-th output interval, N >= 1 (default 1)\n"
     "  --plot FILE         plot joint positions and energy (.png or .svg; also written beside\n"
+    "                      and renamed when whole)\n"
+    "  --html FILE.html    the run as a page to watch in a browser (soadyn view's; written beside\n"
     "                      and renamed when whole)\n"
     "  --tip-node BODY=N,...  flexible bodies: the node whose deflection the CSV, the plot and the\n"
     "                      summary show (default: each flexible body's last node, a beam's tip)\n"
@@ -65,6 +67,7 @@ static void on_signal(int sig)
 
 typedef struct sim_args {
     const char *duration, *dt, *integrator, *rtol, *atol, *q0, *u0, *tau, *output, *every, *plot, *tip_node;
+    const char *html, *model_path; /* --html: the page, and the model file it re-reads for visuals */
     int floating, keep_fixed;
 } sim_args;
 
@@ -136,6 +139,10 @@ static int parse_settings(const sim_args *a, sd_sim_options *so)
     }
     if (!SOADYN_HAS_PLOT && a->plot) {
         fprintf(stderr, "soadyn simulate: --plot is not offered: built without PLplot (SOADYN_WITH_PLOT=OFF)\n");
+        return CLI_USAGE;
+    }
+    if (!SOADYN_HAS_VIEWER && a->html) {
+        fprintf(stderr, "soadyn simulate: --html is not offered: built without npm (SOADYN_WITH_VIEWER=OFF)\n");
         return CLI_USAGE;
     }
     if (a->plot) {
@@ -293,6 +300,21 @@ static int finish(const sim_args *a, sim_out *o, sd_status run_status, const sd_
     return rc;
 }
 
+/* --html: the page of what was computed (also of a run stopped early); returns the exit status. */
+static int write_html(const sd_model *m, const sim_args *a, const sim_out *o, int rc)
+{
+    if (!o->traj || sd_trajectory_length(o->traj) == 0) return rc;
+    sd_view_options vo;
+    sd_view_options_init(&vo);
+    vo.model_path = a->model_path;
+    sd_error err = {0};
+    if (sd_view_write_html(m, o->traj, &vo, a->html, &err) != SD_OK) {
+        fprintf(stderr, "soadyn simulate: %s\n", err.message);
+        if (rc == CLI_OK) rc = CLI_FAILURE;
+    }
+    return rc;
+}
+
 static int run_simulation(sd_model *m, const sim_args *a, sd_sim_options *so)
 {
     const int nq = sd_model_nq(m), nv = sd_model_nv(m);
@@ -319,7 +341,7 @@ static int run_simulation(sd_model *m, const sim_args *a, sd_sim_options *so)
                 sd_configuration_quaternion_error(m, q));
         rc = CLI_USAGE;
     }
-    if (rc == CLI_OK && a->plot && !(o.traj = sd_trajectory_new_nodes(m, nodes))) {
+    if (rc == CLI_OK && (a->plot || a->html) && !(o.traj = sd_trajectory_new_nodes(m, nodes))) {
         fprintf(stderr, "soadyn simulate: out of memory setting up the trajectory for the plot\n");
         rc = CLI_FAILURE;
     }
@@ -345,6 +367,7 @@ static int run_simulation(sd_model *m, const sim_args *a, sd_sim_options *so)
         const sd_status s = sd_simulate(m, so, q, u, &st, &err);
         const double wall = wall_now() - w0;
         rc = finish(a, &o, s, &err, &st);
+        if (a->html) rc = write_html(m, a, &o, rc);
         if (s == SD_OK) {
             print_summary(m, so, &st, wall);
             print_deflections(m, nodes, q);
@@ -368,12 +391,13 @@ int cmd_simulate(int argc, char **argv)
         {"atol", 1, &a.atol, NULL}, {"q0", 1, &a.q0, NULL},
         {"u0", 1, &a.u0, NULL}, {"tau", 1, &a.tau, NULL},
         {"output", 1, &a.output, NULL}, {"every", 1, &a.every, NULL},
-        {"plot", 1, &a.plot, NULL}, {"tip-node", 1, &a.tip_node, NULL},
+        {"plot", 1, &a.plot, NULL}, {"tip-node", 1, &a.tip_node, NULL}, {"html", 1, &a.html, NULL},
         {"floating", 0, NULL, &a.floating},
         {"keep-fixed", 0, NULL, &a.keep_fixed}, {NULL, 0, NULL, NULL}};
     const char *path;
     int rc = cli_parse("simulate", argc, argv, options, help, &path);
     if (rc >= 0) return rc;
+    a.model_path = path;
     sd_sim_options so;
     sd_sim_options_init(&so);
     rc = parse_settings(&a, &so);

@@ -19,6 +19,7 @@ static const char usage[] =
     "  eval       evaluate the dynamics at one state (mass matrix, forward/inverse dynamics, ...)\n"
     "  simulate   integrate the motion in time; CSV output and plots\n"
     "  bench      time each algorithm on a model\n"
+    "  view       write a self-contained HTML page that draws the model and plays a motion\n"
     "\n"
     "`soadyn COMMAND --help` describes a command's options.\n"
     "exit status: 0 ok, 1 usage error, 2 model error, 3 run-time failure (also: output\n"
@@ -31,7 +32,8 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
-    {"info", cmd_info}, {"eval", cmd_eval}, {"simulate", cmd_simulate}, {"bench", cmd_bench}};
+    {"info", cmd_info}, {"eval", cmd_eval}, {"simulate", cmd_simulate}, {"bench", cmd_bench},
+    {"view", cmd_view}};
 
 int main(int argc, char **argv)
 {

@@ -5,6 +5,10 @@ set -euo pipefail
 packages=(build-essential cmake pkg-config libxml2-dev libsundials-dev libplplot-dev plplot-driver-cairo python3 clang-14 libclang-rt-14-dev
           libmujoco-dev liblapacke-dev libjansson-dev libsdformat-dev libconsole-bridge-dev zlib1g-dev
           python3-dev python3-cffi python3-numpy python3-pytest python3-setuptools python3-pip)
+# The viewer: its build needs node and npm (Debian's nodejs and npm unless some npm is there), its
+# browser test Debian's chromium.
+command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
+packages+=(chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

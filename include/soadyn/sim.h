@@ -190,7 +190,8 @@ SD_API sd_status sd_csv_close(sd_csv_writer *writer, const char *truncated_note,
 
 /* ---------------------------------------------------------------- trajectories and plots */
 
-/* A trajectory kept in memory for plotting: time, q and the energies of each sample appended. */
+/* A trajectory kept in memory for plots and the viewer (view.h): time, q, u and the energies of each
+ * sample appended. */
 typedef struct sd_trajectory sd_trajectory;
 
 /* NULL when out of memory; free with sd_trajectory_free(). The model must outlive it. */

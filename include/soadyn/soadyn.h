@@ -13,6 +13,7 @@
  *   mjcf.h      MJCF (MuJoCo) models in
  *   io.h        any model file, the format chosen by its content
  *   sim.h       time integration, trajectories out
+ *   view.h      a motion as one HTML page (three.js)
  */
 #ifndef SOADYN_SOADYN_H
 #define SOADYN_SOADYN_H
@@ -32,5 +33,6 @@
 #include "mjcf.h"
 #include "io.h"
 #include "sim.h"
+#include "view.h"
 
 #endif /* SOADYN_SOADYN_H */

@@ -8,8 +8,8 @@
 
 struct sd_trajectory {
     const sd_model *model;
-    int nq;
-    size_t stride;  /* nq + 3: t, q, kinetic, potential */
+    int nq, nv;
+    size_t stride;  /* nq + 3 + nv: t, q, kinetic, potential, u (u last: the viewer's forces need it) */
     size_t n, cap;  /* rows used, rows allocated */
     double *rows;
     int ntip;       /* flexible bodies: the plot's deflection panel shows node tip_node[i] of body tip_body[i] */

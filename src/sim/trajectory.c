@@ -1,6 +1,6 @@
 /*
- * src/sim/trajectory.c — a trajectory kept in memory (for plots): rows of
- * [t, q(0..nq-1), kinetic, potential], grown geometrically; for a model with flexible bodies, the
+ * src/sim/trajectory.c — a trajectory kept in memory (for plots and the viewer): rows of
+ * [t, q(0..nq-1), kinetic, potential, u(0..nv-1)], grown geometrically; for a model with flexible bodies, the
  * node of each whose deflection the plot shows (computed from q when plotting).
  */
 #include <stdlib.h>
@@ -22,7 +22,8 @@ sd_trajectory *sd_trajectory_new_nodes(const sd_model *model, const int *nodes)
     if (!tr) return NULL;
     tr->model = model;
     tr->nq = sd_model_nq(model);
-    tr->stride = (size_t)tr->nq + 3;
+    tr->nv = sd_model_nv(model);
+    tr->stride = (size_t)tr->nq + 3 + (size_t)tr->nv;
     const int nflex = sd_model_nflexible(model);
     if (nflex > 0) {
         tr->tip_body = malloc(sizeof(int) * (size_t)nflex);
@@ -70,6 +71,8 @@ sd_status sd_trajectory_append(sd_trajectory *tr, const sd_sim_sample *s)
     memcpy(r + 1, s->q, sizeof(double) * (size_t)tr->nq);
     r[1 + tr->nq] = s->kinetic;
     r[2 + tr->nq] = s->potential;
+    if (s->u) memcpy(r + 3 + tr->nq, s->u, sizeof(double) * (size_t)tr->nv);
+    else memset(r + 3 + tr->nq, 0, sizeof(double) * (size_t)tr->nv);
     ++tr->n;
     return SD_OK;
 }

@@ -14,7 +14,7 @@ failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
 "$cmake" -S "$source" -B "$work" -G "$generator" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=Debug \
-  -DSOADYN_WITH_IO=OFF -DSOADYN_WITH_CVODE=OFF -DSOADYN_WITH_PLOT=OFF -DSOADYN_WERROR="$werror" \
+  -DSOADYN_WITH_IO=OFF -DSOADYN_WITH_CVODE=OFF -DSOADYN_WITH_PLOT=OFF -DSOADYN_WITH_VIEWER=OFF -DSOADYN_WERROR="$werror" \
   -DSOADYN_BUILD_BENCH=OFF >"$work.configure.log" 2>&1 || { cat "$work.configure.log" >&2; exit 1; }
 searched=$(grep -E '^(LIBXML2_|PLPLOT_|SUNDIALS_DIR|__pkg_config_checked_(LIBXML2|PLPLOT))' "$work/CMakeCache.txt" || true)
 [ -z "$searched" ] || fail "configured without components, CMake still looked for them: $(echo $searched)"
@@ -41,6 +41,7 @@ expect 2 "SOADYN_WITH_IO=OFF" eval "$model"
 expect 1 "SOADYN_WITH_CVODE=OFF" simulate "$model" --integrator cvode-bdf
 expect 1 "SOADYN_WITH_PLOT=OFF" simulate "$model" --plot "$work/plot.png"
 [ ! -e "$work/plot.png" ] || fail "a refused --plot left $work/plot.png"
+expect 1 "SOADYN_WITH_VIEWER=OFF" view "$model" -o "$work/view.html"
 
 [ $failures = 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
 echo "ok: every component off builds, says what it lacks, and needs none of libxml2, SUNDIALS, PLplot"

@@ -1,0 +1,62 @@
+/*
+ * src/view/view_internal.h — what the parts of the viewer share (issue #13, soadyn/view.h).
+ *
+ *   view_page.c      the page: frames decimated, world placements (sd_kinematics) and inter-body
+ *                    forces (sd_forward_dynamics_ex) per frame, fallback shapes, the JSON data and
+ *                    the bundled script written into one HTML file
+ *   view_visuals.c   the visual geometry of the model file (URDF <visual>, MJCF geoms), re-read with
+ *                    libxml2 and placed in soadyn's body frames
+ *   view_mesh.c      STL (binary and ASCII) and OBJ meshes read into vertex and index arrays
+ *   view_script.c    generated at build time (viewer/embed.mjs): three.js and viewer/src bundled
+ *   trajectory_csv.c sd_trajectory_read_csv (always built: needs nothing)
+ *
+ * Private to the library; not installed.
+ */
+#ifndef SOADYN_VIEW_INTERNAL_H
+#define SOADYN_VIEW_INTERNAL_H
+
+#include <stddef.h>
+
+#include <soadyn/view.h>
+
+typedef enum view_shape { VIEW_BOX, VIEW_SPHERE, VIEW_CYLINDER, VIEW_CAPSULE, VIEW_ELLIPSOID, VIEW_MESH } view_shape;
+
+/* One visual of a body, placed in soadyn's body frame. */
+typedef struct view_visual {
+    int body;          /* body index */
+    view_shape shape;
+    double size[3];    /* box: half-extents; sphere: radius; cylinder, capsule: radius, half-length
+                          (axis z); ellipsoid: semi-axes; mesh: scale per axis */
+    sd_transform X;    /* the visual's frame in the body frame */
+    double rgba[4];
+    int has_rgba;
+    float *vertices;   /* mesh: 3 per vertex, in the mesh file's units (scaled by size) */
+    unsigned *indices; /* mesh: 3 per triangle */
+    size_t nvertices, ntriangles;
+} view_visual;
+
+typedef struct view_visuals {
+    view_visual *items;
+    int n, cap;
+    int meshes_missing; /* meshes named by the file that could not be read (not found, not STL/OBJ) */
+    char first_missing[256];
+} view_visuals;
+
+/* The visuals of the model file `path` (URDF or MJCF, told by its root element; other formats give
+ * none) for the bodies of `model` (loaded from that file). Meshes are resolved beside the file
+ * (URDF package:// names: beside it and its parent folders). An unreadable file is an error; a mesh
+ * that cannot be read is counted in meshes_missing, not an error. */
+sd_status sd_view_read_visuals(const sd_model *model, const char *path, view_visuals *out, sd_error *err);
+void sd_view_visuals_free(view_visuals *visuals);
+/* Append one zeroed visual of body `body`; NULL when out of memory. */
+view_visual *sd_view_visual_add(view_visuals *visuals, int body);
+
+/* Read an STL (binary or ASCII) or OBJ file into v->vertices / v->indices. SD_E_IO when it cannot be
+ * read, SD_E_NOT_SUPPORTED for another format, SD_E_PARSE for a malformed file (messages name it). */
+sd_status sd_view_mesh_load(const char *path, view_visual *v, sd_error *err);
+
+/* The bundled page script (view_script.c, generated). */
+extern const unsigned char sd_view_script[];
+extern const size_t sd_view_script_size;
+
+#endif /* SOADYN_VIEW_INTERNAL_H */

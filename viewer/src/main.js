@@ -1,0 +1,114 @@
+// The page code of soadyn's viewer: reads the data the library wrote into the page (a JSON script
+// element, id "soadyn-data"), builds the scene, the controls (play/pause, time slider, speed, body
+// frames, inertia boxes, force arrows) and the plot, and plays the motion. Tests read the page
+// through window.soadynView (read-only but for setFrame, which the slider does too).
+import { Scene } from './scene.js';
+import { Plot } from './plot.js';
+
+function el(tag, attrs, children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === 'text') e.textContent = v; else e.setAttribute(k, v);
+  }
+  for (const c of children || []) e.appendChild(c);
+  return e;
+}
+
+function checkbox(id, label, checked, disabled) {
+  const box = el('input', { type: 'checkbox', id });
+  box.checked = checked;
+  box.disabled = disabled;
+  return [box, el('label', {}, [box, document.createTextNode(' ' + label)])];
+}
+
+function start() {
+  const data = JSON.parse(document.getElementById('soadyn-data').textContent);
+  const n = data.times.length;
+  const view = el('div', { id: 'view' });
+  const play = el('button', { id: 'play', text: n > 1 ? 'Pause' : 'Play' });
+  const slider = el('input', { id: 'slider', type: 'range', min: '0', max: String(Math.max(0, n - 1)), value: '0', step: '1' });
+  const clock = el('span', { id: 'clock' });
+  const speed = el('select', { id: 'speed' }, ['0.1', '0.25', '0.5', '1', '2', '4'].map((s) =>
+    el('option', { value: s, text: s + 'x' })));
+  speed.value = '1';
+  const [frames, framesLabel] = checkbox('frames', 'body frames', !!data.show_frames, false);
+  const [inertia, inertiaLabel] = checkbox('inertia', 'inertia boxes', false, false);
+  const [forces, forcesLabel] = checkbox('forces', 'inter-body forces', !!data.show_forces && !!data.forces, !data.forces);
+  const column = el('select', { id: 'column' }, data.columns.map((c, i) => el('option', { value: String(i), text: c })));
+  const canvas = el('canvas', { id: 'plot', width: '420', height: '240' });
+  const legend = el('p', { id: 'legend', text: data.forces ? data.force_legend : 'Inter-body forces: not computed (soadyn view --forces).' });
+  const note = el('p', { class: 'note', text: data.note });
+  const side = el('div', { id: 'side' }, [
+    el('h1', { text: data.title }),
+    el('div', { class: 'row' }, [play, speed, clock]),
+    el('div', { class: 'row' }, [slider]),
+    el('div', { class: 'row' }, [framesLabel, inertiaLabel, forcesLabel]),
+    el('div', { class: 'row' }, [el('span', { text: 'plot ' }), column]),
+    canvas, legend, note,
+  ]);
+  document.body.appendChild(el('div', { id: 'app' }, [view, side]));
+
+  const scene = new Scene(view, data);
+  const plot = new Plot(canvas, data);
+  let frame = 0, playing = n > 1, t = data.times[0] || 0, last = null;
+
+  function show(i) {
+    frame = Math.max(0, Math.min(n - 1, i | 0));
+    slider.value = String(frame);
+    clock.textContent = 't = ' + (data.times[frame] || 0).toFixed(3) + ' s';
+    scene.setFrame(frame);
+    plot.setFrame(frame);
+  }
+  function fit() { scene.resize(view.clientWidth, view.clientHeight); }
+  window.addEventListener('resize', fit);
+  fit();
+  show(0);
+  plot.draw();
+
+  play.addEventListener('click', () => {
+    playing = !playing && n > 1;
+    if (playing && frame === n - 1) { t = data.times[0]; show(0); }
+    play.textContent = playing ? 'Pause' : 'Play';
+    last = null;
+  });
+  slider.addEventListener('input', () => { show(Number(slider.value)); t = data.times[frame]; });
+  frames.addEventListener('change', () => scene.setFrames(frames.checked));
+  inertia.addEventListener('change', () => scene.setInertia(inertia.checked));
+  forces.addEventListener('change', () => scene.setForces(forces.checked));
+  column.addEventListener('change', () => plot.setColumn(Number(column.value)));
+
+  // Playback in simulated time: the last frame whose time is reached is shown.
+  function tick(now) {
+    if (playing && last !== null) {
+      t += ((now - last) / 1000) * Number(speed.value);
+      let i = frame;
+      if (t < data.times[i]) i = 0;
+      while (i + 1 < n && data.times[i + 1] <= t) ++i;
+      if (i === n - 1) { playing = false; play.textContent = 'Play'; }
+      if (i !== frame) show(i);
+    }
+    last = now;
+    requestAnimationFrame(tick);
+  }
+  requestAnimationFrame(tick);
+
+  window.soadynView = Object.freeze({
+    nbodies: data.bodies.length,
+    nframes: n,
+    bodyNames: () => data.bodies.map((b) => b.name),
+    // the scene's objects that stand for bodies (one THREE.Group each)
+    bodyObjectCount: () => scene.scene.children.filter((o) => o.userData.soadynBody !== undefined).length,
+    frame: () => frame,
+    setFrame: (i) => { playing = false; play.textContent = 'Play'; show(i); },
+    pause: () => { playing = false; play.textContent = 'Play'; },
+    // the world placement a body's object has now: x, y, z, qw, qx, qy, qz
+    pose: (k) => {
+      const g = scene.bodies[k].group;
+      return [g.position.x, g.position.y, g.position.z, g.quaternion.w, g.quaternion.x, g.quaternion.y, g.quaternion.z];
+    },
+    meshCount: () => { let c = 0; scene.scene.traverse((o) => { if (o.isMesh) ++c; }); return c; },
+  });
+}
+
+if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+else start();
