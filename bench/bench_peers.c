@@ -278,7 +278,7 @@ static void model_row(const row_spec *row, const sd_model *m, void *peer, void *
         if (peer) {
             if (k_mj < batches) snprintf(mj_text, sizeof mj_text, "%.0f (%d batches)", t_mj, k_mj);
             else snprintf(mj_text, sizeof mj_text, "%.0f", t_mj);
-            snprintf(ratio, sizeof ratio, "%.2f", t_sd / t_mj);
+            snprintf(ratio, sizeof ratio, "%.3g", t_sd / t_mj);
         } else {
             snprintf(mj_text, sizeof mj_text, "%s", peer_note);
             snprintf(ratio, sizeof ratio, "-");

@@ -61,7 +61,7 @@ for key in order:
         mj = statistics.median(c["mj"])
         s_mj = spread(c["mj"])
         worst = max(worst, s_mj)
-        mj_t, ratio, s_mj_t = f"{mj:.0f}", f"{sd / mj:.2f}", f"{100 * s_mj:.0f}%"
+        mj_t, ratio, s_mj_t = f"{mj:.0f}", f"{sd / mj:.3g}", f"{100 * s_mj:.0f}%"
     else:
         mj_t, ratio, s_mj_t = "not built", "-", "-"
     few = " (fewer batches: slow calls)" if c.get("few") else ""
