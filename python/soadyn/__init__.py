@@ -145,6 +145,10 @@ _F64 = np.dtype(np.float64)
 _NULL = ffi.NULL
 _from_buffer = ffi.from_buffer
 _ndarray = np.ndarray
+_empty = np.empty
+_DBL = ffi.typeof("double[]")
+_c_fd = lib.sd_forward_dynamics
+_c_id = lib.sd_inverse_dynamics
 
 
 def _as_f64(name, a):
@@ -417,6 +421,21 @@ class Model:
     def forward_dynamics(self, q, u, tau, f_ext=None, out=None):
         """qdd = M^-1 (tau - C + J^T f_ext) by the O(N) articulated-body algorithm (004 Alg 6.1), the
         armature in D(k) = H P H* + J (004 Eq 33) and the joints' damping and springs added to tau."""
+        # Fast path of one state given as 1-D float64 ndarrays: straight to the C call (from_buffer
+        # refuses a non-contiguous array, a list has no dtype: the general path below takes them).
+        try:  # an AttributeError (not an ndarray) or BufferError (not contiguous): the general path
+            fast = f_ext is None and out is None and q.dtype is _F64 and u.dtype is _F64 and tau.dtype is _F64 \
+                and q.ndim == u.ndim == tau.ndim == 1
+            if fast:
+                pq, pu, pt = _from_buffer(_DBL, q), _from_buffer(_DBL, u), _from_buffer(_DBL, tau)
+        except (AttributeError, BufferError, ValueError):
+            fast = False
+        if fast and len(pq) == self.nq and len(pu) == self.nv and len(pt) == self.nv:
+            qdd = _empty(self.nv)
+            st = _c_fd(self._m, self._d, pq, pu, pt, _NULL, _from_buffer(_DBL, qdd))
+            if st:
+                self._fail(st, -1)
+            return qdd
         b = _Batch("forward_dynamics")
         s = self._strides
         pq, s.q, _ = b.add("q", q, (self.nq,))
@@ -452,6 +471,19 @@ class Model:
 
     def inverse_dynamics(self, q, u, qdd, f_ext=None, out=None):
         """tau = M qdd + C - J^T f_ext by Newton-Euler (004 Alg 3.1), armature and passive forces included."""
+        try:  # the fast path of forward_dynamics
+            fast = f_ext is None and out is None and q.dtype is _F64 and u.dtype is _F64 and qdd.dtype is _F64 \
+                and q.ndim == u.ndim == qdd.ndim == 1
+            if fast:
+                pq, pu, pa = _from_buffer(_DBL, q), _from_buffer(_DBL, u), _from_buffer(_DBL, qdd)
+        except (AttributeError, BufferError, ValueError):
+            fast = False
+        if fast and len(pq) == self.nq and len(pu) == self.nv and len(pa) == self.nv:
+            tau = _empty(self.nv)
+            st = _c_id(self._m, self._d, pq, pu, pa, _NULL, _from_buffer(_DBL, tau))
+            if st:
+                self._fail(st, -1)
+            return tau
         b = _Batch("inverse_dynamics")
         s = self._strides
         pq, s.q, _ = b.add("q", q, (self.nq,))

@@ -90,6 +90,8 @@ void sd_data_free(sd_data *data);
 const char *sd_data_error(const sd_data *data);
 sd_status sd_forward_dynamics(const sd_model *model, sd_data *data, const double *q, const double *u,
                               const double *tau, const double *f_ext, double *qdd);
+sd_status sd_inverse_dynamics(const sd_model *model, sd_data *data, const double *q, const double *u,
+                              const double *qdd, const double *f_ext, double *tau);
 sd_status sd_external_force_at_point(const sd_model *model, sd_data *data, int body, const double point[3],
                                      const double force[3], double *f_ext);
 sd_status sd_kinematics(const sd_model *model, sd_data *data, const double *q, const double *u, const double *qdd);
