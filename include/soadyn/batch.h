@@ -50,7 +50,8 @@ typedef enum sd_batch_simd {
 } sd_batch_simd;
 
 /* A batch context for `model` (which must outlive it) with `threads` threads (>= 1; the calling
- * thread is one of them, so threads - 1 are started). NULL on failure, with err (may be NULL) set:
+ * thread is one of them, so threads - 1 are started and wait between calls). One call at a time
+ * per context: threads of the caller's that batch at once need a context each. NULL on failure, with err (may be NULL) set:
  * SD_E_ARGUMENT for a NULL model or threads < 1 or > 256, SD_E_MEMORY, or a thread that could not
  * be started. */
 SD_API sd_batch *sd_batch_new(const sd_model *model, int threads, sd_error *err);
