@@ -75,6 +75,7 @@ try {
     await tab.check('#frames');
     await tab.check('#inertia');
     await tab.uncheck('#inertia');
+    await tab.uncheck('#frames'); // the screenshot shows the page as it opens
   }
   await tab.waitForTimeout(300);
   await tab.screenshot({ path: shot });

@@ -105,8 +105,9 @@ export class Scene {
 
     const c = data.center;
     this.controls.target.set(c[0], c[1], c[2]);
-    const r = data.scale * 2.2;
-    this.camera.position.set(c[0] + r, c[1] - 1.3 * r, c[2] + 0.7 * r);
+    // the whole motion in view: scale is half the diagonal of the box of body origins over it
+    const r = data.scale * 1.9;
+    this.camera.position.set(c[0] + r, c[1] - 1.3 * r, c[2] + 0.6 * r);
     this.controls.update();
   }
 
