@@ -101,6 +101,8 @@ struct sd_data {
                                   space); the M^-1 scatter's scratch (innovations.c) */
     double *Y;                 /* 36 per body: Omega(k, k) (004 Lemma 5) */
     unsigned char *prescribed_none; /* all-zero flags, for the plain forward dynamics */
+    signed char *hinge_sel;    /* per body: sd_hinge_select(), fixed by the model, set by sd_data_new */
+    double *hinge_sgn;         /* per body: its sign (+-1) */
     size_t block_bytes;        /* the one block holding every array above */
     double *dense;             /* nv x nv, allocated by the first Cholesky forward dynamics, else NULL */
     unsigned current;          /* SD_CURRENT_* flags: what holds the state of the last call */
@@ -180,6 +182,16 @@ sd_status sd_error_set(sd_error *err, sd_status status, const char *fmt, ...)
 /* Joint transform XJ (the body frame in the joint frame) and H*(k) (6 x nv(k) column-major, body
  * frame) of body k's hinge at its coordinates qk. */
 void sd_hinge_transform(const sd_model *m, int k, const double *qk, sd_transform *XJ, double *S);
+/* What the rigid fast path may exploit in body k's hinge: i in 0 .. 5 when H*(k) = sgn e_i (a
+ * revolute about, or a prismatic along, a coordinate axis of its frame: H* selects entry i of a
+ * spatial vector), SD_HINGE_SEL_CONSTANT when H* is another constant (d(H*)/dt u = 0), else
+ * SD_HINGE_SEL_VARYING (universal, planar). *sgn receives +-1 (1 when not a selection). */
+#define SD_HINGE_SEL_CONSTANT (-1)
+#define SD_HINGE_SEL_VARYING (-2)
+int sd_hinge_select(const sd_model *m, int k, double *sgn);
+/* Xup(k) = placement(k) * X_J(q) and H*(k) in one step, with sel and sgn from sd_hinge_select:
+ * for a selecting hinge the joint rotation is a plane rotation applied to two columns. */
+void sd_hinge_placement(const sd_model *m, int k, int sel, double sgn, const double *qk, sd_transform *X, double *S);
 /* dH*(k)/dt u(k) in the body frame: the hinge part of the Coriolis acceleration a(k). */
 void sd_hinge_velocity_term(const sd_model *m, int k, const double *qk, const double *uk, double c[6]);
 void sd_hinge_neutral(sd_hinge_type type, double *qk);
@@ -232,6 +244,24 @@ static inline void sd_dinv_mul(const double *Dinv, int nk, const double *x, doub
         for (int j = 0; j < nk; ++j) s += Dinv[i * nk + j] * x[j];
         y[i] = s;
     }
+}
+
+/* out = V x (w e_sel), the spatial cross product with a hinge motion that selects entry sel of a
+ * spatial vector (sd_hinge_select), from the entries of V it touches: a revolute about e_i
+ * (sel = i) gives [omega x w e_i; v x w e_i], a prismatic along e_i (sel = 3 + i) [0; omega x w e_i].
+ * With (a, b) the axes after i cyclically, x x e_i = (.., x_i = 0, x_a = x_b, x_b = -x_a). */
+static inline void sd_motion_cross_axis(const double V[6], int sel, double w, double out[6])
+{
+    const int lin = sel >= 3, i = lin ? sel - 3 : sel, a = (i + 1) % 3, b = (i + 2) % 3;
+    const double *x = lin ? V : V + 3; /* what multiplies the linear part */
+    out[i] = out[3 + i] = 0.0;
+    if (lin) out[a] = out[b] = 0.0;
+    else {
+        out[a] = w * V[b];
+        out[b] = -w * V[a];
+    }
+    out[3 + a] = w * x[b];
+    out[3 + b] = -w * x[a];
 }
 
 /* ---- small dense linear algebra (dense.c) ---- */

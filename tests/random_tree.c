@@ -84,6 +84,15 @@ sd_model *random_tree(uint64_t *rng, int n, int flags)
         random_vector(rng, d.placement.p, 3, 0.5);
         random_vector(rng, d.axis, 3, 1.0);
         random_vector(rng, d.axis2, 3, 1.0);
+        if ((flags & RT_AXIS_ALIGNED) && (d.hinge == SD_HINGE_REVOLUTE || d.hinge == SD_HINGE_PRISMATIC)) {
+            int big = 0; /* the largest component's axis and sign */
+            for (int j = 1; j < 3; ++j)
+                if (fabs(d.axis[j]) > fabs(d.axis[big])) big = j;
+            const double sgn = d.axis[big] < 0 ? -1.0 : 1.0;
+            d.axis[0] = d.axis[1] = d.axis[2] = 0.0;
+            d.axis[big] = sgn;
+            if (flags & RT_AXIS_NUDGED) d.axis[(big + 1) % 3] = 1e-300;
+        }
         if (!massless[k]) {
             d.mass = 0.2 + 3.0 * sd_random_uniform(rng);
             random_vector(rng, d.com, 3, 0.3);

@@ -14,7 +14,11 @@ enum {
     RT_CHAIN = 1,       /* a serial chain instead of a random tree */
     RT_MASSLESS = 2,    /* some bodies with children are massless */
     RT_FREE_ROOT = 4,   /* the first body hangs from the inertial frame by a free hinge */
-    RT_ONLY_1DOF = 8    /* revolute and prismatic hinges only */
+    RT_ONLY_1DOF = 8,   /* revolute and prismatic hinges only */
+    RT_AXIS_ALIGNED = 16, /* revolute and prismatic axes are +-x, +-y or +-z (the rigid fast path's
+                             selecting hinges); the draws, and so the rest of the model, unchanged */
+    RT_AXIS_NUDGED = 32   /* with RT_AXIS_ALIGNED: each such axis tilted by 1e-300, the same physics
+                             through the generic-axis path (the reference for the fast one) */
 };
 
 /* A random model of n bodies; aborts the test on a builder error (which is then a bug). */

@@ -89,8 +89,13 @@ static int project_one_speed(const sd_model *m, sd_data *d, int k, const double 
     const int vk = m->v_index[k];
     const double *S = d->S + 6 * vk;
     double *U = d->U + 6 * vk, *G = d->G + 6 * vk;
-    sd_sym6_mul(P, S, U);
-    const double D = sd_s6_dot(S, U) + m->armature[vk], dinv = 1.0 / D;
+    const int sel = d->hinge_sel[k];
+    if (sel >= 0) { /* H* = sgn e_sel selects: U = sgn P(:, sel) (a row of the symmetric P), D = P(sel, sel) */
+        const double sgn = d->hinge_sgn[k];
+        for (int r = 0; r < 6; ++r) U[r] = sgn * P[6 * sel + r];
+    } else
+        sd_sym6_mul(P, S, U);
+    const double D = (sel >= 0 ? P[7 * sel] : sd_s6_dot(S, U)) + m->armature[vk], dinv = 1.0 / D;
     if (!(D > tol * pscale) && hinge_singular(m, d, k, D, tol)) return 1;
     if (!(dinv <= DBL_MAX)) return 2;
     d->Dchol[36 * k] = sqrt(D);
@@ -227,7 +232,9 @@ sd_status sd_forward_dynamics_ex(const sd_model *m, sd_data *d, const double *q,
             for (int r = 0; r < 6; ++r) zplus[r] += PaJ[r];
         } else if (nk > 0) { /* eps = T - H z; nu = D^-1 eps; z+ = z + G eps */
             double *eps = d->eps + vk, *nu = d->nu + vk;
-            for (int i = 0; i < nk; ++i) eps[i] = tau[vk + i] - sd_s6_dot(S + 6 * i, z);
+            if (d->hinge_sel[k] >= 0) eps[0] = tau[vk] - d->hinge_sgn[k] * z[d->hinge_sel[k]]; /* H = sgn e_sel^T */
+            else
+                for (int i = 0; i < nk; ++i) eps[i] = tau[vk + i] - sd_s6_dot(S + 6 * i, z);
             if (m->has_passive) add_passive(m, k, q, u, eps); /* T = tau + tau_passive */
             sd_dinv_mul(d->Dinv + 36 * k, nk, eps, nu);
             for (int i = 0; i < nk; ++i)
@@ -255,9 +262,15 @@ sd_status sd_forward_dynamics_ex(const sd_model *m, sd_data *d, const double *q,
         } else
             for (int i = 0; i < nk; ++i) /* qdd = nu - G* alpha+ */
                 qdd[vk + i] = d->nu[vk + i] - sd_s6_dot(d->G + 6 * (vk + i), ap);
-        double aJ[6]; /* alpha = alpha+ + H* qdd + a */
-        sd_hinge_motion(m, d, k, qdd, aJ);
-        for (int r = 0; r < 6; ++r) alpha[r] = (ap[r] + d->a[6 * k + r]) + aJ[r];
+        /* alpha = alpha+ + H* qdd + a */
+        if (d->hinge_sel[k] >= 0) {
+            for (int r = 0; r < 6; ++r) alpha[r] = ap[r] + d->a[6 * k + r];
+            alpha[d->hinge_sel[k]] += d->hinge_sgn[k] * qdd[vk];
+        } else {
+            double aJ[6];
+            sd_hinge_motion(m, d, k, qdd, aJ);
+            for (int r = 0; r < 6; ++r) alpha[r] = (ap[r] + d->a[6 * k + r]) + aJ[r];
+        }
         if (want_forces) { /* 000 Eq 17: f(k) = P+(k) alpha+(k) + z+(k), one 6x6 product */
             double *f = d->f + 6 * k;
             sd_sym6_mul(d->Pplus + 36 * k, ap, f);

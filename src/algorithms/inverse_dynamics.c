@@ -38,7 +38,8 @@ static sd_status newton_euler(const char *fn, const char *out, const sd_model *m
         /* alpha(k) = phi*(parent, k) alpha(parent) + H*(k) qdd(k) + a(k) */
         sd_motion_to_child(&d->Xup[k], m->parent[k] < 0 ? a0 : d->alpha + 6 * m->parent[k], alpha);
         for (int r = 0; r < 6; ++r) alpha[r] += d->a[6 * k + r];
-        if (qdd) {
+        if (qdd && d->hinge_sel[k] >= 0) alpha[d->hinge_sel[k]] += d->hinge_sgn[k] * qdd[m->v_index[k]];
+        else if (qdd) {
             double aJ[6];
             sd_hinge_motion(m, d, k, qdd, aJ);
             for (int r = 0; r < 6; ++r) alpha[r] += aJ[r];
@@ -49,7 +50,9 @@ static sd_status newton_euler(const char *fn, const char *out, const sd_model *m
     }
     for (int k = m->n - 1; k >= 0; --k) { /* gather: f(k) += sum phi(k, j) f(j); T(k) = H(k) f(k) */
         const double *S = d->S + 6 * m->v_index[k], *f = d->f + 6 * k;
-        for (int i = 0; i < m->nv_k[k]; ++i) tau[m->v_index[k] + i] = sd_s6_dot(S + 6 * i, f);
+        if (d->hinge_sel[k] >= 0) tau[m->v_index[k]] = d->hinge_sgn[k] * f[d->hinge_sel[k]]; /* H = sgn e_sel^T */
+        else
+            for (int i = 0; i < m->nv_k[k]; ++i) tau[m->v_index[k] + i] = sd_s6_dot(S + 6 * i, f);
         if (m->parent[k] >= 0) {
             double fp[6];
             sd_force_to_parent(&d->Xup[k], f, fp);

@@ -23,9 +23,8 @@ void sd_base_acceleration(const sd_model *m, double a0[6])
 /* Xup(k) = joint placement * X_J(q), H*(k), and Xworld(k) when asked. */
 static void body_placement(const sd_model *m, sd_data *d, int k, const double *q, int with_world)
 {
-    sd_transform XJ;
-    sd_hinge_transform(m, k, q + m->q_index[k], &XJ, d->S + 6 * m->v_index[k]);
-    sd_transform_compose(&m->placement[k], &XJ, &d->Xup[k]);
+    sd_hinge_placement(m, k, d->hinge_sel[k], d->hinge_sgn[k], q + m->q_index[k], &d->Xup[k],
+                       d->S + 6 * m->v_index[k]);
     if (!with_world) return;
     if (m->parent[k] < 0) d->Xworld[k] = d->Xup[k];
     else sd_transform_compose(&d->Xworld[m->parent[k]], &d->Xup[k], &d->Xworld[k]);
@@ -78,17 +77,23 @@ static void body_velocities(const sd_model *m, sd_data *d, int k, const double *
         memset(a, 0, 6 * sizeof(double));
         memset(b, 0, 6 * sizeof(double));
     } else {
-        double vJ[6], MV[6];
-        sd_hinge_motion(m, d, k, u, vJ);
-        if (m->parent[k] < 0) memcpy(V, vJ, sizeof vJ); /* the inertial frame does not move */
-        else {
-            sd_motion_to_child(&d->Xup[k], d->V + 6 * m->parent[k], V);
+        const int sel = d->hinge_sel[k];
+        double MV[6];
+        if (m->parent[k] < 0) memset(V, 0, 6 * sizeof(double)); /* the inertial frame does not move */
+        else sd_motion_to_child(&d->Xup[k], d->V + 6 * m->parent[k], V);
+        if (sel >= 0) { /* H* = sgn e_sel: V += H* u, a = V x H* u */
+            const double w = d->hinge_sgn[k] * u[m->v_index[k]];
+            V[sel] += w;
+            sd_motion_cross_axis(V, sel, w, a);
+        } else {
+            double vJ[6], c[6];
+            sd_hinge_motion(m, d, k, u, vJ);
             for (int r = 0; r < 6; ++r) V[r] += vJ[r];
+            if (sel == SD_HINGE_SEL_VARYING) sd_hinge_velocity_term(m, k, q + m->q_index[k], u + m->v_index[k], a);
+            else memset(a, 0, 6 * sizeof(double)); /* constant H*: no d(H*)/dt u */
+            sd_motion_cross(V, vJ, c);
+            for (int r = 0; r < 6; ++r) a[r] += c[r];
         }
-        sd_hinge_velocity_term(m, k, q + m->q_index[k], u + m->v_index[k], a);
-        double c[6];
-        sd_motion_cross(V, vJ, c);
-        for (int r = 0; r < 6; ++r) a[r] += c[r];
         sd_rigid_inertia_mul(m->rigid + 13 * k, V, MV);
         sd_force_cross(V, MV, b);
     }

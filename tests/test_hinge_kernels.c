@@ -1,0 +1,154 @@
+/*
+ * tests/test_hinge_kernels.c — the rigid fast path's hinge kernels (issue 12 item 1) against the
+ * generic computation they replace:
+ *   sd_hinge_placement (a plane rotation of two placement columns for a hinge about or along a
+ *   coordinate axis) = placement * sd_hinge_transform, for every axis and sign and every hinge type;
+ *   sd_motion_cross_axis = sd_motion_cross with the hinge motion;
+ *   every algorithm on random trees whose revolute and prismatic axes are +-x, +-y, +-z (the fast
+ *   path) = the same algorithm on the twin tree whose axes are tilted by 1e-300 (the same physics
+ *   through the generic-axis path): ID, bias forces, ABA with inter-body forces, M, M^-1,
+ *   placements, velocities and accelerations, at 1e-10.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "random_tree.h"
+#include "test_util.h"
+#include "workspace_read.h"
+
+static void check_placement_kernel(uint64_t *rng)
+{
+    sd_model *m = random_tree(rng, 40, 0);
+    sd_data *d = sd_data_new(m);
+    double *q = malloc((size_t)sd_model_nq(m) * sizeof(double));
+    for (int trial = 0; trial < 5; ++trial) {
+        sd_configuration_random(m, rng, q);
+        for (int k = 0; k < m->n; ++k) /* the generic branch, every hinge type */
+            for (int sel = -1; sel < 6; ++sel) {
+                if (sel >= 0 && m->hinge[k] != (sel < 3 ? SD_HINGE_REVOLUTE : SD_HINGE_PRISMATIC)) continue;
+                for (int sg = 0; sg < 2; ++sg) {
+                    /* a model whose hinge k selects: write the selected axis into a copy of it */
+                    const double sgn = sg ? -1.0 : 1.0;
+                    double saved[9];
+                    memcpy(saved, m->hinge_axes + 9 * k, sizeof saved);
+                    if (sel >= 0) {
+                        memset(m->hinge_axes + 9 * k, 0, 3 * sizeof(double));
+                        m->hinge_axes[9 * k + sel % 3] = sgn;
+                    }
+                    double sgn_found, S_ref[36], S[36];
+                    const int found = sd_hinge_select(m, k, &sgn_found);
+                    if (sel >= 0) {
+                        CHECK(found == sel);
+                        CHECK(sgn_found == sgn);
+                    } else
+                        CHECK(found < 0);
+                    sd_transform XJ, Xref, X;
+                    sd_hinge_transform(m, k, q + m->q_index[k], &XJ, S_ref);
+                    sd_transform_compose(&m->placement[k], &XJ, &Xref);
+                    sd_hinge_placement(m, k, found, sgn_found, q + m->q_index[k], &X, S);
+                    for (int i = 0; i < 9; ++i) CHECK_CLOSE(X.R[i], Xref.R[i], 1e-14);
+                    for (int i = 0; i < 3; ++i) CHECK_CLOSE(X.p[i], Xref.p[i], 1e-14);
+                    for (int i = 0; i < 6 * m->nv_k[k]; ++i) CHECK_CLOSE(S[i], S_ref[i], 0.0);
+                    if (found >= 0) { /* the cross product with the selected motion */
+                        double V[6], w = 2 * sd_random_uniform(rng) - 1, c[6], c_ref[6], mJ[6] = {0};
+                        random_vector(rng, V, 6, 2.0);
+                        mJ[found] = sgn * w;
+                        sd_motion_cross(V, mJ, c_ref);
+                        sd_motion_cross_axis(V, found, sgn * w, c);
+                        for (int i = 0; i < 6; ++i) CHECK_CLOSE(c[i], c_ref[i], 1e-15);
+                    }
+                    memcpy(m->hinge_axes + 9 * k, saved, sizeof saved);
+                    if (sel < 0) break;
+                }
+            }
+    }
+    free(q);
+    sd_data_free(d);
+    sd_model_free(m);
+}
+
+static void check_close_array(const double *a, const double *b, int n, double tol)
+{
+    for (int i = 0; i < n; ++i) CHECK_CLOSE(a[i], b[i], tol);
+}
+
+/* The fast path (aligned) against the generic one (nudged) on one random tree and state. */
+static void check_twin_trees(uint64_t seed, int n, int flags)
+{
+    uint64_t ra = seed, rb = seed;
+    sd_model *A = random_tree(&ra, n, flags | RT_AXIS_ALIGNED);
+    sd_model *B = random_tree(&rb, n, flags | RT_AXIS_ALIGNED | RT_AXIS_NUDGED);
+    sd_data *da = sd_data_new(A), *db = sd_data_new(B);
+    int fast = 0, generic_selects = 0;
+    for (int k = 0; k < n; ++k) {
+        fast += da->hinge_sel[k] >= 0;
+        generic_selects += db->hinge_sel[k] >= 0;
+    }
+    CHECK(generic_selects == 0);
+    const int nq = sd_model_nq(A), nv = sd_model_nv(A);
+    CHECK(nq == sd_model_nq(B) && nv == sd_model_nv(B));
+    double *q = malloc((size_t)nq * sizeof(double)), *u = malloc((size_t)nv * sizeof(double)),
+           *w = malloc((size_t)nv * sizeof(double)), *fext = malloc(6 * (size_t)n * sizeof(double)),
+           *xa = malloc((size_t)nv * sizeof(double)), *xb = malloc((size_t)nv * sizeof(double)),
+           *Ma = malloc((size_t)nv * nv * sizeof(double)), *Mb = malloc((size_t)nv * nv * sizeof(double));
+    random_state(A, &ra, q, u, w);
+    random_vector(&ra, fext, 6 * n, 1.0);
+    CHECK(sd_inverse_dynamics(A, da, q, u, w, fext, xa) == SD_OK);
+    CHECK(sd_inverse_dynamics(B, db, q, u, w, fext, xb) == SD_OK);
+    check_close_array(xa, xb, nv, 1e-10);
+    for (int k = 0; k < n; ++k) {
+        double fa[6], fb[6];
+        CHECK(sd_interbody_force(A, da, k, SD_FRAME_BODY, fa) == SD_OK);
+        CHECK(sd_interbody_force(B, db, k, SD_FRAME_BODY, fb) == SD_OK);
+        check_close_array(fa, fb, 6, 1e-10);
+    }
+    CHECK(sd_bias_forces(A, da, q, u, NULL, xa) == SD_OK);
+    CHECK(sd_bias_forces(B, db, q, u, NULL, xb) == SD_OK);
+    check_close_array(xa, xb, nv, 1e-10);
+    const sd_fd_options opt = {.interbody_forces = 1, .prescribed = NULL};
+    CHECK(sd_forward_dynamics_ex(A, da, q, u, w, fext, xa, &opt) == SD_OK);
+    CHECK(sd_forward_dynamics_ex(B, db, q, u, w, fext, xb, &opt) == SD_OK);
+    check_close_array(xa, xb, nv, 1e-10);
+    for (int k = 0; k < n; ++k) {
+        double fa[6], fb[6];
+        CHECK(sd_interbody_force(A, da, k, SD_FRAME_WORLD, fa) == SD_OK);
+        CHECK(sd_interbody_force(B, db, k, SD_FRAME_WORLD, fb) == SD_OK);
+        check_close_array(fa, fb, 6, 1e-10);
+    }
+    CHECK(sd_mass_matrix(A, da, q, Ma) == SD_OK);
+    CHECK(sd_mass_matrix(B, db, q, Mb) == SD_OK);
+    check_close_array(Ma, Mb, nv * nv, 1e-10);
+    CHECK(sd_mass_matrix_inverse(A, da, q, Ma) == SD_OK);
+    CHECK(sd_mass_matrix_inverse(B, db, q, Mb) == SD_OK);
+    check_close_array(Ma, Mb, nv * nv, 1e-9);
+    CHECK(sd_kinematics(A, da, q, u, w) == SD_OK);
+    CHECK(sd_kinematics(B, db, q, u, w) == SD_OK);
+    for (int k = 0; k < n; ++k) {
+        const sd_transform Xa = world_placement(A, da, k), Xb = world_placement(B, db, k);
+        check_close_array(Xa.R, Xb.R, 9, 1e-12);
+        check_close_array(Xa.p, Xb.p, 3, 1e-12);
+        double va[6], vb[6];
+        CHECK(sd_body_velocity(A, da, k, va) == SD_OK && sd_body_velocity(B, db, k, vb) == SD_OK);
+        check_close_array(va, vb, 6, 1e-10);
+        CHECK(sd_body_acceleration(A, da, k, va) == SD_OK && sd_body_acceleration(B, db, k, vb) == SD_OK);
+        check_close_array(va, vb, 6, 1e-10);
+    }
+    if (n >= 10 && !(flags & RT_ONLY_1DOF)) CHECK(fast > 0);
+    free(q); free(u); free(w); free(fext); free(xa); free(xb); free(Ma); free(Mb);
+    sd_data_free(da); sd_data_free(db);
+    sd_model_free(A); sd_model_free(B);
+}
+
+int main(void)
+{
+    uint64_t rng = 0x5eed12;
+    check_placement_kernel(&rng);
+    static const int sizes[] = {1, 2, 3, 7, 20, 60, 150};
+    static const int flag_sets[] = {0, RT_CHAIN, RT_FREE_ROOT, RT_MASSLESS, RT_ONLY_1DOF, RT_CHAIN | RT_ONLY_1DOF,
+                                    RT_FREE_ROOT | RT_ONLY_1DOF | RT_MASSLESS};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i)
+        for (size_t f = 0; f < sizeof flag_sets / sizeof flag_sets[0]; ++f)
+            for (int s = 0; s < 3; ++s) check_twin_trees(1000 * i + 10 * f + s + 1, sizes[i], flag_sets[f]);
+    return test_summary("test_hinge_kernels");
+}
