@@ -124,6 +124,47 @@ static void check_model(const sd_model *m, uint64_t *rng, int dense_factors)
     sd_data_free(d);
 }
 
+/* A forest (three trees hanging from the inertial frame) of mixed hinges with a fixed body inside and
+ * bodies of several children: M^-1's entries across trees are zero, and those between branches
+ * come through their deepest common ancestor (innovations.c). Added in an order the builder sorts. */
+static sd_model *forest(uint64_t *rng)
+{
+    static const struct { const char *name, *parent; sd_hinge_type hinge; } bodies[] = {
+        {"a", NULL, SD_HINGE_REVOLUTE},   {"b", "a", SD_HINGE_SPHERICAL}, {"c", "a", SD_HINGE_PRISMATIC},
+        {"d", NULL, SD_HINGE_UNIVERSAL},  {"e", "d", SD_HINGE_FIXED},     {"f", "e", SD_HINGE_REVOLUTE},
+        {"g", "e", SD_HINGE_REVOLUTE},    {"h", "b", SD_HINGE_REVOLUTE},  {"i", "b", SD_HINGE_PLANAR},
+        {"j", "c", SD_HINGE_REVOLUTE},    {"k", NULL, SD_HINGE_FREE},     {"l", "k", SD_HINGE_REVOLUTE},
+        {"m", "a", SD_HINGE_REVOLUTE},    {"n", "g", SD_HINGE_SPHERICAL},
+    };
+    sd_builder *b = sd_builder_new();
+    for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; ++i) {
+        sd_body_desc d;
+        sd_body_desc_init(&d);
+        d.name = bodies[i].name;
+        d.parent = bodies[i].parent;
+        d.hinge = bodies[i].hinge;
+        random_vector(rng, d.placement.p, 3, 0.5);
+        random_vector(rng, d.axis, 3, 1.0);
+        random_vector(rng, d.axis2, 3, 1.0);
+        d.mass = 1.0 + sd_random_uniform(rng);
+        random_vector(rng, d.com, 3, 0.2);
+        d.inertia[0] = 0.3, d.inertia[4] = 0.4, d.inertia[8] = 0.5;
+        sd_error err;
+        if (sd_builder_add_body(b, &d, &err) != SD_OK) {
+            fprintf(stderr, "forest: %s\n", err.message);
+            abort();
+        }
+    }
+    sd_model *m = NULL;
+    sd_error err;
+    if (sd_builder_build(b, &m, &err) != SD_OK) {
+        fprintf(stderr, "forest: %s\n", err.message);
+        abort();
+    }
+    sd_builder_free(b);
+    return m;
+}
+
 int main(void)
 {
     uint64_t rng = 777;
@@ -137,6 +178,11 @@ int main(void)
             if (test_failed_count != before) fprintf(stderr, "  (model of %d bodies, flags %d)\n", sizes[s], flags);
             sd_model_free(m);
         }
+    for (int trial = 0; trial < 4; ++trial) {
+        sd_model *m = forest(&rng);
+        check_model(m, &rng, 1);
+        sd_model_free(m);
+    }
     /* a long chain whose det M overflows a double: the log form still agrees, and det M asked
      * for is an error, not inf */
     sd_model *m = random_tree(&rng, 600, RT_CHAIN | RT_ONLY_1DOF);
