@@ -35,7 +35,9 @@ export class Plot {
     ctx.fillStyle = '#333';
     ctx.font = '11px sans-serif';
     ctx.textAlign = 'right';
-    for (const y of [lo, (lo + hi) / 2, hi]) ctx.fillText(y.toPrecision(4), L - 4, Y(y) + 4);
+    // tick labels that fit the margin: exponent form for very small or large values
+    const label = (y) => (y !== 0 && (Math.abs(y) < 1e-3 || Math.abs(y) >= 1e5) ? y.toExponential(2) : y.toPrecision(4));
+    for (const y of [lo, (lo + hi) / 2, hi]) ctx.fillText(label(y), L - 4, Y(y) + 4);
     ctx.textAlign = 'center';
     ctx.fillText(t0.toPrecision(3) + ' s', L, H - 10);
     ctx.fillText(t1.toPrecision(3) + ' s', W - R - 10, H - 10);

@@ -80,8 +80,9 @@ export class Scene {
       for (const v of b.skeleton) skeleton.add(placed(new THREE.Mesh(geometry(v), material(null, true)), v));
       const box = new THREE.Group(); // the inertia box at the centre of mass
       if (b.inertia_box) {
+        // translucent, so that the skeleton inside (or the visuals around) stays visible
         box.add(placed(new THREE.Mesh(geometry(b.inertia_box),
-          material([0.85, 0.55, 0.25, b.visuals.length ? 0.45 : 1], true)), b.inertia_box));
+          material([0.85, 0.55, 0.25, b.visuals.length ? 0.45 : 0.6], true)), b.inertia_box));
       }
       const axes = new THREE.AxesHelper(data.scale * 0.12);
       group.add(visuals, skeleton, box, axes);
