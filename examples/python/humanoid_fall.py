@@ -4,7 +4,7 @@
     python3 examples/python/humanoid_fall.py [--model humanoid.xml] [--duration 2] [--output fall.html]
 
 The MuJoCo humanoid (../shared/models/humanoid_mjcf/humanoid.xml by default: a free-floating torso
-and 21 hinges with damping and armature) starts upright with every hinge at 0, its torso 1.4 m up, pushed: tipping forward at
+and 21 hinges with damping and armature) starts at the pose its file gives (upright, the torso 1.4 m up), pushed: tipping forward at
 2 rad/s and moving at 1 m/s. soadyn models no contact, so there is no floor: the body tumbles as it
 falls, its limbs swinging out and damped by the joints. The run is RK4 at 1 ms; the program prints
 the height of the torso, the energy lost to the joints' damping, and writes the viewer page when
@@ -36,8 +36,7 @@ human = soadyn.load(args.model)
 root = 0
 if human.hinge_types[root] != "free":
     sys.exit(f"{args.model}: the root hinge is {human.hinge_types[root]}, expected a free-floating humanoid")
-q0 = human.neutral()  # upright, every hinge at 0
-q0[2] = 1.4  # torso 1.4 m up
+q0 = human.reference()  # the pose the file gives (MuJoCo's qpos0: the torso 1.4 m up, upright)
 u0 = np.zeros(human.nv)
 u0[1] = 2.0  # tipping about the torso's y axis (free-hinge speeds: angular, then linear, body frame)
 u0[3] = 1.0  # forward

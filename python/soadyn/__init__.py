@@ -373,6 +373,13 @@ class Model:
         lib.sd_configuration_neutral(self._m, _from_buffer("double[]", q))
         return q
 
+    def reference(self):
+        """The model's reference configuration: the pose its file describes (an MJCF model's qpos0;
+        a URDF or SDF model's neutral one), where the command starts by default."""
+        q = np.empty(self.nq)
+        lib.sd_configuration_reference(self._m, _from_buffer("double[]", q))
+        return q
+
     def random_configuration(self, seed=1, n=None):
         """Random configurations (angles in the joint limits or [-pi, pi], uniform quaternions) from a
         reproducible generator (xorshift64*, sd_configuration_random); n: that many rows."""
@@ -1130,7 +1137,7 @@ def write_view(model, t, q, path, u=None, kinetic=None, potential=None, model_pa
 
 
 # Every algorithm also as a module function taking the model first: soadyn.mass_matrix(model, q).
-for _name in ("neutral", "random_configuration", "integrate", "difference", "normalize", "forward_dynamics",
+for _name in ("neutral", "reference", "random_configuration", "integrate", "difference", "normalize", "forward_dynamics",
               "forward_dynamics_cholesky", "inverse_dynamics", "bias_forces", "passive_forces", "mass_matrix",
               "mass_matrix_inverse", "mass_matrix_solve", "innovations_apply", "log_det_mass_matrix",
               "det_mass_matrix", "forward_dynamics_ex", "mixed_dynamics", "interbody_forces",

@@ -78,6 +78,7 @@ size_t sd_model_nwarnings(const sd_model *model);
 const char *sd_model_warning(const sd_model *model, size_t i);
 
 void sd_configuration_neutral(const sd_model *model, double *q);
+void sd_configuration_reference(const sd_model *model, double *q);
 void sd_configuration_integrate(const sd_model *model, const double *q, const double *u, double dt, double *q_out);
 void sd_configuration_difference(const sd_model *model, const double *q0, const double *q1, double *u);
 double sd_configuration_normalize(const sd_model *model, double *q);

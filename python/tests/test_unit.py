@@ -183,6 +183,7 @@ def test_properties():
     assert (m.nq, m.nv, m.format) == (7, 7, "urdf")
     assert m.joint_names[1] == "iiwa_joint_1" and m.coordinate_labels[0] == "iiwa_joint_1"
     assert len(m.body_names) == m.nbodies and m.parents[0] == -1
+    assert np.array_equal(m.reference(), m.neutral())  # a URDF's reference pose is the neutral one
     f = soadyn.load(path("quadruped.urdf"), floating=True)
     assert f.hinge_types[0] == "free" and f.nq == f.nv + 1
     assert f.coordinate_labels[3:7] == [f.joint_names[0] + ".q" + c for c in "wxyz"]
