@@ -34,5 +34,6 @@
 #include "io.h"
 #include "sim.h"
 #include "view.h"
+#include "batch.h"
 
 #endif /* SOADYN_SOADYN_H */
