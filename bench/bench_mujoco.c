@@ -15,6 +15,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "bench_mujoco.h"
 
+#include "internal.h" /* sd_sym3_eigen */
+
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <math.h>
@@ -144,47 +146,6 @@ static void R_to_rpy(const double R[9], double rpy[3])
     rpy[2] = atan2(R[3], R[0]);
 }
 
-/* Eigenvectors V (columns, a rotation) and eigenvalues d of the symmetric 3x3 A, cyclic Jacobi to
- * machine precision. */
-static void eig3(const double A_in[9], double V[9], double d[3])
-{
-    double A[9];
-    memcpy(A, A_in, sizeof A);
-    for (int i = 0; i < 9; ++i) V[i] = i % 4 == 0;
-    for (int sweep = 0; sweep < 60; ++sweep) {
-        const double off = A[1] * A[1] + A[2] * A[2] + A[5] * A[5];
-        if (off <= 1e-300) break;
-        for (int p = 0; p < 2; ++p)
-            for (int q = p + 1; q < 3; ++q) {
-                const double apq = A[3 * p + q];
-                if (apq == 0) continue;
-                const double theta = (A[3 * q + q] - A[3 * p + p]) / (2 * apq);
-                const double t = (theta >= 0 ? 1 : -1) / (fabs(theta) + sqrt(theta * theta + 1));
-                const double c = 1 / sqrt(t * t + 1), sn = t * c;
-                for (int k = 0; k < 3; ++k) { /* A = J^T A J, V = V J with J the rotation in (p, q) */
-                    const double akp = A[3 * k + p], akq = A[3 * k + q];
-                    A[3 * k + p] = c * akp - sn * akq;
-                    A[3 * k + q] = sn * akp + c * akq;
-                }
-                for (int k = 0; k < 3; ++k) {
-                    const double apk = A[3 * p + k], aqk = A[3 * q + k];
-                    A[3 * p + k] = c * apk - sn * aqk;
-                    A[3 * q + k] = sn * apk + c * aqk;
-                }
-                for (int k = 0; k < 3; ++k) {
-                    const double vkp = V[3 * k + p], vkq = V[3 * k + q];
-                    V[3 * k + p] = c * vkp - sn * vkq;
-                    V[3 * k + q] = sn * vkp + c * vkq;
-                }
-            }
-    }
-    for (int i = 0; i < 3; ++i) d[i] = A[4 * i];
-    const double det = V[0] * (V[4] * V[8] - V[5] * V[7]) - V[1] * (V[3] * V[8] - V[5] * V[6]) +
-                       V[2] * (V[3] * V[7] - V[4] * V[6]);
-    if (det < 0)
-        for (int k = 0; k < 3; ++k) V[3 * k + 2] = -V[3 * k + 2];
-}
-
 static double prop(xmlNode *n, const char *name)
 {
     xmlChar *v = xmlGetProp(n, BAD_CAST name);
@@ -213,7 +174,7 @@ static void principal_axes(xmlNode *robot)
         if (ixy == 0 && ixz == 0 && iyz == 0) continue;
         const double I[9] = {prop(t, "ixx"), ixy, ixz, ixy, prop(t, "iyy"), iyz, ixz, iyz, prop(t, "izz")};
         double V[9], d[3], R0[9], R[9], rpy[3] = {0, 0, 0};
-        eig3(I, V, d);
+        sd_sym3_eigen(I, d, V);
         xmlNode *o = child(in, "origin");
         if (o == NULL) o = xmlNewChild(in, NULL, BAD_CAST "origin", NULL);
         xmlChar *r = xmlGetProp(o, BAD_CAST "rpy");

@@ -284,6 +284,10 @@ int sd_mirror_lower(double *A, int n);
  * the pivot order (original indices). *bad is -1 when A is positive semi-definite within that
  * tolerance, else the original index of a row that shows a negative direction. */
 int sd_pivoted_cholesky(double *A, int n, double rtol, int *piv, int *bad);
+/* Principal axes of a symmetric 3x3 A (an inertia): A = V diag(d) V^T, V's columns the axes and V a
+ * rotation, by cyclic Jacobi rotations to machine precision (a few sweeps for 3x3; a library
+ * eigen-solver call would cost more than the solve). */
+void sd_sym3_eigen(const double A[9], double d[3], double V[9]);
 
 /* ---- closed loops (src/loops/constraint_model.c): the hooks of the builder, model and data ---- */
 struct sd_loops_builder;

@@ -124,3 +124,44 @@ int sd_pivoted_cholesky(double *A, int n, double rtol, int *piv, int *bad)
     }
     return k;
 }
+
+void sd_sym3_eigen(const double A_in[9], double d[3], double V[9])
+{
+    double A[9];
+    for (int i = 0; i < 9; ++i) A[i] = A_in[i];
+    for (int i = 0; i < 9; ++i) V[i] = i % 4 == 0;
+    for (int sweep = 0; sweep < 50; ++sweep) {
+        const double off = A[1] * A[1] + A[2] * A[2] + A[5] * A[5];
+        const double diag = A[0] * A[0] + A[4] * A[4] + A[8] * A[8];
+        if (off <= 1e-32 * diag || off == 0.0) break;
+        for (int p = 0; p < 2; ++p)
+            for (int q = p + 1; q < 3; ++q) {
+                const double apq = A[3 * p + q];
+                if (apq == 0.0) continue;
+                /* the rotation in (p, q) that zeroes A(p, q), its tangent the smaller root (stable) */
+                const double theta = (A[3 * q + q] - A[3 * p + p]) / (2.0 * apq);
+                const double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
+                const double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
+                for (int k = 0; k < 3; ++k) { /* A = J^T A J (columns, then rows), V = V J */
+                    const double akp = A[3 * k + p], akq = A[3 * k + q];
+                    A[3 * k + p] = c * akp - s * akq;
+                    A[3 * k + q] = s * akp + c * akq;
+                }
+                for (int k = 0; k < 3; ++k) {
+                    const double apk = A[3 * p + k], aqk = A[3 * q + k];
+                    A[3 * p + k] = c * apk - s * aqk;
+                    A[3 * q + k] = s * apk + c * aqk;
+                }
+                for (int k = 0; k < 3; ++k) {
+                    const double vkp = V[3 * k + p], vkq = V[3 * k + q];
+                    V[3 * k + p] = c * vkp - s * vkq;
+                    V[3 * k + q] = s * vkp + c * vkq;
+                }
+            }
+    }
+    d[0] = A[0], d[1] = A[4], d[2] = A[8];
+    const double det = V[0] * (V[4] * V[8] - V[5] * V[7]) - V[1] * (V[3] * V[8] - V[5] * V[6]) +
+                       V[2] * (V[3] * V[7] - V[4] * V[6]);
+    if (det < 0) /* Jacobi rotations keep det V = 1; kept explicit: callers turn V into a quaternion */
+        for (int k = 0; k < 3; ++k) V[3 * k + 2] = -V[3 * k + 2];
+}

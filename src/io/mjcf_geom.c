@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h" /* sd_sym3_eigen */
 #include "io/mjcf_internal.h"
 #include "model/model_bounds.h"
 
@@ -140,49 +141,10 @@ sd_status mjcf_orientation(const mjcf_ctx *ctx, const xmlNode *node, int kind, i
 
 /* ---------------------------------------------------------------- inertia */
 
-/* Principal-axes form: I = V diag(d) V^T by cyclic Jacobi rotations (3x3, converges in a few sweeps). */
-static void sym3_eigen(const double I[9], double d[3], double V[9])
-{
-    double A[9];
-    memcpy(A, I, sizeof A);
-    sd_m3_identity(V);
-    for (int sweep = 0; sweep < 50; ++sweep) {
-        const double off = A[1] * A[1] + A[2] * A[2] + A[5] * A[5];
-        const double diag = A[0] * A[0] + A[4] * A[4] + A[8] * A[8];
-        if (off <= 1e-32 * diag || off == 0.0) break;
-        for (int p = 0; p < 2; ++p)
-            for (int q = p + 1; q < 3; ++q) {
-                const double apq = A[3 * p + q];
-                if (apq == 0.0) continue;
-                const double theta = (A[3 * q + q] - A[3 * p + p]) / (2.0 * apq);
-                const double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
-                const double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
-                for (int k = 0; k < 3; ++k) { /* A = J^T A J, columns then rows */
-                    const double akp = A[3 * k + p], akq = A[3 * k + q];
-                    A[3 * k + p] = c * akp - s * akq;
-                    A[3 * k + q] = s * akp + c * akq;
-                }
-                for (int k = 0; k < 3; ++k) {
-                    const double apk = A[3 * p + k], aqk = A[3 * q + k];
-                    A[3 * p + k] = c * apk - s * aqk;
-                    A[3 * q + k] = s * apk + c * aqk;
-                }
-                for (int k = 0; k < 3; ++k) {
-                    const double vkp = V[3 * k + p], vkq = V[3 * k + q];
-                    V[3 * k + p] = c * vkp - s * vkq;
-                    V[3 * k + q] = s * vkp + c * vkq;
-                }
-            }
-    }
-    d[0] = A[0];
-    d[1] = A[4];
-    d[2] = A[8];
-}
-
 void mjcf_bound_inertia(double I[9], double bound)
 {
     double d[3], V[9];
-    sym3_eigen(I, d, V);
+    sd_sym3_eigen(I, d, V);
     if (d[0] >= bound && d[1] >= bound && d[2] >= bound) return;
     for (int i = 0; i < 3; ++i) d[i] = d[i] < bound ? bound : d[i];
     for (int i = 0; i < 3; ++i)

@@ -193,44 +193,6 @@ static void bounds(page *p)
     p->ground = lo[2] < 0 ? lo[2] - 0.05 * p->scale : 0.0;
 }
 
-/* Symmetric 3x3 eigen-decomposition by Jacobi rotations: I = V diag(d) V^T, V's columns the axes. */
-static void sym3_eigen(const double I[9], double d[3], double V[9])
-{
-    double A[9];
-    memcpy(A, I, sizeof(A));
-    sd_m3_identity(V);
-    for (int sweep = 0; sweep < 50; ++sweep) {
-        const double off = A[1] * A[1] + A[2] * A[2] + A[5] * A[5];
-        if (off < 1e-30 * (A[0] * A[0] + A[4] * A[4] + A[8] * A[8]) || off == 0) break;
-        for (int pq = 0; pq < 3; ++pq) {
-            const int a = pq == 2 ? 1 : 0, b = pq == 0 ? 1 : 2;
-            if (A[3 * a + b] == 0) continue;
-            const double theta = 0.5 * atan2(2 * A[3 * a + b], A[3 * b + b] - A[3 * a + a]);
-            const double c = cos(theta), s = sin(theta);
-            for (int k = 0; k < 3; ++k) { /* A = J^T A J, V = V J with J the rotation in (a, b) */
-                const double x = A[3 * k + a], y = A[3 * k + b];
-                A[3 * k + a] = c * x - s * y;
-                A[3 * k + b] = s * x + c * y;
-            }
-            for (int k = 0; k < 3; ++k) {
-                const double x = A[3 * a + k], y = A[3 * b + k];
-                A[3 * a + k] = c * x - s * y;
-                A[3 * b + k] = s * x + c * y;
-            }
-            for (int k = 0; k < 3; ++k) {
-                const double x = V[3 * k + a], y = V[3 * k + b];
-                V[3 * k + a] = c * x - s * y;
-                V[3 * k + b] = s * x + c * y;
-            }
-        }
-    }
-    d[0] = A[0], d[1] = A[4], d[2] = A[8];
-    const double det = V[0] * (V[4] * V[8] - V[5] * V[7]) - V[1] * (V[3] * V[8] - V[5] * V[6]) +
-                       V[2] * (V[3] * V[7] - V[4] * V[6]);
-    if (det < 0) /* a rotation, for the quaternion */
-        for (int k = 0; k < 3; ++k) V[3 * k + 2] = -V[3 * k + 2];
-}
-
 /* ---------------------------------------------------------------- writing */
 
 static void json_string(FILE *fp, const char *s)
@@ -316,7 +278,7 @@ static int json_inertia_box(FILE *fp, const sd_model *m, int k, double floor_siz
     const double mass = sd_model_body_mass(m, k);
     if (!(mass > 0)) return 0;
     double d[3], V[9];
-    sym3_eigen(sd_model_body_inertia(m, k), d, V);
+    sd_sym3_eigen(sd_model_body_inertia(m, k), d, V);
     view_visual v;
     memset(&v, 0, sizeof(v));
     v.shape = VIEW_BOX;
