@@ -76,6 +76,8 @@ typedef struct sd_constraint_desc {
     const char *joint_a;      /* COUPLING: q(joint_a) = ratio q(joint_b) + offset */
     const char *joint_b;
     double ratio, offset;
+    int embed;                /* the model's choice for this loop: nonzero embedded into an aggregate
+                                 node (soadyn/embed.h), 0 tree-augmented (the default) */
     const char *source_file;  /* where the constraint was described, for messages; may be NULL */
     int source_line;          /* 0: unknown */
 } sd_constraint_desc;
@@ -100,6 +102,8 @@ SD_API int sd_model_constraint_index(const sd_model *model, const char *name); /
 SD_API const char *sd_model_constraint_name(const sd_model *model, int constraint);
 SD_API sd_constraint_type sd_model_constraint_type(const sd_model *model, int constraint);
 SD_API int sd_model_constraint_nrows(const sd_model *model, int constraint);
+/* The model's choice for a constraint: 1 embedded (soadyn/embed.h), 0 tree-augmented; -1 out of range. */
+SD_API int sd_model_constraint_embed(const sd_model *model, int constraint);
 /* The first row of a constraint in G, lambda and the residuals. */
 SD_API int sd_model_constraint_row_offset(const sd_model *model, int constraint);
 /* The bodies a constraint ties (-1: the inertial frame); for COUPLING the bodies whose hinges it

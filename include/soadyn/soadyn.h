@@ -35,5 +35,6 @@
 #include "sim.h"
 #include "view.h"
 #include "batch.h"
+#include "embed.h"
 
 #endif /* SOADYN_SOADYN_H */

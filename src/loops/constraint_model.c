@@ -210,6 +210,7 @@ static sd_status resolve_constraint(const sd_model *m, const sd_constraint_desc 
     where(in->source_file, in->source_line, at, sizeof at);
     c->type = in->type;
     c->nrows = type_rows[in->type];
+    c->embed = in->embed != 0;
     if (in->type == SD_CONSTRAINT_COUPLING) {
         const char *jn[2] = {in->joint_a, in->joint_b};
         int *jb[2] = {&c->body_a, &c->body_b};
@@ -489,6 +490,11 @@ const char *sd_model_constraint_name(const sd_model *m, int i)
 {
     const sd_loop_constraint *c = get(m, i);
     return c ? c->name : NULL;
+}
+
+int sd_model_constraint_embed(const sd_model *m, int i)
+{
+    return m && m->loops && i >= 0 && i < m->loops->ncons ? m->loops->cons[i].embed : -1;
 }
 
 sd_constraint_type sd_model_constraint_type(const sd_model *m, int i)

@@ -32,6 +32,7 @@ typedef struct sd_loop_constraint {
     sd_transform frame_a, frame_b; /* in body coordinates, z turned onto the axis */
     double length;         /* DISTANCE */
     double ratio, offset;  /* COUPLING */
+    int embed;             /* the model's choice: 1 embedded (soadyn/embed.h), 0 tree-augmented */
     char *source_file;
     int source_line;
 } sd_loop_constraint;

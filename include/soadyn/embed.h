@@ -1,0 +1,172 @@
+/*
+ * soadyn/embed.h — closed loops by constraint embedding (000 Sec 5, 002 Sec 3): the bodies of each
+ * embedded loop become one aggregate node whose hinge is the loop's independent speeds, and the
+ * recursions run over a tree of nodes, so the forward dynamics stays O(N) outside the loops and the
+ * embedded constraints hold by construction (they are never integrated).
+ *
+ * An EMBEDDING is a view of a model with closure constraints (loops.h). Each constraint is either
+ * embedded or left tree-augmented (sd_embed_options.loops; the model file's choice by default).
+ * The embedded constraints are grouped into aggregates automatically: two constraints share an
+ * aggregate when their loops share a body (the strongly connected components of the loop graph),
+ * and an aggregate holds every body on the tree paths between its constraints' bodies, below their
+ * common ancestor (002 Eq 10-13: the aggregate's parent body). A COUPLING constraint (gears, a
+ * geared motor, URDF <mimic>) makes the two hinges' bodies one aggregate.
+ *
+ * SPEEDS. The aggregate S's tree speeds theta-dot_S split into dependent ones theta-dot_S1 and
+ * independent ones theta-dot_S2 (002 Eq 19-20): with Y = [Y1, Y2] the constraint rows on S's
+ * speeds, Y1 of full column rank, theta-dot_S = X_S theta-dot_S2, X_S = [-Y1^+ Y2; I]. The split is
+ * chosen by a column-pivoted QR of Y at the configuration given to sd_embedding_new (so Y1 is as
+ * well conditioned as the pivoting finds), or named by the caller (sd_embed_options.independent).
+ * The embedded system's speeds u (size sd_embedding_nv) are the tree speeds outside embedded
+ * aggregates and the independent speeds inside them, ordered node by node (sd_embedding_speed_index
+ * says which tree speed each one is); the tree speeds of the whole model are N(q) u.
+ *
+ * CONFIGURATION. The configuration stays the tree's q (nq entries, every hinge's coordinates), so
+ * every reader of a body's placement works unchanged. Every evaluation first closes the embedded
+ * loops: Newton on the closure residuals over the dependent speeds' directions, holding the
+ * independent coordinates, warm-started from the q given (0 iterations when it is closed), to
+ * round-off; the q it used is sd_embedded_configuration(). A loop that cannot close from there is
+ * SD_E_SINGULAR naming it. When Y1 becomes ill-conditioned along a motion (the split must change)
+ * the evaluation fails with SD_E_SINGULAR naming the loop, its condition number and the split
+ * that the pivoting would choose there.
+ *
+ * Constraints left tree-augmented keep their multipliers: the forward dynamics of a model with
+ * both kinds solves for them on top of the embedded system (a Schur complement over those rows).
+ *
+ * Sizes: q has the model's nq entries; u, qdd, tau sd_embedding_nv(); M and M^-1 that squared,
+ * row-major; f_ext 6 per body as in dynamics.h; lambda the model's n_c rows (loops.h), for
+ * embedded and tree-augmented constraints alike. No evaluation allocates.
+ */
+#ifndef SOADYN_EMBED_H
+#define SOADYN_EMBED_H
+
+#include "dynamics.h"
+#include "export.h"
+#include "loops.h"
+#include "model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sd_embedding sd_embedding;
+typedef struct sd_embedded_data sd_embedded_data;
+
+/* Options of sd_embedding_new(). Initialise with sd_embed_options_init(). */
+typedef struct sd_embed_options {
+    /* Which constraints to embed: NULL: the model's choice (each constraint's `embed` flag);
+     * "all"; "none"; or a comma-separated list of constraint names (the others tree-augmented). */
+    const char *loops;
+    /* NULL or "": the split of every aggregate chosen by pivoting. Else a comma-separated list of
+     * joint names whose hinge speeds are independent (the override, 002 Eq 19: every aggregate must
+     * then get exactly its mobility from the list, and its Y1 must be of full rank). */
+    const char *independent;
+    /* The configuration (nq) at which aggregates are split by pivoting and from which the first
+     * evaluation's Newton starts; NULL: the model's reference configuration, closed by
+     * sd_assemble_configuration. */
+    const double *q;
+} sd_embed_options;
+
+SD_API void sd_embed_options_init(sd_embed_options *options);
+
+/* The embedding of a model's loops. Errors (SD_E_ARGUMENT / SD_E_SINGULAR, naming the constraint
+ * and its source file:line): an unknown constraint name in `loops` or joint in `independent`; a
+ * model with flexible bodies (SD_E_NOT_SUPPORTED: embedding over flexible nodes is not offered);
+ * a loop that cannot be assembled at the configuration; a loop whose rows have no independent
+ * subset of speeds there (Y1 singular for every split: the loop locks its bodies, or contradicts
+ * itself); an override that does not give a loop exactly its mobility or makes Y1 singular. The
+ * model must outlive the embedding. */
+SD_API sd_embedding *sd_embedding_new(const sd_model *model, const sd_embed_options *options, sd_error *err);
+SD_API void sd_embedding_free(sd_embedding *embedding);
+SD_API const sd_model *sd_embedding_model(const sd_embedding *embedding);
+
+/* The embedded system's speeds, and the tree speed (index into the model's u) of speed i. */
+SD_API int sd_embedding_nv(const sd_embedding *embedding);
+SD_API int sd_embedding_speed_index(const sd_embedding *embedding, int i);
+/* Whether constraint c (loops.h numbering) is embedded (1) or tree-augmented (0); -1 out of range. */
+SD_API int sd_embedding_constraint_embedded(const sd_embedding *embedding, int c);
+/* Nodes of the embedded tree: rigid bodies outside aggregates, and the aggregates. */
+SD_API int sd_embedding_nnodes(const sd_embedding *embedding);
+SD_API int sd_embedding_naggregates(const sd_embedding *embedding);
+/* Aggregate a (0 .. naggregates-1): its bodies (ascending), its constraints, its tree speeds and
+ * which of them are independent (tree speed indices, ascending), and its parent body (-1: the
+ * inertial frame). Each call returns the count and fills `out` (may be NULL) with up to that many. */
+SD_API int sd_embedding_aggregate_bodies(const sd_embedding *embedding, int a, int *out);
+SD_API int sd_embedding_aggregate_constraints(const sd_embedding *embedding, int a, int *out);
+SD_API int sd_embedding_aggregate_independent(const sd_embedding *embedding, int a, int *out);
+SD_API int sd_embedding_aggregate_parent(const sd_embedding *embedding, int a);
+/* A one-paragraph description for reports (soadyn info): each aggregate, its bodies, constraints,
+ * independent joints; the tree-augmented constraints. Writes at most size bytes (terminated);
+ * returns the length it needed. */
+SD_API size_t sd_embedding_describe(const sd_embedding *embedding, char *buf, size_t size);
+
+/* ---------------------------------------------------------------- workspace and kinematics */
+
+SD_API sd_embedded_data *sd_embedded_data_new(const sd_embedding *embedding);
+SD_API void sd_embedded_data_free(sd_embedded_data *data);
+/* The tree workspace the evaluations fill: placements, body velocities and accelerations, the
+ * inter-body forces (when asked) of the last call, for dynamics.h's readers (sd_interbody_force,
+ * sd_body_placement_world, sd_kinetic_energy, ...). Its sd_data_error() holds the last failure. */
+SD_API sd_data *sd_embedded_tree_data(sd_embedded_data *data);
+SD_API const char *sd_embedded_error(const sd_embedded_data *data);
+
+/* Close the embedded loops from q (Newton over the dependent directions, independent coordinates
+ * held; see the top of this header) into q_out (may alias q); residual (may be NULL): the largest
+ * closure residual left, over the embedded constraints. */
+SD_API sd_status sd_embedded_close(const sd_embedding *embedding, sd_embedded_data *data, const double *q,
+                                   double *q_out, double *residual);
+/* The closed configuration of the last evaluation (nq). */
+SD_API const double *sd_embedded_configuration(const sd_embedded_data *data);
+/* Tree speeds u_tree = N(q) u (nv of the model) at the closed q; and back: the embedded speeds
+ * of tree speeds (their selection; u_tree should satisfy the embedded constraints). */
+SD_API sd_status sd_embedded_tree_speeds(const sd_embedding *embedding, sd_embedded_data *data, const double *q,
+                                         const double *u, double *u_tree);
+SD_API void sd_embedded_speeds_of_tree(const sd_embedding *embedding, const double *u_tree, double *u);
+/* The condition number of aggregate a's Y1 at the last evaluation (its split's quality). */
+SD_API double sd_embedded_split_condition(const sd_embedded_data *data, int a);
+
+/* ---------------------------------------------------------------- dynamics */
+
+typedef struct sd_embedded_fd_options {
+    /* Nonzero: also every body's inter-body force (000 Eq 68-69 inside aggregates, Eq 17 outside),
+     * read with sd_interbody_force() on sd_embedded_tree_data(), and the multipliers of every
+     * constraint (sd_embedded_constraint_forces). */
+    int interbody_forces;
+} sd_embedded_fd_options;
+
+/* qdd of the embedded system (000 Eq 62-67): the Riccati gather over nodes, the aggregate's
+ * D_S = Hbar P_S Hbar* of the size of its independent speeds; tree-augmented constraints on top.
+ * qdd_tree (nv of the model, may be NULL): the tree accelerations X_S qdd + Xdot_S u. */
+SD_API sd_status sd_embedded_forward_dynamics(const sd_embedding *embedding, sd_embedded_data *data,
+                                              const double *q, const double *u, const double *tau,
+                                              const double *f_ext, double *qdd, double *qdd_tree,
+                                              const sd_embedded_fd_options *options);
+/* tau (embedded speeds) producing qdd; tree-augmented constraints, when any, are SD_E_NOT_SUPPORTED
+ * here (use sd_constrained_inverse_dynamics on the tree). */
+SD_API sd_status sd_embedded_inverse_dynamics(const sd_embedding *embedding, sd_embedded_data *data,
+                                              const double *q, const double *u, const double *qdd,
+                                              const double *f_ext, double *tau);
+/* The mass matrix in the embedded speeds (= N* M N of the tree, armature included), by composite
+ * nodes; the bias forces C (N* of the tree's C plus the Xdot terms). */
+SD_API sd_status sd_embedded_mass_matrix(const sd_embedding *embedding, sd_embedded_data *data, const double *q,
+                                         double *M);
+SD_API sd_status sd_embedded_bias_forces(const sd_embedding *embedding, sd_embedded_data *data, const double *q,
+                                         const double *u, const double *f_ext, double *c);
+/* M^-1 from the innovations factors over nodes (004 Eq 51 with the nodes' D, G), and
+ * log det M = sum over nodes of log det D (004 Cor 6.1). */
+SD_API sd_status sd_embedded_mass_matrix_inverse(const sd_embedding *embedding, sd_embedded_data *data,
+                                                 const double *q, double *Minv);
+SD_API sd_status sd_embedded_log_det(const sd_embedding *embedding, sd_embedded_data *data, const double *q,
+                                     double *log_det);
+/* The multipliers (n_c) of every constraint at the last forward dynamics that asked for inter-body
+ * forces: embedded constraints' from the aggregate's internal forces (Y1^T lambda = the tree
+ * generalized forces the aggregate's bodies leave unbalanced, minimum norm on redundant rows),
+ * tree-augmented ones' from their Schur solve. sd_constraint_force() reads them the same way. */
+SD_API sd_status sd_embedded_constraint_forces(const sd_embedding *embedding, sd_embedded_data *data,
+                                               double *lambda);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SOADYN_EMBED_H */

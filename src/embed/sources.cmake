@@ -1,0 +1,6 @@
+# The embed component: closed loops by constraint embedding (soadyn/embed.h; 000 Sec 5, 002 Sec 3).
+# Included by src/CMakeLists.txt after the loops component, whose LAPACKE it uses for the pivoted
+# split of each aggregate's speeds and the least-squares closure; always built, like loops.
+list(APPEND SOADYN_COMPONENT_SOURCES
+)
+list(APPEND SOADYN_COMPONENT_HEADERS embed.h)
