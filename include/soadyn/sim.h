@@ -106,6 +106,22 @@ typedef struct sd_sim_options {
      * sd_closed_loop_forward_dynamics(). Baumgarte terms are not offered (the closed-loop forward
      * dynamics takes no addition to gamma); 0 leaves the drift uncorrected and only reported. */
     int project_constraints;
+    /* Constraint embedding (embed.h, issue 11). `embed`: NULL: the model file's choice of which
+     * constraints are embedded (a model whose constraints are all tree-augmented, or a tree, then runs
+     * as above); "all", "none", or a comma-separated list of constraint names (as
+     * sd_embed_options.loops). `independent`: NULL/"" (the split chosen by pivoting) or a list of joint
+     * names (sd_embed_options.independent). With at least one embedded constraint, sd_simulate
+     * integrates the embedded system: the state is the tree's q and the embedded speeds u_e
+     * (sd_embedding_nv); each right-hand side is sd_embedded_forward_dynamics (which closes the
+     * embedded loops by Newton, independent coordinates held), q moves with the tree speeds N u_e, and
+     * after every RK4 step / CVODE output interval q is closed again (sd_embedded_close): embedded
+     * constraints are solved, never projected; tree-augmented ones keep project_constraints. The
+     * caller's q and u, the samples (observer, CSV, trajectory), tau and control all stay in the
+     * TREE's sizes (nq, nv): u = N u_e, tau is reduced by N^T, and the energy is the tree's at (q, N u_e).
+     * Errors of the embedding (unknown names, a loop that cannot be split) are SD_E_ARGUMENT /
+     * SD_E_SINGULAR from sd_embedding_new. */
+    const char *embed;
+    const char *independent;
 } sd_sim_options;
 
 SD_API void sd_sim_options_init(sd_sim_options *options);
