@@ -2,5 +2,8 @@
 # Included by src/CMakeLists.txt after the loops component, whose LAPACKE it uses for the pivoted
 # split of each aggregate's speeds and the least-squares closure; always built, like loops.
 list(APPEND SOADYN_COMPONENT_SOURCES
+  embed/embed_nodes.c
+  embed/embed_forward_dynamics.c
+  embed/embed_mass_matrix.c
 )
 list(APPEND SOADYN_COMPONENT_HEADERS embed.h)
