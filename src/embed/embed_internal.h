@@ -123,6 +123,9 @@ struct sd_embed_nodes_ws {
     int *jb_off;     /* per node: offset of Jbar(s) (ni x ni) */
     double *Jbar;    /* X_S^T diag(armature) X_S per node (the hinge's armature on a rigid node) */
     double *tau_j;   /* embedded nv: N^T (tau_passive - J qdd_c), the joint-level generalized force */
+    int *slot;       /* per body: offset of its 6-vector in the vec_total arrays (its node's
+                        vec_off + 6 * its place among the node's bodies) */
+    double *passive; /* model nv: tau_passive - J qdd_c on the tree speeds (scratch of tau_j) */
 };
 struct sd_embed_nodes_ws *sd_embed_nodes_ws_new(const sd_embedding *e);
 void sd_embed_nodes_ws_free(struct sd_embed_nodes_ws *w);
