@@ -4,8 +4,6 @@
 list(APPEND SOADYN_COMPONENT_SOURCES
   embed/embed_nodes.c
   embed/embed_forward_dynamics.c
-  embed/embed_nodes.c
-  embed/embed_forward_dynamics.c
   embed/embed_mass_matrix.c
 )
 list(APPEND SOADYN_COMPONENT_HEADERS embed.h)
