@@ -5,5 +5,6 @@ list(APPEND SOADYN_COMPONENT_SOURCES
   embed/embed_nodes.c
   embed/embed_forward_dynamics.c
   embed/embed_mass_matrix.c
+  embed/embed_mixed.c
 )
 list(APPEND SOADYN_COMPONENT_HEADERS embed.h)
