@@ -165,6 +165,43 @@ SD_API sd_status sd_embedded_log_det(const sd_embedding *embedding, sd_embedded_
 SD_API sd_status sd_embedded_constraint_forces(const sd_embedding *embedding, sd_embedded_data *data,
                                                double *lambda);
 
+/* ---------------------------------------------------------------- the geared motor (002 Eq 17) */
+
+/* A link driven through a gear by a motor whose rotor sits on the link's parent: two bodies, both
+ * children of `parent`, and one COUPLING constraint q_rotor = ratio q_link (002 Eq 17:
+ * theta-dot_S = [theta-dot_mtr, theta-dot_lnk], X_S = [ratio, 1]^T). Unlike an armature (the rotor's
+ * inertia times ratio^2 on the link's speed), the rotor is a body of its own, so its gyroscopic
+ * coupling with the parent's rotation and its own mass and placement are kept. Bodies and joints:
+ * NAME (the link, revolute about `axis`), NAME_rotor (revolute about `rotor_axis`); constraint
+ * NAME_gear (embedded by default: the pair becomes one aggregate with the link's speed independent).
+ * The link's speed drives it: a torque on the link's hinge is the joint torque; a motor torque tau_m
+ * on the rotor's hinge acts on the link as ratio tau_m through the gear. Initialise with
+ * sd_geared_motor_desc_init(). */
+typedef struct sd_geared_motor_desc {
+    const char *name;            /* the link's body and joint name (required); the rest derive from it */
+    const char *parent;          /* the body both hang on; NULL or "": the inertial frame */
+    sd_transform placement;      /* the link's joint frame in the parent's frame */
+    double axis[3];              /* the link's revolute axis (joint frame) */
+    double mass, com[3], inertia[9];                 /* the link, as in sd_body_desc */
+    sd_transform rotor_placement; /* the rotor's joint frame in the parent's frame */
+    double rotor_axis[3];        /* the rotor's revolute axis (its joint frame) */
+    double rotor_mass, rotor_com[3], rotor_inertia[9]; /* the rotor */
+    double ratio;                /* q_rotor = ratio q_link (nonzero; the gear ratio, e.g. 100) */
+    double damping;              /* viscous damping on the link's hinge (as sd_body_desc.damping) */
+    int embed;                   /* the gear constraint's embed flag (sd_constraint_desc.embed); 1 */
+    const char *source_file;     /* for messages; may be NULL */
+    int source_line;
+} sd_geared_motor_desc;
+
+/* Defaults: no name, the inertial frame, identity placements, both axes z, zero masses and
+ * inertias, ratio 1, no damping, embed 1. */
+SD_API void sd_geared_motor_desc_init(sd_geared_motor_desc *desc);
+/* Add the motor's two bodies and its gear constraint to the builder (libsoadyn_core). Errors
+ * (SD_E_MODEL, the message starting with the source file:line and naming the motor): no name, a
+ * zero or non-finite ratio (nothing added), and whatever sd_builder_add_body /
+ * sd_builder_add_constraint refuse (duplicate names, bad inertias or placements). */
+SD_API sd_status sd_builder_add_geared_motor(sd_builder *builder, const sd_geared_motor_desc *desc, sd_error *err);
+
 #ifdef __cplusplus
 }
 #endif
