@@ -56,3 +56,118 @@ void sd_embed_nodes_ws_free(struct sd_embed_nodes_ws *w)
     free(w->passive);
     free(w);
 }
+
+/* W(s) rows of body k (6 x 6, row-major in W's dim x 6 layout): the 6x6 of sd_motion_to_child
+ * with Xup(k) applied to each column of the parent's rows (or of I6 when the parent is outside). */
+static void w_rows(const sd_transform *X, const double *Wp, double *Wk)
+{
+    for (int c = 0; c < 6; ++c) {
+        double in[6], out[6];
+        for (int r = 0; r < 6; ++r) in[r] = Wp ? Wp[6 * r + c] : (r == c);
+        sd_motion_to_child(X, in, out);
+        for (int r = 0; r < 6; ++r) Wk[6 * r + c] = out[r];
+    }
+}
+
+/* A rigid node: W = Xup(k) as a 6x6 motion map, Hbar* = H*(k), a_s = a(k), b_s = b(k) - f_ext(k),
+ * Jbar = diag(armature), tau_j = tau_passive(k). */
+static void rigid_pieces(const sd_embedding *e, sd_embedded_data *ed, int s, int with_velocity, const double *f_ext)
+{
+    const sd_model *m = e->model;
+    const sd_data *d = ed->tree;
+    struct sd_embed_nodes_ws *w = ed->nodes;
+    const sd_embed_node *nd = &e->nodes[s];
+    const int k = e->node_bodies[nd->body0], nk = nd->ni, vk = m->v_index[k], o = e->vec_off[s];
+    w_rows(&d->Xup[k], NULL, w->W + 6 * (size_t)o);
+    double *H = w->Hbar + e->hbar_off[s], *J = w->Jbar + w->jb_off[s];
+    for (int r = 0; r < 6; ++r)
+        for (int i = 0; i < nk; ++i) H[r * nk + i] = d->S[6 * (vk + i) + r];
+    for (int i = 0; i < nk; ++i)
+        for (int j = 0; j < nk; ++j) J[i * nk + j] = i == j ? m->armature[vk + i] : 0.0;
+    if (!with_velocity) return;
+    for (int r = 0; r < 6; ++r) {
+        w->a[o + r] = d->a[6 * k + r];
+        w->b[o + r] = d->b[6 * k + r] - (f_ext ? f_ext[6 * k + r] : 0.0);
+    }
+    if (m->has_passive) sd_passive_hinge(m, k, ed->q, ed->u_tree, w->tau_j + nd->v0);
+    else
+        for (int i = 0; i < nk; ++i) w->tau_j[nd->v0 + i] = 0.0;
+}
+
+/* An aggregate node S (000 Eq 52-60): bodies in ascending order, each after its parent, so one
+ * forward pass over them is phi*_S applied to the stacked hinge terms. X_S is nt x ni at x_off. */
+static void aggregate_pieces(const sd_embedding *e, sd_embedded_data *ed, int s, int with_velocity,
+                             const double *f_ext)
+{
+    const sd_model *m = e->model;
+    const sd_data *d = ed->tree;
+    struct sd_embed_nodes_ws *w = ed->nodes;
+    const sd_embed_node *nd = &e->nodes[s];
+    const int ni = nd->ni, nt = nd->nt, o = e->vec_off[s];
+    const double *X = ed->X + e->x_off[s];
+    double *W = w->W + 6 * (size_t)o, *H = w->Hbar + e->hbar_off[s];
+    int t = 0; /* the body's first tree speed among the node's (bodies and speeds both ascending) */
+    for (int bi = 0; bi < nd->nb; ++bi) {
+        const int k = e->node_bodies[nd->body0 + bi], p = m->parent[k], nk = m->nv_k[k];
+        const int inside = p >= 0 && e->node_of_body[p] == s;
+        const double *S = d->S + 6 * m->v_index[k];
+        const size_t row = (size_t)(w->slot[k] - o); /* the body's first row in the node */
+        /* W_k = phi*(k, parent) W_parent (000 Eq 52: phi*_S E*_S) */
+        w_rows(&d->Xup[k], inside ? W + 6 * (size_t)(w->slot[p] - o) : NULL, W + 6 * row);
+        /* Hbar*_k column i = phi*(k, parent) Hbar*_parent + H*(k) (X_S)_k (000 Eq 56) */
+        for (int i = 0; i < ni; ++i) {
+            double in[6] = {0, 0, 0, 0, 0, 0}, out[6];
+            if (inside)
+                for (int r = 0; r < 6; ++r) in[r] = H[((size_t)(w->slot[p] - o) + r) * ni + i];
+            sd_motion_to_child(&d->Xup[k], in, out);
+            for (int j = 0; j < nk; ++j)
+                for (int r = 0; r < 6; ++r) out[r] += S[6 * j + r] * X[(t + j) * ni + i];
+            for (int r = 0; r < 6; ++r) H[(row + r) * ni + i] = out[r];
+        }
+        if (with_velocity) { /* a_s = phi*_S (a_S + H*_S Xdot_S u) (000 Eq 59-60), b_s = b - f_ext */
+            double in[6] = {0, 0, 0, 0, 0, 0}, out[6];
+            if (inside) memcpy(in, w->a + w->slot[p], sizeof in);
+            sd_motion_to_child(&d->Xup[k], in, out);
+            const double *qc = ed->qdd_c + m->v_index[k];
+            for (int r = 0; r < 6; ++r) {
+                double v = out[r] + d->a[6 * k + r];
+                for (int j = 0; j < nk; ++j) v += S[6 * j + r] * qc[j];
+                w->a[w->slot[k] + r] = v;
+                w->b[w->slot[k] + r] = d->b[6 * k + r] - (f_ext ? f_ext[6 * k + r] : 0.0);
+            }
+        }
+        t += nk;
+    }
+    /* joint-level terms on the node's tree speeds, moved onto its own: Jbar = X^T diag(J) X, and
+     * tau_j = X^T (tau_passive - J qdd_c) (the armature's force at the dependent accelerations) */
+    double *J = w->Jbar + w->jb_off[s], *tp = w->passive;
+    const int *ts = e->tree_speeds + nd->t0;
+    for (int i = 0; i < ni; ++i)
+        for (int j = 0; j < ni; ++j) {
+            double v = 0.0;
+            for (int r = 0; r < nt; ++r) v += X[r * ni + i] * m->armature[ts[r]] * X[r * ni + j];
+            J[i * ni + j] = v;
+        }
+    if (!with_velocity) return;
+    for (int bi = 0, r = 0; bi < nd->nb; ++bi) { /* tau_passive per hinge, then - J qdd_c */
+        const int k = e->node_bodies[nd->body0 + bi];
+        if (m->has_passive) sd_passive_hinge(m, k, ed->q, ed->u_tree, tp + r);
+        else
+            for (int j = 0; j < m->nv_k[k]; ++j) tp[r + j] = 0.0;
+        r += m->nv_k[k];
+    }
+    for (int r = 0; r < nt; ++r) tp[r] -= m->armature[ts[r]] * ed->qdd_c[ts[r]];
+    for (int i = 0; i < ni; ++i) {
+        double v = 0.0;
+        for (int r = 0; r < nt; ++r) v += X[r * ni + i] * tp[r];
+        w->tau_j[nd->v0 + i] = v;
+    }
+}
+
+void sd_embed_node_pieces(const sd_embedding *e, sd_embedded_data *ed, int with_velocity, const double *f_ext)
+{
+    for (int s = 0; s < e->nnodes; ++s) {
+        if (e->nodes[s].kind == SD_EMBED_RIGID) rigid_pieces(e, ed, s, with_velocity, f_ext);
+        else aggregate_pieces(e, ed, s, with_velocity, f_ext);
+    }
+}
