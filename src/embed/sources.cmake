@@ -4,6 +4,9 @@
 # The geared motor (002 Eq 17) only calls the builder: a core source, beside the builder it extends.
 list(APPEND SOADYN_CORE_SOURCES embed/geared_motor.c)
 list(APPEND SOADYN_COMPONENT_SOURCES
+  embed/embed_model.c
+  embed/embed_closure.c
+  embed/embed_data.c
   embed/embed_nodes.c
   embed/embed_forward_dynamics.c
   embed/embed_mass_matrix.c
