@@ -4,7 +4,7 @@
  *   (Eq 50), applied to unit vectors to form them densely;
  *   M^-1 from the O(N^2) recursion times M = I; M^-1 x (O(N)) = solve with Cholesky;
  *   det M = prod det D(k) against the determinant from a dense Cholesky of M, and log det for
- *   trees where det over- or underflows.
+ *   trees where det over- or underflows; the same with armature on every hinge (D(k) = H P H* + J).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -165,6 +165,32 @@ static sd_model *forest(uint64_t *rng)
     return m;
 }
 
+/* The model rebuilt with armature J on every hinge speed (0.05 .. 0.55), added to D(k) = H P H* + J:
+ * then H G = I - J D^-1 is no longer I, and a multi-speed hinge's T = I - H* G* is no longer a
+ * product of its speeds' rank-one steps (the all-columns M^-1 once applied them one after another
+ * on the rows of unrelated bodies: M^-1 M - I up to 0.5). sd_mass_matrix adds J itself. */
+static sd_model *with_armature(const sd_model *rigid, uint64_t *rng)
+{
+    sd_builder *b = sd_builder_new();
+    for (int k = 0; k < sd_model_nbodies(rigid); ++k) {
+        sd_body_desc d = *sd_model_body_desc(rigid, k);
+        d.armature = 0.05 + 0.5 * sd_random_uniform(rng);
+        sd_error err;
+        if (sd_builder_add_body(b, &d, &err) != SD_OK) {
+            fprintf(stderr, "with_armature: %s\n", err.message);
+            abort();
+        }
+    }
+    sd_model *m = NULL;
+    sd_error err;
+    if (sd_builder_build(b, &m, &err) != SD_OK) {
+        fprintf(stderr, "with_armature: %s\n", err.message);
+        abort();
+    }
+    sd_builder_free(b);
+    return m;
+}
+
 int main(void)
 {
     uint64_t rng = 777;
@@ -181,8 +207,23 @@ int main(void)
     for (int trial = 0; trial < 4; ++trial) {
         sd_model *m = forest(&rng);
         check_model(m, &rng, 1);
+        sd_model *a = with_armature(m, &rng); /* a spherical body between unrelated rows and columns */
+        check_model(a, &rng, 1);
+        sd_model_free(a);
         sd_model_free(m);
     }
+    /* armature on random trees of every hinge type, with branches through multi-speed hinges */
+    const int asizes[] = {7, 25, 60};
+    for (size_t s = 0; s < sizeof asizes / sizeof asizes[0]; ++s)
+        for (int trial = 0; trial < 4; ++trial) {
+            const int flags = (trial & 1 ? RT_MASSLESS : 0) | (trial & 2 ? RT_FREE_ROOT : 0);
+            sd_model *r = random_tree(&rng, asizes[s], flags), *m = with_armature(r, &rng);
+            const int before = test_failed_count;
+            check_model(m, &rng, asizes[s] <= 25);
+            if (test_failed_count != before) fprintf(stderr, "  (armature, model of %d bodies, flags %d)\n", asizes[s], flags);
+            sd_model_free(m);
+            sd_model_free(r);
+        }
     /* a long chain whose det M overflows a double: the log form still agrees, and det M asked
      * for is an error, not inf */
     sd_model *m = random_tree(&rng, 600, RT_CHAIN | RT_ONLY_1DOF);

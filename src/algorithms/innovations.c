@@ -178,73 +178,203 @@ static void world_gains(const sd_model *m, sd_data *d)
         }
 }
 
-/* Columns c0 .. c0 + cnt - 1 of M^-1 (004 Eq 51), their entries in rows r <= c written along row c
- * of Minv (the lower triangle; M^-1 is symmetric). For each column, two sweeps that touch only what
- * the column reaches:
- *   - the residual gather [I - H psi K] e_c then D^-1 (Eq 50-51) runs only on the path from c's body
- *     to the base, the only bodies with a nonzero residual z; in world axes about the world origin
- *     phi is the identity, so z is one 6-vector carried up: eps = e_c - H z, nu = D^-1 eps,
- *     z += G eps; nu(r) goes to row c;
- *   - the acceleration scatter [I - H psi K]* over bodies 0 .. c's body (those with a speed <= c):
- *     alpha+(k) = alpha(parent), y(r) = nu(r) - G* alpha+ (nu zero off the path),
- *     alpha(k) = alpha+ + H* y; alpha(k - 1) is carried along, and stored (in `stored`, 6 per
- *     column of the block per body) only for a body with several children.
- * A few columns go through the sweeps together: each body's step is then independent work for
- * each column, where one column alone would wait on the previous body's result at every step. The
- * scratch is O(N) and M^-1 costs O(N^2) in all. */
-enum { MINV_BLOCK = 6 }; /* 6 numbers per column of a block: the 36 per body of psi, the scratch */
-static void minv_columns(const sd_model *m, const sd_data *d, int c0, int cnt, double *stored, double *Minv)
+/* The dense M^-1 = [I - H psi K]* D^-1 [I - H psi K] (004 Eq 51) for every column at once, body by
+ * body, in world axes about the world origin (phi = identity): the residual gather of a column c is
+ * nonzero only on the path from c's body to the base, and the columns of body k's subtree are the
+ * contiguous speeds [v(k), vend(k)) (parent-first preorder), each reaching k through exactly one
+ * child. So one 6 x nv matrix holds every column's z (then alpha), each body's step is one pass
+ * over its subtree's columns (6-wide products across columns, which vectorise), and the residual
+ * gather is not redone per column. Counted per entry of the upper triangle (1-dof hinges): the
+ * gather 13 multiply-adds on related entries, the scatter 13 on related ones and 6 on unrelated
+ * ones; the per-column sweeps cost the same products plus the walk over each column's path.
+ *
+ * Row b of the result (its upper part, columns c >= v(b)) is written in three kinds of range:
+ *   - c in b's subtree (related): the scatter of Eq 58e-g with a = 0, y = nu - G* alpha+,
+ *     alpha = alpha+ + H* y, alpha+ = alpha(parent) (phi* = identity);
+ *   - c in a later subtree of an ancestor a (unrelated, a the deepest common ancestor): nu is zero
+ *     below a off c's path, so alpha(x) = T(x) alpha(parent x) with T(x) = I - H*(x) G*(x), and
+ *     y(b, c) = -G*(b) T(p(b)) .. T(x) alpha(a, c) = l . alpha(a, c), with l carried up b's path once
+ *     per row; alpha(a, c) is saved when a's step is done (`saved`, 6 x nv: each column is saved by
+ *     one branch at a time, and read only by rows before the next save of it);
+ *   - c in another tree of a forest: zero. */
+
+/* The six rows of a 6 x nv matrix stored row by row, as the arguments of a kernel: each its own
+ * restrict parameter, so that the compiler knows the rows apart and vectorises along them. */
+#define ROWS6(X, nv) (X), (X) + (nv), (X) + 2 * (size_t)(nv), (X) + 3 * (size_t)(nv), (X) + 4 * (size_t)(nv), \
+    (X) + 5 * (size_t)(nv)
+#define ROW6_PARAMS(X) double *restrict X##0, double *restrict X##1, double *restrict X##2, double *restrict X##3, \
+    double *restrict X##4, double *restrict X##5
+
+/* Gather step of a 1-dof hinge (004 Eq 50-51) on its descendants' columns [c0, c1):
+ * eps = -H z, nu = D^-1 eps (into row), z += G eps. One multiply-add chain per column, no
+ * dependence between columns: the loop vectorises. */
+static SD_NOINLINE void minv_gather_one(const double *s, const double *g, double dinv, ROW6_PARAMS(Z), double *restrict row,
+                                        int c0, int c1)
+{
+    const double s0 = s[0], s1 = s[1], s2 = s[2], s3 = s[3], s4 = s[4], s5 = s[5]; /* held in registers */
+    const double g0 = g[0], g1 = g[1], g2 = g[2], g3 = g[3], g4 = g[4], g5 = g[5];
+    for (int c = c0; c < c1; ++c) {
+        const double e = -(s0 * Z0[c] + s1 * Z1[c] + s2 * Z2[c] + s3 * Z3[c] + s4 * Z4[c] + s5 * Z5[c]);
+        row[c] = dinv * e;
+        Z0[c] += g0 * e; Z1[c] += g1 * e; Z2[c] += g2 * e;
+        Z3[c] += g3 * e; Z4[c] += g4 * e; Z5[c] += g5 * e;
+    }
+}
+
+/* Scatter step of a 1-dof hinge on its own and its descendants' columns [c0, c1) (Eq 58e-g):
+ * y = nu - G* alpha+ (nu in row), alpha = alpha+ + H* y, in place. */
+static SD_NOINLINE void minv_scatter_one(const double *s, const double *g, ROW6_PARAMS(A), double *restrict row, int c0,
+                                         int c1)
+{
+    const double s0 = s[0], s1 = s[1], s2 = s[2], s3 = s[3], s4 = s[4], s5 = s[5];
+    const double g0 = g[0], g1 = g[1], g2 = g[2], g3 = g[3], g4 = g[4], g5 = g[5];
+    for (int c = c0; c < c1; ++c) {
+        const double y = row[c] - (g0 * A0[c] + g1 * A1[c] + g2 * A2[c] + g3 * A3[c] + g4 * A4[c] + g5 * A5[c]);
+        row[c] = y;
+        A0[c] += s0 * y; A1[c] += s1 * y; A2[c] += s2 * y;
+        A3[c] += s3 * y; A4[c] += s4 * y; A5[c] += s5 * y;
+    }
+}
+
+/* Unrelated entries row[c] = l . alpha(a, c) for c in [c0, c1): a rank-6 product, 6 multiply-adds. */
+static SD_NOINLINE void minv_unrelated(const double *l, ROW6_PARAMS(S), double *restrict row, int c0, int c1)
+{
+    const double l0 = l[0], l1 = l[1], l2 = l[2], l3 = l[3], l4 = l[4], l5 = l[5];
+    for (int c = c0; c < c1; ++c) row[c] = l0 * S0[c] + l1 * S1[c] + l2 * S2[c] + l3 * S3[c] + l4 * S4[c] + l5 * S5[c];
+}
+
+/* The same steps for a hinge of nk > 1 speeds (spherical, free, universal, planar), a column at a
+ * time: eps, nu and y are nk-vectors. */
+static SD_NOINLINE void minv_gather_multi(const double *s, const double *g, const double *Dinv, int nk, double *Z, int nv,
+                                          double *row, int c0, int c1)
+{
+    for (int c = c0; c < c1; ++c) {
+        double e[6], nu[6];
+        for (int i = 0; i < nk; ++i) {
+            double t = 0.0;
+            for (int r = 0; r < 6; ++r) t += s[6 * i + r] * Z[(size_t)r * nv + c];
+            e[i] = -t;
+        }
+        sd_dinv_mul(Dinv, nk, e, nu);
+        for (int i = 0; i < nk; ++i) row[(size_t)i * nv + c] = nu[i];
+        for (int r = 0; r < 6; ++r) {
+            double t = 0.0;
+            for (int i = 0; i < nk; ++i) t += g[6 * i + r] * e[i];
+            Z[(size_t)r * nv + c] += t;
+        }
+    }
+}
+
+static SD_NOINLINE void minv_scatter_multi(const double *s, const double *g, int nk, double *A, int nv, double *row,
+                                           int c0, int c1)
+{
+    for (int c = c0; c < c1; ++c) {
+        double y[6];
+        for (int i = 0; i < nk; ++i) {
+            double t = 0.0;
+            for (int r = 0; r < 6; ++r) t += g[6 * i + r] * A[(size_t)r * nv + c];
+            y[i] = row[(size_t)i * nv + c] - t;
+            row[(size_t)i * nv + c] = y[i];
+        }
+        for (int r = 0; r < 6; ++r) {
+            double t = 0.0;
+            for (int i = 0; i < nk; ++i) t += s[6 * i + r] * y[i];
+            A[(size_t)r * nv + c] += t;
+        }
+    }
+}
+
+/* The speeds of k's subtree end here (v_index[n] is nv). */
+static inline int vend(const sd_model *m, int k) { return m->v_index[m->subtree_end[k]]; }
+
+/* Tips to base: nu(k, c) for every column c of k's subtree, into rows v(k) .. of Minv (004 Eq 50-51).
+ * Z (6 x nv) holds z(k, c); a column starts at its own body with eps = e_c, i.e. z = G e_c. */
+static void minv_gather(const sd_model *m, const sd_data *d, double *Z, double *Minv)
 {
     const int nv = m->nv;
-    int kc[MINV_BLOCK], kmax = 0;
-    double z[MINV_BLOCK][6] = {{0}}, a[MINV_BLOCK][6] = {{0}};
-    for (int j = 0; j < cnt; ++j) {
-        kc[j] = m->v_body[c0 + j];
-        kmax = kc[j] > kmax ? kc[j] : kmax;
-    }
-    /* gather, on the columns' paths: at[j] is where column j has got to; the paths are walked
-     * together, the deepest body first, so that the columns share the steps where they join */
-    int at[MINV_BLOCK];
-    memcpy(at, kc, (size_t)cnt * sizeof at[0]);
-    for (int k = kmax; k >= 0;) {
-        const int nk = m->nv_k[k], vk = m->v_index[k];
-        int next = -1;
-        for (int j = 0; j < cnt; ++j) {
-            if (at[j] != k) {
-                next = at[j] > next ? at[j] : next;
-                continue;
-            }
-            at[j] = m->parent[k];
-            next = at[j] > next ? at[j] : next;
-            if (nk == 0) continue; /* a fixed hinge passes z on unchanged */
-            const int c = c0 + j;
-            double eps[6], nu[6], *row = Minv + (size_t)c * nv;
-            for (int i = 0; i < nk; ++i) eps[i] = (vk + i == c) - sd_s6_dot(d->S_world + 6 * (vk + i), z[j]);
-            sd_dinv_mul(d->Dinv + 36 * k, nk, eps, nu);
-            for (int i = 0; i < nk; ++i) {
-                if (vk + i <= c) row[vk + i] = nu[i];
-                for (int r = 0; r < 6; ++r) z[j][r] += d->G_world[6 * (vk + i) + r] * eps[i];
-            }
-        }
-        k = next;
-    }
-    for (int k = 0; k <= kmax; ++k) { /* scatter */
-        const int nk = m->nv_k[k], vk = m->v_index[k], p = m->parent[k];
-        for (int j = 0; j < cnt; ++j) {
-            if (k > kc[j]) continue; /* past the column's body */
-            const int c = c0 + j, on_path = kc[j] < m->subtree_end[k];
-            double ap[6], *row = Minv + (size_t)c * nv;
-            if (p < 0) memset(a[j], 0, sizeof a[j]);
-            else if (p != k - 1) memcpy(a[j], stored + 6 * (MINV_BLOCK * p + j), sizeof a[j]);
-            memcpy(ap, a[j], sizeof ap); /* alpha+(k) = alpha(parent) */
-            for (int i = 0; i < nk && vk + i <= c; ++i) {
-                const double y = (on_path ? row[vk + i] : 0.0) - sd_s6_dot(d->G_world + 6 * (vk + i), ap);
-                row[vk + i] = y;
-                for (int r = 0; r < 6; ++r) a[j][r] += d->S_world[6 * (vk + i) + r] * y;
-            }
-            if (m->last_child[k] > k + 1) memcpy(stored + 6 * (MINV_BLOCK * k + j), a[j], sizeof a[j]);
+    for (int k = m->n - 1; k >= 0; --k) {
+        const int nk = m->nv_k[k], vk = m->v_index[k], c1 = vend(m, k);
+        if (nk == 0) continue; /* a fixed hinge passes z on unchanged */
+        const double *s = d->S_world + 6 * vk, *g = d->G_world + 6 * vk, *Dinv = d->Dinv + 36 * k;
+        double *row = Minv + (size_t)vk * nv;
+        if (nk == 1) minv_gather_one(s, g, Dinv[0], ROWS6(Z, nv), row, vk + 1, c1);
+        else minv_gather_multi(s, g, Dinv, nk, Z, nv, row, vk + nk, c1);
+        for (int j = 0; j < nk; ++j) { /* own columns: eps = e_j, nu = D^-1 e_j, z = G e_j */
+            for (int i = 0; i < nk; ++i) row[(size_t)i * nv + vk + j] = Dinv[i * nk + j];
+            for (int r = 0; r < 6; ++r) Z[(size_t)r * nv + vk + j] = g[6 * j + r];
         }
     }
+}
+
+/* Row v(b) + i beyond b's subtree: walk b's path up, l = -G*(b) then l = T*(x) l at each body x
+ * passed; each ancestor a gives the columns of its later children's subtrees. */
+static void minv_unrelated_row(const sd_model *m, const sd_data *d, int b, int i, double *saved, double *row)
+{
+    const int nv = m->nv;
+    double l[6];
+    for (int r = 0; r < 6; ++r) l[r] = -d->G_world[6 * (m->v_index[b] + i) + r];
+    for (int x = b;;) {
+        const int a = m->parent[x], c0 = vend(m, x);
+        if (c0 == nv) return;
+        if (a < 0) { /* another tree of the forest: no coupling */
+            memset(row + c0, 0, (size_t)(nv - c0) * sizeof(double));
+            return;
+        }
+        const int c1 = vend(m, a);
+        minv_unrelated(l, ROWS6(saved, nv), row, c0, c1);
+        if (c1 == nv) return;
+        /* l = T*(a) l = l - G(a) (H(a) l), every H(a) l taken from the l before the update: with
+         * armature J, H G = I - J D^-1 is not I, so applying a multi-speed hinge's speeds one
+         * after another, (I - g_1 h_1)(I - g_0 h_0) l, leaves the cross term g_1 (h_1 . g_0)(h_0 . l)
+         * (the M^-1 M - I up to 0.5 that made 639b480 revert this code) */
+        const int na = m->nv_k[a], va = m->v_index[a];
+        double t[6];
+        for (int j = 0; j < na; ++j) t[j] = sd_s6_dot(d->S_world + 6 * (va + j), l);
+        for (int j = 0; j < na; ++j)
+            for (int r = 0; r < 6; ++r) l[r] -= d->G_world[6 * (va + j) + r] * t[j];
+        x = a;
+    }
+}
+
+/* Base to tips: the upper triangle of M^-1, row by row (004 Eq 51, 58e-g with a = 0). A (6 x nv) holds
+ * alpha(parent, c) for the columns of each body's subtree. */
+static void minv_scatter(const sd_model *m, const sd_data *d, double *A, double *saved, double *Minv)
+{
+    const int nv = m->nv;
+    for (int b = 0; b < m->n; ++b) {
+        const int nk = m->nv_k[b], vb = m->v_index[b], c1 = vend(m, b);
+        if (m->parent[b] < 0) /* alpha+ = 0 at a root */
+            for (int r = 0; r < 6; ++r) memset(A + (size_t)r * nv + vb, 0, (size_t)(c1 - vb) * sizeof(double));
+        if (nk) {
+            const double *s = d->S_world + 6 * vb, *g = d->G_world + 6 * vb;
+            double *row = Minv + (size_t)vb * nv;
+            if (nk == 1) minv_scatter_one(s, g, ROWS6(A, nv), row, vb, c1);
+            else minv_scatter_multi(s, g, nk, A, nv, row, vb, c1);
+            for (int i = 0; i < nk; ++i) minv_unrelated_row(m, d, b, i, saved, row + (size_t)i * nv);
+        }
+        if (b + 1 < m->subtree_end[b]) { /* alpha(b, c) for the columns of b's later children */
+            const int c0 = vend(m, b + 1);
+            for (int r = 0; r < 6; ++r)
+                memcpy(saved + (size_t)r * nv + c0, A + (size_t)r * nv + c0, (size_t)(c1 - c0) * sizeof(double));
+        }
+    }
+}
+
+/* The lower triangle mirrors the upper, copied in 32 x 32 tiles so that both stay in cache; returns
+ * whether every entry is finite (checked on the upper rows as they are read). */
+static int mirror_upper(double *A, int n)
+{
+    int finite = 1;
+    for (int ib = 0; ib < n; ib += 32)
+        for (int jb = ib; jb < n; jb += 32)
+            for (int i = ib; i < ib + 32 && i < n; ++i) {
+                const int j0 = jb > i ? jb : i, j1 = jb + 32 < n ? jb + 32 : n;
+                if (j0 >= j1) continue;
+                const double *row = A + (size_t)i * n;
+                finite &= sd_all_finite(row + j0, (size_t)(j1 - j0));
+                for (int j = j0 > i ? j0 : i + 1; j < j1; ++j) A[(size_t)j * n + i] = row[j];
+            }
+    return finite;
 }
 
 sd_status sd_mass_matrix_inverse(const sd_model *m, sd_data *d, const double *q, double *Minv)
@@ -256,9 +386,11 @@ sd_status sd_mass_matrix_inverse(const sd_model *m, sd_data *d, const double *q,
     if (st != SD_OK) return st;
     world_gains(m, d);
     const int nv = m->nv;
-    for (int c = 0; c < nv; c += MINV_BLOCK) /* psi (36 per body) is the scatter's scratch */
-        minv_columns(m, d, c, nv - c < MINV_BLOCK ? nv - c : MINV_BLOCK, d->psi, Minv);
-    const int finite = sd_mirror_lower(Minv, nv); /* the upper triangle mirrors the lower */
+    /* psi and Y (36 per body each, nv <= 6 n on a rigid model) are the 6 x nv scratch: z then alpha,
+     * and the saved alpha of branch bodies */
+    minv_gather(m, d, d->psi, Minv);
+    minv_scatter(m, d, d->psi, d->Y, Minv);
+    const int finite = mirror_upper(Minv, nv);
     if (finite) return SD_OK;
     return sd_check_output(d, fn, "Minv", Minv, (size_t)nv * (size_t)nv, SD_CAUSE_TINY_INERTIA);
 }
