@@ -33,7 +33,7 @@
 #include "test_util.h"
 
 typedef struct worst {
-    double mass, id, id_tree, bias, balance, idfd, cond;
+    double mass, id, id_tree, acc, bias, balance, idfd, cond;
     int states, models;
 } worst;
 
@@ -148,6 +148,7 @@ static int check_model(const char *label, const sd_model *m, const double *q0, c
     double *tau_id = calloc((size_t)ne + 1, sizeof(double)), *ref = calloc((size_t)ne + 1, sizeof(double));
     double *ce = calloc((size_t)ne + 1, sizeof(double)), *qdd_fd = calloc((size_t)ne + 1, sizeof(double));
     double *f_ext = calloc((size_t)(6 * n), sizeof(double));
+    double *acc_e = malloc(sizeof(double) * (size_t)(6 * n)), *acc_t = malloc(sizeof(double) * (size_t)(6 * n));
     double res = 1.0;
     CHECK(sd_embedded_close(e, ed, q0, q, &res) == SD_OK && res < 1e-12);
     for (int t = 0; t < trials; ++t) {
@@ -208,8 +209,15 @@ static int check_model(const char *label, const sd_model *m, const double *q0, c
             CHECK(eid < tol);
             if (!(eid < tol)) fprintf(stderr, "  %s: ID vs tree-augmented FD %.3g (tol %.3g)\n", label, eid, tol);
             w->id = fmax(w->id, eid);
+            /* the bodies' accelerations left in the tree workspace */
+            sd_data *td = sd_embedded_tree_data(ed);
+            for (int k = 0; k < n; ++k) CHECK(sd_body_acceleration(m, td, k, acc_e + 6 * k) == SD_OK);
             /* N^T (tree ID at qdd_tree) = tau_e: the loop forces do no work on N's directions */
             CHECK(sd_inverse_dynamics(m, d, q, ut, qdd_t, f_ext, tmp) == SD_OK);
+            for (int k = 0; k < n; ++k) CHECK(sd_body_acceleration(m, d, k, acc_t + 6 * k) == SD_OK);
+            const double ea = rel(acc_e, acc_t, 6 * n, 1.0);
+            CHECK(ea < tol);
+            w->acc = fmax(w->acc, ea);
             nt_mul(N, nv, ne, tmp, ref);
             const double et = rel(ref, tau_e, ne, 1.0);
             CHECK(et < tol);
@@ -259,7 +267,7 @@ static int check_model(const char *label, const sd_model *m, const double *q0, c
     w->models++;
     free(q); free(qn); free(N); free(ei); free(col); free(Mt); free(L); free(Me); free(NMN); free(ue); free(ut);
     free(tau_t); free(tau_e); free(qdd_t); free(qdd_e); free(qdd_c); free(tmp); free(tau_id); free(ref);
-    free(ce); free(qdd_fd); free(f_ext);
+    free(ce); free(qdd_fd); free(f_ext); free(acc_e); free(acc_t);
     sd_data_free(d);
     sd_embedded_data_free(ed);
     sd_embedding_free(e);
@@ -268,9 +276,9 @@ static int check_model(const char *label, const sd_model *m, const double *q0, c
 
 static void print_worst(const char *name, const worst *w)
 {
-    printf("  %-26s %2d models %3d states | M_e vs N^T M N %.1e | ID vs TA FD %.1e, N^T tree ID %.1e | "
+    printf("  %-26s %2d models %3d states | M_e vs N^T M N %.1e | ID vs TA FD %.1e, N^T tree ID %.1e, alpha %.1e | "
            "C_e %.1e | M qdd + C - tau %.1e | ID(FD) %.1e | cond(M_e) up to %.1e\n",
-           name, w->models, w->states, w->mass, w->id, w->id_tree, w->bias, w->balance, w->idfd, w->cond);
+           name, w->models, w->states, w->mass, w->id, w->id_tree, w->acc, w->bias, w->balance, w->idfd, w->cond);
 }
 
 /* ---------------------------------------------------------------- mechanisms */
@@ -486,10 +494,49 @@ static void test_random(uint64_t *rng)
     print_worst("random trees with loops", &w);
 }
 
+/* Bad calls: a workspace of another embedding, a non-finite input (named with its index), NULL
+ * outputs; the inverse dynamics refuses NULL qdd (the bias forces are its qdd = 0 form). */
+static void test_bad_calls(void)
+{
+    sd_model *m1 = chain_with_four_bar(), *m2 = geared_motor();
+    if (!m1 || !m2) return;
+    sd_embedding *e1 = sd_embedding_new(m1, NULL, NULL), *e2 = sd_embedding_new(m2, NULL, NULL);
+    CHECK(e1 && e2);
+    if (e1 && e2) {
+        sd_embedded_data *ed1 = sd_embedded_data_new(e1), *ed2 = sd_embedded_data_new(e2);
+        const int nq = sd_model_nq(m1), ne = sd_embedding_nv(e1);
+        double *q = calloc((size_t)nq, sizeof(double)), *v = calloc((size_t)ne, sizeof(double));
+        double *out = calloc((size_t)(ne * ne), sizeof(double));
+        CHECK(sd_embedded_mass_matrix(e1, ed2, q, out) == SD_E_ARGUMENT);
+        CHECK(strstr(sd_embedded_error(ed2), "another embedding") != NULL);
+        CHECK(sd_embedded_mass_matrix(e1, ed1, q, NULL) == SD_E_ARGUMENT);
+        v[ne - 1] = NAN;
+        CHECK(sd_embedded_inverse_dynamics(e1, ed1, q, NULL, v, NULL, out) == SD_E_ARGUMENT);
+        char want[64];
+        snprintf(want, sizeof want, "qdd[%d]", ne - 1);
+        CHECK(strstr(sd_embedded_error(ed1), want) != NULL);
+        CHECK(sd_embedded_bias_forces(e1, ed1, q, v, NULL, out) == SD_E_ARGUMENT);
+        CHECK(strstr(sd_embedded_error(ed1), "u[") != NULL);
+        CHECK(sd_embedded_inverse_dynamics(e1, ed1, q, NULL, NULL, NULL, out) == SD_E_ARGUMENT);
+        v[ne - 1] = 0.0;
+        CHECK(sd_embedded_bias_forces(e1, ed1, q, v, NULL, out) == SD_OK); /* and it works again */
+        free(q);
+        free(v);
+        free(out);
+        sd_embedded_data_free(ed1);
+        sd_embedded_data_free(ed2);
+    }
+    sd_embedding_free(e1);
+    sd_embedding_free(e2);
+    sd_model_free(m1);
+    sd_model_free(m2);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t rng = 0x5eed2b0bu;
     test_mechanisms(argc > 1 ? argv[1] : NULL, &rng);
     test_random(&rng);
+    test_bad_calls();
     return test_summary("test_embed_mass_matrix");
 }
