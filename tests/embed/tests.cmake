@@ -1,0 +1,5 @@
+# Tests of the embed component (constraint embedding, soadyn/embed.h; issue 11). Included by
+# tests/CMakeLists.txt; paths relative to tests/. Tests that read ../shared carry "shared_models"
+# and skip (77) when it is absent; the 10 s simulation of Cassie carries "embed_long".
+soadyn_add_test(test_embed_forward_dynamics SOURCES embed/test_embed_forward_dynamics.c loops/random_loops.c
+                random_tree.c LABELS unit ARGS ${PROJECT_SOURCE_DIR}/models)
