@@ -7,6 +7,8 @@
  *   serial revolute chains of 10 to 100 000 bodies (ns per body too).
  * Every call includes its kinematics, as the peers' figures do. Usage: soadyn_bench [--quick]
  * soadyn_bench --peers [--batches N] [--shared DIR]: issue 12's table, soadyn beside MuJoCo (bench_peers.c).
+ * soadyn_bench --embed [--batches N] [--quick] [--shared DIR]: issue 11's cost, embedded vs tree-augmented
+ * forward dynamics of closed mechanisms and the O(N) chain (bench_embed.c).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -26,6 +28,7 @@
 #define SOADYN_BENCH_BUILD "unknown flags"
 #endif
 
+#include "bench_embed.h"
 #include "bench_peers.h"
 #include "timing.h"
 
@@ -254,6 +257,7 @@ static void chain_row(int n, int batches)
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--peers") == 0) return bench_peers(argc, argv); /* issue 12's table */
+    if (argc > 1 && strcmp(argv[1], "--embed") == 0) return bench_embed(argc, argv); /* issue 11's cost */
     const int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
     const int batches = quick ? 11 : 51;
     printf("soadyn %s benchmark: median ns per call over %d batches (kinematics included)\n", SOADYN_VERSION, batches);
