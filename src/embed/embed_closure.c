@@ -27,7 +27,7 @@
 /* after soadyn's headers: lapacke.h brings <complex.h> (see closed_dynamics.c) */
 #include <lapacke.h>
 
-enum { NEWTON_MAX_STEPS = 30 };
+enum { NEWTON_MAX_STEPS = 30, NEWTON_MAX_HALVINGS = 8 };
 #define NEWTON_TOL 1e-14   /* converged: max |r| <= NEWTON_TOL * scale (round-off) */
 #define NEWTON_FAIL 1e-9   /* left above this * scale when Newton stops decreasing: the loop cannot close */
 #define SPLIT_COND_MAX 1e10
@@ -317,6 +317,21 @@ static void save_coords(const sd_embedding *e, const sd_embed_node *nd, const do
     }
 }
 
+/* q (+) delta on the aggregate's hinges that move (sd_hinge_integrate: quaternions stay unit). */
+static void apply_step(const sd_embedding *e, const sd_embed_node *nd, double *q, const double *delta)
+{
+    const sd_model *m = e->model;
+    for (int l = 0, t = 0; l < nd->nb; t += m->nv_k[e->node_bodies[nd->body0 + l]], ++l) {
+        const int k = e->node_bodies[nd->body0 + l], nk = m->nv_k[k];
+        int moves = 0;
+        for (int i = 0; i < nk; ++i) moves |= delta[t + i] != 0.0;
+        if (!moves) continue; /* independent (or not moved): its coordinates are never written */
+        double out[7];
+        sd_hinge_integrate(m, k, q + m->q_index[k], delta + t, 1.0, out);
+        memcpy(q + m->q_index[k], out, (size_t)m->nq_k[k] * sizeof(double));
+    }
+}
+
 /* The joint names of the dependent speeds a column-pivoted QR of Y picks (the split to change to):
  * a report for the failure message only. */
 static SD_COLD void pivot_split(const sd_embedding *e, struct sd_embed_closure_ws *w, int a, char *buf, size_t size)
@@ -357,12 +372,20 @@ static sd_status close_one(const sd_embedding *e, struct sd_embed_closure_ws *w,
         const double d = sd_v3_norm(w->T[l].p);
         if (d > scale) scale = d;
     }
-    int steps = 0;
+    int steps = 0, halvings = 0;
     for (;;) {
         if (rmax <= NEWTON_TOL * scale || rk == 0) break;
-        if (!(rmax < rprev)) { /* the last step did not help: round-off reached, or diverging */
+        if (!(rmax < rprev)) { /* the last step did not help */
             save_coords(e, nd, q, w->qsave, 1);
-            rmax = evaluate(e, w, tree, q, a);
+            if (rprev > NEWTON_FAIL * scale && halvings < NEWTON_MAX_HALVINGS) {
+                /* far from closure the full step overshoots: retry half of it from the same point */
+                ++halvings;
+                for (int i = 0; i < nd->nt; ++i) w->dstep[i] *= 0.5;
+                apply_step(e, nd, q, w->dstep);
+                rmax = evaluate(e, w, tree, q, a);
+                continue;
+            }
+            rmax = evaluate(e, w, tree, q, a); /* round-off reached (or no step helps): the best point */
             break;
         }
         if (steps == NEWTON_MAX_STEPS) break;
@@ -374,16 +397,9 @@ static sd_status close_one(const sd_embedding *e, struct sd_embed_closure_ws *w,
         solve_y1(A, Q, tau, w->rhs, w->x);
         for (int j = 0; j < rk; ++j) delta[A->dep[j]] = -w->x[j]; /* delta_1 = -Y1^+ r */
         save_coords(e, nd, q, w->qsave, 0);
-        for (int l = 0, t = 0; l < nd->nb; t += m->nv_k[e->node_bodies[nd->body0 + l]], ++l) {
-            const int k = e->node_bodies[nd->body0 + l], nk = m->nv_k[k];
-            int moves = 0;
-            for (int i = 0; i < nk; ++i) moves |= delta[t + i] != 0.0;
-            if (!moves) continue; /* independent (or not moved): its coordinates are never written */
-            double out[7];
-            sd_hinge_integrate(m, k, q + m->q_index[k], delta + t, 1.0, out);
-            memcpy(q + m->q_index[k], out, (size_t)m->nq_k[k] * sizeof(double));
-        }
+        apply_step(e, nd, q, delta);
         rprev = rmax;
+        halvings = 0;
         rmax = evaluate(e, w, tree, q, a);
         ++steps;
     }

@@ -3,3 +3,5 @@
 # and skip (77) when it is absent; the 10 s simulation of Cassie carries "embed_long".
 soadyn_add_test(test_embed_forward_dynamics SOURCES embed/test_embed_forward_dynamics.c loops/random_loops.c
                 random_tree.c LABELS unit ARGS ${PROJECT_SOURCE_DIR}/models)
+soadyn_add_test(test_embed_model SOURCES embed/test_embed_model.c loops/random_loops.c random_tree.c LABELS unit
+                ARGS ${PROJECT_SOURCE_DIR}/models)
