@@ -5,3 +5,8 @@ soadyn_add_test(test_embed_forward_dynamics SOURCES embed/test_embed_forward_dyn
                 random_tree.c LABELS unit ARGS ${PROJECT_SOURCE_DIR}/models)
 soadyn_add_test(test_embed_model SOURCES embed/test_embed_model.c loops/random_loops.c random_tree.c LABELS unit
                 ARGS ${PROJECT_SOURCE_DIR}/models)
+soadyn_add_test(test_embed_mechanisms SOURCES embed/test_embed_mechanisms.c loops/random_loops.c random_tree.c
+                LABELS unit ARGS ${PROJECT_SOURCE_DIR}/models)
+soadyn_add_test(test_embed_errors SOURCES embed/test_embed_errors.c LABELS unit)
+soadyn_add_test(test_embed_cassie SOURCES embed/test_embed_cassie.c loops/random_loops.c random_tree.c
+                LABELS shared_models ARGS ${SOADYN_SHARED_MODELS})
