@@ -12,8 +12,8 @@
 /* The composite-node workspace (allocated once by sd_embedded_data_new, never on evaluation). */
 struct sd_embed_crb_ws {
     double *R;     /* mat_total: composite inertia R(s), dim x dim row-major at mat_off[s] (004 Eq 20) */
-    double *F;     /* max_dim * max_ni: R(s) Hbar*(s), the forces of a unit independent acceleration */
-    double *Fc;    /* 2 * 6 * max_ni: that force reduced to the body a node hangs on, carried up */
+    double *F;     /* max_ni x max_dim: R(s) Hbar*(s) by columns, the forces of a unit independent acceleration */
+    double *Fc;    /* 2 x max_ni x 6: those forces reduced to the body a node hangs on, carried up (by columns) */
     double *tmp;   /* 6 * max_dim: R(s) W(s) (dim x 6), for the W^T R W handed to the parent */
     double *alpha; /* vec_total: stacked accelerations of every node's bodies (own frames) */
     double *f;     /* vec_total: stacked net forces f'(s) on every node's bodies */
@@ -110,73 +110,85 @@ sd_status sd_embedded_mass_matrix(const sd_embedding *e, sd_embedded_data *ed, c
         const int dim = nd->dim, ni = nd->ni;
         const double *Rs = w->R + e->mat_off[s], *Hs = np->Hbar + e->hbar_off[s];
         const double *Ws = np->W + 6 * (size_t)e->vec_off[s];
+        /* X = R(s) Hbar*(s), held by columns (ni x dim: column c = R Hbar* e_c, R symmetric, so a
+         * sum of R's rows: the inner loops run over contiguous rows) */
         double *X = w->F;
-        /* X = R(s) Hbar*(s) (dim x ni) */
-        for (int r = 0; r < dim; ++r)
-            for (int c = 0; c < ni; ++c) {
-                double acc = 0.0;
-                for (int k = 0; k < dim; ++k) acc += Rs[(size_t)r * (size_t)dim + (size_t)k] * Hs[(size_t)k * (size_t)ni + (size_t)c];
-                X[(size_t)r * (size_t)ni + (size_t)c] = acc;
+        for (int c = 0; c < ni; ++c) {
+            double *x = X + (size_t)c * (size_t)dim;
+            memset(x, 0, sizeof(double) * (size_t)dim);
+            for (int k = 0; k < dim; ++k) {
+                const double h = Hs[(size_t)k * (size_t)ni + (size_t)c];
+                const double *Rk = Rs + (size_t)k * (size_t)dim;
+                for (int r = 0; r < dim; ++r) x[r] += h * Rk[r];
             }
+        }
         /* M_e(s, s) = Hbar X + Jbar */
         const double *Jb = np->Jbar + np->jb_off[s];
         for (int r = 0; r < ni; ++r)
             for (int c = 0; c < ni; ++c) {
+                const double *x = X + (size_t)c * (size_t)dim;
                 double acc = Jb[r * ni + c];
-                for (int k = 0; k < dim; ++k) acc += Hs[(size_t)k * (size_t)ni + (size_t)r] * X[(size_t)k * (size_t)ni + (size_t)c];
+                for (int k = 0; k < dim; ++k) acc += Hs[(size_t)k * (size_t)ni + (size_t)r] * x[k];
                 M[(size_t)(nd->v0 + r) * (size_t)nv + (size_t)(nd->v0 + c)] = acc;
             }
         if (nd->parent_node < 0) continue;
-        /* Fc = W(s)^T X (6 x ni): the force at the parent body */
+        /* each column reduced to the parent body: fc = W(s)^T x (6 per column) */
         double *Fc = w->Fc, *Fn = w->Fc + 6 * (size_t)(ni > 0 ? ni : 1);
-        for (int r = 0; r < 6; ++r)
-            for (int c = 0; c < ni; ++c) {
-                double acc = 0.0;
-                for (int k = 0; k < dim; ++k) acc += Ws[6 * (size_t)k + (size_t)r] * X[(size_t)k * (size_t)ni + (size_t)c];
-                Fc[r * ni + c] = acc;
-            }
+        for (int c = 0; c < ni; ++c) {
+            const double *x = X + (size_t)c * (size_t)dim;
+            double acc[6] = {0, 0, 0, 0, 0, 0};
+            for (int k = 0; k < dim; ++k)
+                for (int r = 0; r < 6; ++r) acc[r] += x[k] * Ws[6 * (size_t)k + (size_t)r];
+            memcpy(Fc + 6 * c, acc, sizeof acc);
+        }
         for (int p = nd->parent_node, j = nd->parent_body; p >= 0;) { /* the ancestors' rows */
             const sd_embed_node *pn = &e->nodes[p];
             const int b = (np->slot[j] - e->vec_off[p]) / 6, np_i = pn->ni; /* j's block in p */
             const double *Hp = np->Hbar + e->hbar_off[p] + (size_t)(6 * b) * (size_t)np_i;
             const double *Wp = np->W + 6 * (size_t)e->vec_off[p] + 36 * (size_t)b;
-            for (int r = 0; r < np_i; ++r)
-                for (int c = 0; c < ni; ++c) {
+            for (int c = 0; c < ni; ++c) {
+                const double *fc = Fc + 6 * c;
+                for (int r = 0; r < np_i; ++r) {
                     double acc = 0.0;
-                    for (int k = 0; k < 6; ++k) acc += Hp[k * np_i + r] * Fc[k * ni + c];
+                    for (int k = 0; k < 6; ++k) acc += Hp[k * np_i + r] * fc[k];
                     M[(size_t)(pn->v0 + r) * (size_t)nv + (size_t)(nd->v0 + c)] = acc;
                     M[(size_t)(nd->v0 + c) * (size_t)nv + (size_t)(pn->v0 + r)] = acc;
                 }
+            }
             if (pn->parent_node < 0) break;
-            for (int r = 0; r < 6; ++r)
-                for (int c = 0; c < ni; ++c) {
-                    double acc = 0.0;
-                    for (int k = 0; k < 6; ++k) acc += Wp[6 * k + r] * Fc[k * ni + c];
-                    Fn[r * ni + c] = acc;
-                }
+            for (int c = 0; c < ni; ++c) { /* fc <- W(p)^T fc at block j */
+                const double *fc = Fc + 6 * c;
+                double acc[6] = {0, 0, 0, 0, 0, 0};
+                for (int k = 0; k < 6; ++k)
+                    for (int r = 0; r < 6; ++r) acc[r] += fc[k] * Wp[6 * k + r];
+                memcpy(Fn + 6 * c, acc, sizeof acc);
+            }
             double *t = Fc;
             Fc = Fn;
             Fn = t;
             j = pn->parent_body;
             p = pn->parent_node;
         }
-        /* R(parent) block (j, j) += W(s)^T R(s) W(s) (004 Eq 20) */
-        double *RW = w->tmp; /* dim x 6 */
-        for (int r = 0; r < dim; ++r)
-            for (int c = 0; c < 6; ++c) {
-                double acc = 0.0;
-                for (int k = 0; k < dim; ++k) acc += Rs[(size_t)r * (size_t)dim + (size_t)k] * Ws[6 * (size_t)k + (size_t)c];
-                RW[6 * r + c] = acc;
+        /* R(parent) block (j, j) += W(s)^T R(s) W(s) (004 Eq 20), RW = R(s) W(s) first (dim x 6) */
+        double *RW = w->tmp;
+        for (int r = 0; r < dim; ++r) {
+            double acc[6] = {0, 0, 0, 0, 0, 0};
+            const double *Rr = Rs + (size_t)r * (size_t)dim;
+            for (int k = 0; k < dim; ++k)
+                for (int c = 0; c < 6; ++c) acc[c] += Rr[k] * Ws[6 * (size_t)k + (size_t)c];
+            memcpy(RW + 6 * (size_t)r, acc, sizeof acc);
+        }
+        double acc[36] = {0};
+        for (int k = 0; k < dim; ++k)
+            for (int r = 0; r < 6; ++r) {
+                const double wkr = Ws[6 * (size_t)k + (size_t)r];
+                for (int c = 0; c < 6; ++c) acc[6 * r + c] += wkr * RW[6 * (size_t)k + (size_t)c];
             }
         const sd_embed_node *pn = &e->nodes[nd->parent_node];
         const int b = (np->slot[nd->parent_body] - e->vec_off[nd->parent_node]) / 6;
-        double *Rp = w->R + e->mat_off[nd->parent_node];
+        double *Rp = w->R + e->mat_off[nd->parent_node] + (size_t)(6 * b) * (size_t)pn->dim + (size_t)(6 * b);
         for (int r = 0; r < 6; ++r)
-            for (int c = 0; c < 6; ++c) {
-                double acc = 0.0;
-                for (int k = 0; k < dim; ++k) acc += Ws[6 * (size_t)k + (size_t)r] * RW[6 * k + c];
-                Rp[(size_t)(6 * b + r) * (size_t)pn->dim + (size_t)(6 * b + c)] += acc;
-            }
+            for (int c = 0; c < 6; ++c) Rp[(size_t)r * (size_t)pn->dim + (size_t)c] += acc[6 * r + c];
     }
     if (sd_all_finite(M, (size_t)nv * (size_t)nv)) return SD_OK;
     return sd_check_output(ed->tree, fn, "M", M, (size_t)nv * (size_t)nv, SD_CAUSE_OVERFLOW);
@@ -232,12 +244,10 @@ static void newton_euler_nodes(const sd_embedding *e, sd_embedded_data *ed, cons
             tau[nd->v0 + c] = acc;
         }
         if (nd->parent_node < 0) continue;
-        double *fp = w->f + np->slot[nd->parent_body];
-        for (int r = 0; r < 6; ++r) {
-            double acc = 0.0;
-            for (int k = 0; k < dim; ++k) acc += Ws[6 * (size_t)k + (size_t)r] * f[k];
-            fp[r] += acc;
-        }
+        double *fp = w->f + np->slot[nd->parent_body], acc[6] = {0, 0, 0, 0, 0, 0};
+        for (int k = 0; k < dim; ++k)
+            for (int r = 0; r < 6; ++r) acc[r] += f[k] * Ws[6 * (size_t)k + (size_t)r];
+        for (int r = 0; r < 6; ++r) fp[r] += acc[r];
     }
     ed->tree->alpha_has_gravity = 1;
     ed->tree->current = (ed->tree->current | SD_CURRENT_ACCELERATIONS) & ~(unsigned)SD_CURRENT_FORCES;
