@@ -38,6 +38,12 @@
  *     (link="...": the joint that moves that link); the ratio may also be given as a child
  *     <ratio value="r"/> (URDF+'s form) and the offset as <offset value="c"/>; r defaults to 1 and
  *     must be nonzero, c defaults to 0. Both joints must be revolute, continuous or prismatic.
+ *   soadyn's extension: <loop ... embed="true">, <coupling ... embed="true"> and
+ *     <mimic ... embed="true"/> set the constraint's embed flag (sd_constraint_desc.embed): the model's
+ *     choice to embed it (soadyn/embed.h: its bodies become one aggregate node, its multipliers are
+ *     not integrated) instead of tree augmentation; "false" (the default), "1" and "0" are read too,
+ *     any other value is an error naming file:line. sd_embed_options.loops overrides it. MJCF and SDF
+ *     have no such attribute: their loops are embedded through the API or `soadyn ... --embed`.
  *   Constraint names are unique among the <loop> and <coupling> elements (a namespace of their own).
  *   Rows are stacked loops first, then couplings, then mimics, each in document order. Errors (an
  *   unknown link or joint, a missing element, an unknown or planar type, a zero axis, a zero ratio, a

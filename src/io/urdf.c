@@ -435,6 +435,8 @@ static sd_status read_limit(const parse_ctx *pc, const xmlNode *node, const char
     return SD_OK;
 }
 
+static sd_status read_embed(const parse_ctx *pc, const xmlNode *node, const char *owner, int *out);
+
 static sd_status read_dynamics_and_mimic(const parse_ctx *pc, const xmlNode *node, const char *owner,
                                          sd_urdf_joint *j)
 {
@@ -454,6 +456,7 @@ static sd_status read_dynamics_and_mimic(const parse_ctx *pc, const xmlNode *nod
     const number_kind offset = j->hinge == SD_HINGE_PRISMATIC ? LENGTH : ANGLE;
     st = read_numbers(pc, mimic, owner, "multiplier", 1, 0, GEAR_RATIO, &j->mimic_multiplier);
     if (st == SD_OK) st = read_numbers(pc, mimic, owner, "offset", 1, 0, offset, &j->mimic_offset);
+    if (st == SD_OK) st = read_embed(pc, mimic, owner, &j->mimic_embed);
     return st;
 }
 
@@ -498,6 +501,22 @@ static sd_status parse_joint(const parse_ctx *pc, const xmlNode *node, sd_urdf_r
 }
 
 /* ---------------------------------------------------------------- URDF+ loops and couplings */
+
+/* embed="true|false" (also "1|0", XML's booleans) on <loop>, <coupling> or <mimic>: the model's
+ * choice of constraint embedding for that constraint (sd_constraint_desc.embed); absent: 0. */
+static sd_status read_embed(const parse_ctx *pc, const xmlNode *node, const char *owner, int *out)
+{
+    char *v = get_attr(node, "embed");
+    *out = 0;
+    if (v == NULL) return SD_OK;
+    sd_status st = SD_OK;
+    if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0) *out = 1;
+    else if (!(strcmp(v, "false") == 0 || strcmp(v, "0") == 0))
+        st = sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(node),
+                        "%s: <%s embed=\"%.40s\">: embed must be true or false", owner, (const char *)node->name, v);
+    free(v);
+    return st;
+}
 
 /* The <predecessor> (side 0) or <successor> (side 1) child of a URDF+ element, or its synonym
  * <parent> / <child>; NULL when absent. Both spellings at once are an error (*st). */
@@ -602,6 +621,7 @@ static sd_status parse_loop_body(const parse_ctx *pc, const xmlNode *node, const
     if (st == SD_OK) st = read_loop_side(pc, node, owner, SD_URDF_SUCCESSOR, l);
     const int needs_axis = l->type == SD_CONSTRAINT_REVOLUTE || l->type == SD_CONSTRAINT_PRISMATIC;
     if (st == SD_OK) st = read_direction(pc, node, owner, needs_axis, l->axis);
+    if (st == SD_OK) st = read_embed(pc, node, owner, &l->embed);
     return st;
 }
 
@@ -666,6 +686,7 @@ static sd_status parse_coupling_body(const parse_ctx *pc, const xmlNode *node, c
     if (st == SD_OK) st = read_coupling_side(pc, node, owner, SD_URDF_SUCCESSOR, c);
     if (st == SD_OK) st = read_attribute_or_child(pc, node, owner, "ratio", GEAR_RATIO, &c->ratio);
     if (st == SD_OK) st = read_attribute_or_child(pc, node, owner, "offset", offset, &c->offset);
+    if (st == SD_OK) st = read_embed(pc, node, owner, &c->embed);
     if (st == SD_OK && c->ratio == 0.0)
         st = sd_io_fail(pc->err, SD_E_PARSE, pc->source, c->line,
                         "%s: ratio 0 would hold the successor still; a coupling needs a nonzero ratio", owner);

@@ -57,6 +57,7 @@ typedef struct sd_urdf_joint {
     char *mimic;             /* joint this one mimics; NULL if none */
     int mimic_line;
     double mimic_multiplier, mimic_offset;
+    int mimic_embed;         /* <mimic embed="true">: the coupling embedded (soadyn/embed.h), else 0 */
     int has_node, parent_node; /* <soadyn:node index>: the joint rides on the parent's node parent_node */
     int node_line;
 } sd_urdf_joint;
@@ -74,6 +75,7 @@ typedef struct sd_urdf_loop {
     int side_line[2];        /* lines of the <predecessor> and <successor> elements */
     sd_transform origin[2];  /* the loop joint's frame in each link's frame */
     double axis[3];          /* unit; in the predecessor's loop joint frame (origin[0]) */
+    int embed;               /* embed="true": the loop embedded (soadyn/embed.h); 0 tree-augmented */
 } sd_urdf_loop;
 
 /* A URDF+ <coupling>: q(successor) = ratio q(predecessor) + offset, each side a joint named
@@ -84,6 +86,7 @@ typedef struct sd_urdf_coupling {
     char *link[2], *joint[2];/* per side, exactly one of them */
     int side_line[2];
     double ratio, offset;
+    int embed;               /* embed="true": embedded (soadyn/embed.h); 0 tree-augmented */
 } sd_urdf_coupling;
 
 /* The whole file. */

@@ -11,6 +11,9 @@
  *     authors' parser);
  *   - <mimic joint="J" multiplier="r" offset="c"/> in joint K: q(K) = r q(J) + c, a COUPLING named
  *     after K, unless the options keep mimic joints independent (urdf_build.c then warns).
+ * Each of the three may say embed="true" (or "false", the default): the constraint's embed flag,
+ * the model's choice between constraint embedding (soadyn/embed.h) and tree augmentation; urdf.c
+ * reads it and refuses any other value with the element's file:line.
  * Everything a constraint names is checked here first, so that each error names the element's
  * file:line; what only the built tree can tell (a loop between two links of the same body) comes
  * from the model builder, which names the constraint and the same file:line.
@@ -209,6 +212,7 @@ static sd_status add_loop(const sd_urdf_tree *t, sd_builder *builder, const sd_u
     d.body_b = link_as_named(t, l->link[SD_URDF_SUCCESSOR]);
     d.frame_b = l->origin[SD_URDF_SUCCESSOR];
     memcpy(d.axis, l->axis, sizeof d.axis);
+    d.embed = l->embed;
     d.source_file = t->src;
     d.source_line = l->line;
     return sd_builder_add_constraint(builder, &d, t->err);
@@ -230,6 +234,7 @@ static sd_status add_coupling(const sd_urdf_tree *t, sd_builder *builder, const 
     d.joint_b = t->robot->joints[joint[SD_URDF_PREDECESSOR]].name;
     d.ratio = c->ratio;
     d.offset = c->offset;
+    d.embed = c->embed;
     d.source_file = t->src;
     d.source_line = c->line;
     return sd_builder_add_constraint(builder, &d, t->err);
@@ -268,6 +273,7 @@ static sd_status add_mimic(const sd_urdf_tree *t, sd_builder *builder, const sd_
     d.joint_b = j->mimic;
     d.ratio = j->mimic_multiplier;
     d.offset = j->mimic_offset;
+    d.embed = j->mimic_embed;
     d.source_file = t->src;
     d.source_line = j->mimic_line;
     const sd_status st = sd_builder_add_constraint(builder, &d, t->err);
