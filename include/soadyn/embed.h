@@ -173,10 +173,11 @@ SD_API sd_status sd_embedded_constraint_forces(const sd_embedding *embedding, sd
  * inertia times ratio^2 on the link's speed), the rotor is a body of its own, so its gyroscopic
  * coupling with the parent's rotation and its own mass and placement are kept. Bodies and joints:
  * NAME (the link, revolute about `axis`), NAME_rotor (revolute about `rotor_axis`); constraint
- * NAME_gear (embedded by default: the pair becomes one aggregate with the link's speed independent).
- * The link's speed drives it: a torque on the link's hinge is the joint torque; a motor torque tau_m
- * on the rotor's hinge acts on the link as ratio tau_m through the gear. Initialise with
- * sd_geared_motor_desc_init(). */
+ * NAME_gear (embedded by default: the pair becomes one aggregate node with one speed). The split's
+ * pivoting makes the link's speed the dependent one when |ratio| > 1 (its column of the gear's row
+ * is the larger), so the embedded speed is the rotor's; sd_embed_options.independent = NAME gives
+ * 002's split (the link's speed). The embedded torque acts on that independent speed: a motor torque
+ * tau_m on the rotor is ratio tau_m on the link. Initialise with sd_geared_motor_desc_init(). */
 typedef struct sd_geared_motor_desc {
     const char *name;            /* the link's body and joint name (required); the rest derive from it */
     const char *parent;          /* the body both hang on; NULL or "": the inertial frame */

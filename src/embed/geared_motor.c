@@ -2,9 +2,10 @@
  * src/embed/geared_motor.c — the geared motor of 002 Eq 17 as a bundled kind: a link and a rotor,
  * both revolute children of one parent body, coupled by q_rotor = ratio q_link (a COUPLING
  * constraint, embedded by default). Embedded, the pair is one aggregate with
- * theta-dot_S = [theta-dot_mtr, theta-dot_lnk], X_S = [ratio, 1]^T (002 Eq 17; the split's pivoting
- * keeps the link's speed independent when ratio > 1, the rotor's column being the larger). Only the
- * builder is called here, so this is a core source.
+ * theta-dot_S = [theta-dot_mtr, theta-dot_lnk], X_S = [ratio, 1]^T (002 Eq 17) when the link's speed
+ * is named independent; the split's own pivoting picks the rotor's (the link's column of the row
+ * u_rotor - ratio u_link is the larger when |ratio| > 1), X_S = [1, 1/ratio]^T. Only the builder is
+ * called here, so this is a core source.
  */
 #include <math.h>
 #include <stdio.h>
