@@ -10,3 +10,5 @@ soadyn_add_test(test_embed_mechanisms SOURCES embed/test_embed_mechanisms.c loop
 soadyn_add_test(test_embed_errors SOURCES embed/test_embed_errors.c LABELS unit)
 soadyn_add_test(test_embed_cassie SOURCES embed/test_embed_cassie.c loops/random_loops.c random_tree.c
                 LABELS shared_models ARGS ${SOADYN_SHARED_MODELS})
+soadyn_add_test(test_embed_mixed SOURCES embed/test_embed_mixed.c loops/random_loops.c random_tree.c LABELS unit)
+soadyn_add_test(test_geared_motor SOURCES embed/test_geared_motor.c random_tree.c LABELS unit)
