@@ -118,6 +118,8 @@ typedef struct sd_sim_options {
      * constraints are solved, never projected; tree-augmented ones keep project_constraints. The
      * caller's q and u, the samples (observer, CSV, trajectory), tau and control all stay in the
      * TREE's sizes (nq, nv): u = N u_e, tau is reduced by N^T, and the energy is the tree's at (q, N u_e).
+     * At the start q is closed and u projected onto G u = 0 (the nearest motion of the mechanism, as
+     * for tree-augmented loops) before its embedded speeds are taken.
      * Errors of the embedding (unknown names, a loop that cannot be split) are SD_E_ARGUMENT /
      * SD_E_SINGULAR from sd_embedding_new. */
     const char *embed;

@@ -8,6 +8,11 @@
  * The residuals left after the projection are what sd_sim_stats reports; they are recorded also when
  * the projection is switched off, so that the drift is visible rather than hidden.
  *
+ * With an embedding (embedded_system.c) the embedded loops are not projected but solved: q is
+ * closed by sd_embedded_close (Newton over the dependent directions, the independent coordinates
+ * held), the tree-augmented constraints (if any) are projected as above from there, the embedded
+ * speeds u_e taken from the projected tree speeds (their selection), and the caller's u = N u_e.
+ *
  * Baumgarte stabilisation is not offered: sd_closed_loop_forward_dynamics() takes no term to add to
  * gamma, and projection alone keeps the residuals at rounding level.
  */
@@ -47,13 +52,56 @@ static double max_abs(const double *x, int n)
     return m;
 }
 
+/* Rows of the constraints the embedding leaves tree-augmented. */
+static int tree_augmented_rows(const sim_run *run)
+{
+    int rows = 0;
+    for (int c = 0; c < sd_model_nconstraints(run->model); ++c)
+        if (sd_embedding_constraint_embedded(run->rhs.embedding, c) == 0) rows += sd_model_constraint_nrows(run->model, c);
+    return rows;
+}
+
+/* The embedded loops closed, the tree-augmented ones projected (when asked), u = N u_e. */
+static sd_status settle_embedded(sim_run *run, double t, sd_error *err)
+{
+    sim_rhs *rhs = &run->rhs;
+    const sd_embedding *e = rhs->embedding;
+    sd_embedded_data *ed = rhs->edata;
+    sd_status st = sd_embedded_close(e, ed, run->q, run->q, NULL);
+    if (st != SD_OK)
+        return sd_error_set(err, st, "closing the embedded loops at t = %.9g: %s", t, sd_embedded_error(ed));
+    if (run->opt->project_constraints && tree_augmented_rows(run) > 0) {
+        sd_data *data = rhs->data;
+        double left = 0.0;
+        st = sd_assemble_configuration(run->model, data, run->q, NULL, TIGHT_TOL, ASSEMBLY_MAX_ITER, run->q, &left);
+        if (st != SD_OK && !(st == SD_E_SINGULAR && left <= LOOSE_TOL))
+            return sd_error_set(err, st, "closing the loops at t = %.9g: %s", t, sd_data_error(data));
+        /* the assembly moved every coordinate a little: the embedded loops are solved again */
+        st = sd_embedded_close(e, ed, run->q, run->q, NULL);
+        if (st == SD_OK) st = sd_embedded_tree_speeds(e, ed, run->q, run->us, run->u);
+        if (st != SD_OK)
+            return sd_error_set(err, st, "closing the embedded loops at t = %.9g: %s", t, sd_embedded_error(ed));
+        st = sd_project_velocities(run->model, data, run->q, run->u, run->u);
+        if (st != SD_OK)
+            return sd_error_set(err, st, "projecting the speeds at t = %.9g: %s", t, sd_data_error(data));
+        sd_embedded_speeds_of_tree(e, run->u, run->us); /* u keeps G u = 0: its selection rebuilds it */
+        ++run->stats.projections;
+    }
+    st = sd_embedded_tree_speeds(e, ed, run->q, run->us, run->u);
+    if (st != SD_OK)
+        return sd_error_set(err, st, "tree speeds of the embedded system at t = %.9g: %s", t, sd_embedded_error(ed));
+    return SD_OK;
+}
+
 sd_status sim_constraints_project(sim_run *run, double t, sd_error *err)
 {
     if (!run->residual) return SD_OK; /* a tree: nothing to close */
     const sd_model *model = run->model;
     sd_data *data = run->rhs.data;
     sd_status st;
-    if (run->opt->project_constraints) {
+    if (run->rhs.embedding) {
+        if ((st = settle_embedded(run, t, err)) != SD_OK) return st;
+    } else if (run->opt->project_constraints) {
         double left = 0.0;
         st = sd_assemble_configuration(model, data, run->q, NULL, TIGHT_TOL, ASSEMBLY_MAX_ITER, run->q, &left);
         if (st != SD_OK && !(st == SD_E_SINGULAR && left <= LOOSE_TOL))

@@ -2,7 +2,7 @@
  * src/sim/cvode.c — error-controlled integration with SUNDIALS CVODE (BDF + Newton with a dense
  * difference-quotient Jacobian for stiff systems, Adams + fixed-point iterations for non-stiff ones).
  *
- * CVODE's state is y = [delta; u] on the chart q = q0 (+) delta of chart.c, so every q it produces
+ * CVODE's state is y = [delta; u] (u: the embedded speeds u_e with an embedding) on the chart q = q0 (+) delta of chart.c, so every q it produces
  * has exactly unit quaternions up to round-off. Output at t0 + k dt comes from CVODE's dense output
  * (CV_NORMAL interpolates; the internal steps are chosen by the error control). When a rotation in
  * delta passes REBASE_ANGLE at an output time, the chart is moved to the current q (q0 = q,
@@ -68,14 +68,14 @@ static void cv_free(cv_ctx *c)
 }
 
 /* Fill y = [0; u] and configure CVODE for the chosen method. Returns 0 or a CVODE flag. */
-static int cv_setup(cv_ctx *c, const sd_sim_options *o, int nv)
+static int cv_setup(cv_ctx *c, const sd_sim_options *o, int nv, int nu)
 {
     if (SUNContext_Create(NULL, &c->sun) != 0) return -1;
-    c->y = N_VNew_Serial(2 * nv, c->sun);
+    c->y = N_VNew_Serial(nv + nu, c->sun);
     if (!c->y) return -1;
     double *y = N_VGetArrayPointer(c->y);
     memset(y, 0, sizeof(double) * (size_t)nv);
-    memcpy(y + nv, c->run->u, sizeof(double) * (size_t)nv);
+    memcpy(y + nv, c->run->us, sizeof(double) * (size_t)nu);
     const int bdf = o->integrator == SD_INTEGRATOR_CVODE_BDF;
     c->mem = CVodeCreate(bdf ? CV_BDF : CV_ADAMS, c->sun);
     if (!c->mem) return -1;
@@ -88,7 +88,7 @@ static int cv_setup(cv_ctx *c, const sd_sim_options *o, int nv)
     if (!f) f = CVodeSetStopTime(c->mem, c->run->t_end); /* never evaluate past the end */
     if (f) return f;
     if (bdf) {
-        c->A = SUNDenseMatrix(2 * nv, 2 * nv, c->sun);
+        c->A = SUNDenseMatrix(nv + nu, nv + nu, c->sun);
         c->LS = c->A ? SUNLinSol_Dense(c->y, c->A, c->sun) : NULL;
         if (!c->LS) return -1;
         return CVodeSetLinearSolver(c->mem, c->LS, c->A);
@@ -102,7 +102,7 @@ static sd_status cv_fail(cv_ctx *c, double t, sd_error *err)
 {
     if (c->rhs_status != SD_OK)
         return sd_error_set(err, c->rhs_status, "dynamics failed at t = %.9g: %s", t,
-                            sd_data_error(c->run->rhs.data));
+                            sim_rhs_error(&c->run->rhs));
     return sd_error_set(err, SD_E_SOLVER, "CVODE failed at t = %.9g: %s", t,
                         c->msg[0] ? c->msg : "(no message)");
 }
@@ -116,7 +116,7 @@ static int cv_rebase(cv_ctx *c, double t, long *steps_before)
     *steps_before += nst;
     memcpy(c->q0, run->q, sizeof(double) * (size_t)run->rhs.nq);
     memset(N_VGetArrayPointer(c->y), 0, sizeof(double) * (size_t)run->rhs.nv);
-    memcpy(N_VGetArrayPointer(c->y) + run->rhs.nv, run->u, sizeof(double) * (size_t)run->rhs.nv); /* projected */
+    memcpy(N_VGetArrayPointer(c->y) + run->rhs.nv, run->us, sizeof(double) * (size_t)run->rhs.nu); /* projected */
     ++run->stats.rebases;
     return CVodeReInit(c->mem, t, c->y);
 }
@@ -124,7 +124,7 @@ static int cv_rebase(cv_ctx *c, double t, long *steps_before)
 sd_status sim_cvode_run(sim_run *run, sd_error *err)
 {
     const sd_sim_options *o = run->opt;
-    const int nv = run->rhs.nv, nq = run->rhs.nq;
+    const int nv = run->rhs.nv, nu = run->rhs.nu, nq = run->rhs.nq;
     cv_ctx c;
     memset(&c, 0, sizeof(c));
     c.run = run;
@@ -132,7 +132,7 @@ sd_status sim_cvode_run(sim_run *run, sd_error *err)
     if (!c.q0) return sd_error_set(err, SD_E_MEMORY, "out of memory setting up CVODE");
     memcpy(c.q0, run->q, sizeof(double) * (size_t)nq);
     sd_status st = SD_OK;
-    if (cv_setup(&c, o, nv) != 0) {
+    if (cv_setup(&c, o, nv, nu) != 0) {
         st = sd_error_set(err, SD_E_SOLVER, "CVODE setup failed: %s", c.msg[0] ? c.msg : "out of memory");
         cv_free(&c);
         return st;
@@ -148,13 +148,16 @@ sd_status sim_cvode_run(sim_run *run, sd_error *err)
         }
         const double *y = N_VGetArrayPointer(c.y);
         sim_chart_apply(&run->rhs.chart, c.q0, y, run->q);
-        memcpy(run->u, y + nv, sizeof(double) * (size_t)nv);
+        memcpy(run->us, y + nv, sizeof(double) * (size_t)nu); /* run->u follows (sim_run_output) */
         long nst = 0;
         CVodeGetNumSteps(c.mem, &nst);
         run->stats.steps = steps_before + nst;
+        const long projections = run->stats.projections;
         if (sim_run_output(run, k, tret, err, &st)) break;
-        /* a projection of closed loops (sim_run_output) moved the state: CVODE restarts from it */
-        const int projected = run->residual && o->project_constraints;
+        /* a projection of closed loops (sim_run_output) moved the state: CVODE restarts from it. The
+         * closure of embedded loops does not: it moves only dependent coordinates, which every
+         * evaluation solves for again (the chart's are a warm start), so CVODE goes on. */
+        const int projected = run->stats.projections != projections;
         if ((projected || sim_chart_max_rotation(&run->rhs.chart, y) > REBASE_ANGLE) &&
             cv_rebase(&c, tret, &steps_before)) {
             st = cv_fail(&c, tret, err);

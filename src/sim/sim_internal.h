@@ -5,8 +5,10 @@
  * Glossary:
  *   q0      base configuration of the chart (nq)
  *   delta   tangent coordinates of the chart (nv): q = q0 (+) delta
- *   y       integrator state (2 nv): [delta; u]
- *   ydot    its rate: [delta_dot; qdd], delta_dot = J^-1(delta) u (dexp^-1 for rotations)
+ *   y       integrator state (nv + nu): [delta; u_s], u_s the state's speeds: the tree's u (nu = nv),
+ *           or with an embedding (embed.h) the embedded speeds u_e (nu = sd_embedding_nv)
+ *   ydot    its rate: [delta_dot; qdd_s], delta_dot = J^-1(delta) u_tree (dexp^-1 for rotations),
+ *           u_tree = u for a tree, N(q) u_e with an embedding
  */
 #ifndef SOADYN_SIM_INTERNAL_H
 #define SOADYN_SIM_INTERNAL_H
@@ -41,6 +43,12 @@ typedef struct sim_rhs {
     sd_data *data;
     sim_chart chart;
     int nq, nv;
+    int nu;            /* speeds of the state: nv, or sd_embedding_nv with an embedding */
+    /* The embedded system (embedded_system.c), NULL when the run has no embedded constraint. */
+    sd_embedding *embedding;
+    sd_embedded_data *edata;
+    double *u_tree;    /* nv: N u_e of the evaluation */
+    double *tau_e;     /* nu: N^T tau, the joint forces on the embedded speeds */
     double *tau_const; /* nv: constant joint forces */
     double *tau;       /* nv: scratch, the total joint force */
     double *q;         /* nq: scratch, q0 (+) delta */
@@ -49,13 +57,36 @@ typedef struct sim_rhs {
     long evals;
 } sim_rhs;
 
-sd_status sim_rhs_init(sim_rhs *rhs, const sd_model *model, const sd_sim_options *options, sd_error *err);
+/* q: the starting configuration (the embedding's split is chosen there when it closes the loops). */
+sd_status sim_rhs_init(sim_rhs *rhs, const sd_model *model, const sd_sim_options *options, const double *q,
+                       sd_error *err);
 void sim_rhs_release(sim_rhs *rhs);
 /* qdd at (t, q, u): tau_total = tau_const + control, then the articulated-body forward dynamics
- * (which adds the joints' damping and spring forces). */
+ * (which adds the joints' damping and spring forces). With an embedding, u and qdd are the embedded
+ * speeds and accelerations (sim_embedded_accel), and rhs->u_tree holds N u afterwards. */
 sd_status sim_rhs_accel(sim_rhs *rhs, double t, const double *q, const double *u, double *qdd);
-/* ydot = f(t, y) on the chart based at q0 (y = [delta; u]). */
+/* ydot = f(t, y) on the chart based at q0 (y = [delta; u_s]). */
 sd_status sim_rhs_eval(sim_rhs *rhs, double t, const double *q0, const double *y, double *ydot);
+/* The message of the last failed evaluation (the tree's or the embedding's workspace). */
+const char *sim_rhs_error(const sim_rhs *rhs);
+
+/* ---------------------------------------------------------------- the embedded system (embedded_system.c) */
+
+/* With options->embed set, or a model whose file embeds a constraint: the embedding (the split chosen
+ * at q when q closes the loops, else at the model's reference configuration) and its workspace into
+ * rhs; nothing when no constraint ends up embedded (rhs->embedding stays NULL). */
+sd_status sim_embedded_init(sim_rhs *rhs, const sd_sim_options *options, const double *q, sd_error *err);
+void sim_embedded_release(sim_rhs *rhs);
+/* The start of an embedded run: q closed (sd_embedded_close, in place), u projected onto G u = 0
+ * (sd_project_velocities, in place: the nearest motion of the mechanism) and u_e (nu) its embedded
+ * speeds (their selection). */
+sd_status sim_embedded_start(sim_rhs *rhs, double *q, double *u, double *u_e, sd_error *err);
+/* qdd_e of the embedded system at (t, q, u_e): u_tree = N u_e at the closed q, tau = tau_const +
+ * control(t, q closed, u_tree), tau_e = N^T tau, then sd_embedded_forward_dynamics. */
+sd_status sim_embedded_accel(sim_rhs *rhs, double t, const double *q, const double *u_e, double *qdd_e);
+/* tau_e = N^T tau (virtual work: tau . N u_e = tau_e . u_e) with the X_S of the last evaluation. */
+void sim_embedded_reduce_forces(const sd_embedding *e, const sd_embedded_data *ed, const double *tau,
+                                double *tau_e);
 
 /* ---------------------------------------------------------------- integrators (rk4.c, cvode.c) */
 
@@ -64,7 +95,9 @@ typedef struct sim_run {
     const sd_model *model;
     const sd_sim_options *opt;
     sim_rhs rhs;
-    double *q, *u;       /* the caller's state, updated in place */
+    double *q, *u;       /* the caller's state, updated in place (u: tree speeds, also with an
+                          * embedding: N u_e after every step) */
+    double *us;          /* the integrated speeds (nu): u, or the embedded u_e */
     double t_end;
     long nout;           /* number of dt output intervals */
     sd_sim_stats stats;
@@ -83,7 +116,9 @@ sd_status sim_rk4_run(sim_run *run, sd_error *err);
 sd_status sim_constraints_init(sim_run *run, sd_error *err);
 void sim_constraints_release(sim_run *run);
 /* Project run->q onto phi(q) = 0 and run->u onto G u = 0 (when options.project_constraints), then
- * record the residuals left in run->stats. Does nothing for a tree. */
+ * record the residuals left in run->stats. Does nothing for a tree. With an embedding: q is closed
+ * (sd_embedded_close: the embedded loops solved, never projected), the tree-augmented constraints
+ * (if any) projected as above, u_e taken from the projected speeds, and run->u = N u_e. */
 sd_status sim_constraints_project(sim_run *run, double t, sd_error *err);
 sd_status sim_cvode_run(sim_run *run, sd_error *err);
 

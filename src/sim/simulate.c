@@ -3,10 +3,14 @@
  * chosen integrator and hands output samples to the observer. Also the energy helper and the
  * integrator names.
  *
+ * With an embedding (sd_sim_options.embed, embedded_system.c) the integrated speeds are the embedded
+ * ones (run.us); the caller's u, the samples and the energies stay the tree's (u = N u_e).
+ *
  * Output times are t0 + k dt (k = 0 .. nout, the last one clipped to t0 + duration); the observer
  * sees k = 0, every `every`-th k, the last k, and the state where a run was stopped.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <soadyn/flex.h>
@@ -168,15 +172,24 @@ sd_status sd_simulate(const sd_model *model, const sd_sim_options *options, doub
      * before rather than taken as a step of round-off size */
     run.nout = (long)ceil(options->duration / options->dt - 1e-9);
     run.stats.t_end = options->t0;
-    st = sim_rhs_init(&run.rhs, model, options, err);
+    st = sim_rhs_init(&run.rhs, model, options, q, err);
     if (st != SD_OK) return st;
-    st = sim_constraints_init(&run, err);
+    run.us = u;
+    if (run.rhs.embedding) { /* the integrated speeds are the embedded ones; u stays N u_e */
+        run.us = malloc(sizeof(double) * (size_t)(run.rhs.nu + 1));
+        if (!run.us) {
+            sim_rhs_release(&run.rhs);
+            return sd_error_set(err, SD_E_MEMORY, "out of memory setting up the embedded simulation");
+        }
+        st = sim_embedded_start(&run.rhs, q, u, run.us, err);
+    }
+    if (st == SD_OK) st = sim_constraints_init(&run, err);
     if (st == SD_OK) st = sim_constraints_project(&run, options->t0, err); /* start on the manifold */
 
     if (st == SD_OK) st = total_energy(&run, &run.stats.energy_start, err);
     if (st == SD_OK && !sim_run_output(&run, 0, options->t0, err, &st)) {
         /* A model without speeds has nothing to integrate: RK4 handles it trivially. */
-        if (options->integrator == SD_INTEGRATOR_RK4 || sd_model_nv(model) == 0)
+        if (options->integrator == SD_INTEGRATOR_RK4 || run.rhs.nu == 0)
             st = sim_rk4_run(&run, err);
         else
             st = sim_cvode_run(&run, err);
@@ -185,6 +198,7 @@ sd_status sd_simulate(const sd_model *model, const sd_sim_options *options, doub
     if (st == SD_OK) st = st2;
     run.stats.rhs_evals = run.rhs.evals;
     sim_constraints_release(&run);
+    if (run.us != u) free(run.us);
     sim_rhs_release(&run.rhs);
     if (stats) *stats = run.stats;
     return st;

@@ -6,6 +6,7 @@ list(APPEND SOADYN_COMPONENT_HEADERS sim.h)
 list(APPEND SOADYN_COMPONENT_SOURCES
   sim/chart.c
   sim/rhs.c
+  sim/embedded_system.c
   sim/constraint_projection.c
   sim/rk4.c
   sim/simulate.c
