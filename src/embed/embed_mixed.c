@@ -297,14 +297,7 @@ sd_status sd_embed_mixed_correct(const sd_embedding *e, sd_embedded_data *ed, do
     const sd_loops_model *L = m->loops;
     sd_data *d = ed->tree;
     const int mr = w->nrows, ne = e->nv, nv = m->nv;
-    sd_status st;
-    /* the frame weights at ed->q (sd_embed_prepare leaves them; refreshed here so this file does
-     * not depend on the order of the caller's steps); the world placements' refresh clears
-     * lambda_valid, which is the caller's to set */
-    const int lambda_valid = d->loops->lambda_valid;
-    sd_loops_world_placements(m, d);
-    d->loops->lambda_valid = lambda_valid;
-    if ((st = sd_loops_frame_weights(m, d)) != SD_OK) return st;
+    /* the frame weights Ew_f and world placements are those sd_embed_prepare left at ed->q */
     ta_jacobian(m, d, w);
     for (int i = 0; i < mr; ++i) apply_NT(e, ed, w->Gt + (size_t)i * nv, w->Ge + (size_t)i * ne);
     /* gamma = G_ta (N qdd_f + qdd_c) + (Gdot u)_ta (000 Eq 46b) */
