@@ -88,4 +88,31 @@ int cli_output_close(const char *command, int status);
  * Returns CLI_OK or CLI_MODEL. */
 int cli_load_model(const char *path, int floating, int keep_fixed, sd_model **model);
 
+/* --embed all|none|LOOP,... and --independent JOINT,... (constraint embedding, soadyn/embed.h), taken
+ * by every command that loads a model: CLI_EMBED_OPTIONS(args) in its option table. */
+typedef struct cli_embed_args {
+    const char *embed;       /* NULL: the model file's choice */
+    const char *independent; /* NULL: the split chosen by pivoting */
+} cli_embed_args;
+#define CLI_EMBED_OPTIONS(args) {"embed", 1, &(args).embed, NULL}, {"independent", 1, &(args).independent, NULL}
+/* The text of the two options for a command's --help. */
+#define CLI_EMBED_HELP                                                                                   \
+    "  --embed LOOPS     closure constraints embedded into aggregate nodes: all, none, or a comma\n"   \
+    "                    list of constraint names (the others tree-augmented); default: the model\n"  \
+    "                    file's choice (URDF+ embed=\"true\")\n"                                       \
+    "  --independent J,..  joints whose speeds are an aggregate's independent ones (default: chosen\n" \
+    "                    by pivoting at the configuration)\n"
+
+/* The embedding the arguments ask for (the model file's choice when neither option is given), the
+ * split chosen at q when q closes the loops (to 1e-9), else (or q NULL) at the model's reference
+ * configuration closed by the library: as sd_simulate chooses it. *embedding is NULL when no
+ * constraint ends up embedded (a tree, --embed none, a file that embeds nothing): the command then
+ * runs as for a model without embedding. Errors are the library's, printed as "soadyn CMD: ...":
+ * CLI_USAGE for a bad name or an override that does not fit (SD_E_ARGUMENT, SD_E_NOT_SUPPORTED),
+ * CLI_MODEL when a loop cannot be assembled or split (SD_E_SINGULAR), CLI_FAILURE out of memory. */
+int cli_embedding(const char *cmd, const sd_model *model, const cli_embed_args *args, const double *q,
+                  sd_embedding **embedding);
+/* Name of embedded speed i (the tree speed's label, sd_speed_label); the caller frees it. */
+char *cli_embedded_speed_label(const sd_embedding *embedding, int i);
+
 #endif /* SOADYN_CLI_H */

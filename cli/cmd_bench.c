@@ -13,7 +13,7 @@
 #include "cli.h"
 
 static const char help[] =
-    "usage: soadyn bench MODEL [--repeats N] [--floating] [--keep-fixed]\n"
+    "usage: soadyn bench MODEL [--repeats N] [--embed LOOPS] [--independent J,..] [--floating] [--keep-fixed]\n"
     "\n"
     "Time each algorithm on the model (median and minimum ns per call over N batches, default 21):\n"
     "inverse dynamics, mass matrix, forward dynamics (articulated body), forward dynamics (Cholesky),\n"
@@ -22,6 +22,10 @@ static const char help[] =
     "\n"
     "options:\n"
     "  --repeats N    batches per algorithm (default 21)\n"
+    "  --embed LOOPS  also time the embedded system's algorithms (soadyn/embed.h: forward dynamics over\n"
+    "                 nodes, mass matrix, inverse dynamics, M^-1, log det) beside the tree-augmented\n"
+    "                 closed-loop forward dynamics, at the closed reference configuration; default: the\n"
+    "                 model file's choice. --independent J,.. names the aggregates' independent joints\n"
     "  --floating     attach the root link with a free hinge\n"
     "  --keep-fixed   keep fixed joints as 0-dof bodies\n"
     "  --help         this text\n";
@@ -29,6 +33,10 @@ static const char help[] =
 typedef struct bench_ctx {
     const sd_model *m;
     sd_data *d;
+    /* the embedded system (NULL: none) at the closed reference q_c, random embedded u_e, tau_e, qdd_e */
+    const sd_embedding *e;
+    sd_embedded_data *ed;
+    double *q_c, *u_e, *tau_e, *qdd_e, *u_c, *tau_c; /* u_c = N u_e, tau_c: tree forces for the TA solve */
     double *q, *u, *tau, *qdd;
     double *vector_out, *dense_out; /* nv, and nv x nv (NULL past CLI_DENSE_MAX_NV or out of memory) */
     double *out;                    /* the one the algorithm being timed writes */
@@ -50,11 +58,41 @@ static sd_status b_det(bench_ctx *c)
     return sd_mass_matrix_determinant(c->m, c->d, c->q, &det, &log_det);
 }
 
-static const struct {
+static sd_status b_e_fd(bench_ctx *c)
+{
+    return sd_embedded_forward_dynamics(c->e, c->ed, c->q_c, c->u_e, c->tau_e, NULL, c->out, NULL, NULL);
+}
+static sd_status b_ta_fd(bench_ctx *c)
+{
+    return sd_closed_loop_forward_dynamics(c->m, c->d, c->q_c, c->u_c, c->tau_c, NULL, c->out, NULL, NULL);
+}
+static sd_status b_e_mm(bench_ctx *c) { return sd_embedded_mass_matrix(c->e, c->ed, c->q_c, c->out); }
+static sd_status b_e_id(bench_ctx *c)
+{
+    return sd_embedded_inverse_dynamics(c->e, c->ed, c->q_c, c->u_e, c->qdd_e, NULL, c->out);
+}
+static sd_status b_e_minv(bench_ctx *c) { return sd_embedded_mass_matrix_inverse(c->e, c->ed, c->q_c, c->out); }
+static sd_status b_e_det(bench_ctx *c)
+{
+    double log_det;
+    return sd_embedded_log_det(c->e, c->ed, c->q_c, &log_det);
+}
+
+typedef struct bench_item {
     const char *name;
     bench_fn fn;
-    int dense; /* needs an nv x nv matrix */
-} benches[] = {{"inverse dynamics (Newton-Euler)", b_id, 0},     {"mass matrix (composite body)", b_mm, 1},
+    int dense; /* needs an nv x nv matrix (embedded: nv of the embedding) */
+} bench_item;
+
+/* The embedded system's rows (run with --embed or a file that embeds), after the tree's. */
+static const bench_item embedded_benches[] = {{"closed loops, tree-augmented FD", b_ta_fd, 0},
+                                              {"embedded forward dynamics (nodes)", b_e_fd, 0},
+                                              {"embedded inverse dynamics", b_e_id, 0},
+                                              {"embedded mass matrix", b_e_mm, 1},
+                                              {"embedded mass matrix inverse", b_e_minv, 1},
+                                              {"embedded log det M_e", b_e_det, 0}};
+
+static const bench_item benches[] = {{"inverse dynamics (Newton-Euler)", b_id, 0},     {"mass matrix (composite body)", b_mm, 1},
                {"forward dynamics (articulated body)", b_aba, 0}, {"forward dynamics (Cholesky)", b_chol, 1},
                {"mass matrix inverse", b_minv, 1},               {"mass matrix determinant", b_det, 0}};
 
@@ -90,11 +128,12 @@ static void print_skipped(const char *name, const char *why)
     cli_printf("  %-38s (%s)\n", "", why);
 }
 
-static int bench_one(bench_ctx *c, int i, int repeats, double *times)
+/* embedded: an item of embedded_benches (the sizes and messages are the embedding's). */
+static int bench_one(bench_ctx *c, const bench_item *item, int embedded, int repeats, double *times)
 {
-    const char *name = benches[i].name;
-    const int nv = sd_model_nv(c->m);
-    if (benches[i].dense && (nv > CLI_DENSE_MAX_NV || !c->dense_out)) {
+    const char *name = item->name;
+    const int nv = embedded ? sd_embedding_nv(c->e) : sd_model_nv(c->m);
+    if (item->dense && (nv > CLI_DENSE_MAX_NV || !c->dense_out)) {
         char why[160];
         if (nv > CLI_DENSE_MAX_NV)
             snprintf(why, sizeof(why), "not run: needs a dense %d x %d matrix, formed only up to nv = %d", nv, nv,
@@ -104,19 +143,19 @@ static int bench_one(bench_ctx *c, int i, int repeats, double *times)
         print_skipped(name, why);
         return CLI_OK;
     }
-    c->out = benches[i].dense ? c->dense_out : c->vector_out;
+    c->out = item->dense ? c->dense_out : c->vector_out;
     long n = 1;
     sd_status st = SD_OK;
     while (n < (1L << 30)) { /* warm-up, and find a batch that takes >= 2 ms */
         double t = 0.0;
-        if ((st = batch(c, benches[i].fn, n, &t)) != SD_OK) break;
+        if ((st = batch(c, item->fn, n, &t)) != SD_OK) break;
         if (t * (double)n >= 2e6) break;
         n *= 2;
     }
-    for (int r = 0; st == SD_OK && r < repeats; ++r) st = batch(c, benches[i].fn, n, &times[r]);
-    const char *why = sd_data_error(c->d);
+    for (int r = 0; st == SD_OK && r < repeats; ++r) st = batch(c, item->fn, n, &times[r]);
+    const char *why = embedded && item->fn != b_ta_fd ? sd_embedded_error(c->ed) : sd_data_error(c->d);
     if (!why || !why[0]) why = sd_status_name(st);
-    if (st != SD_OK && benches[i].dense && (st == SD_E_NOT_SUPPORTED || st == SD_E_MEMORY)) {
+    if (st != SD_OK && (item->dense || item->fn == b_e_id) && (st == SD_E_NOT_SUPPORTED || st == SD_E_MEMORY)) {
         print_skipped(name, why); /* the library cannot serve this model densely: a fact, not a failure */
         return CLI_OK;
     }
@@ -129,12 +168,56 @@ static int bench_one(bench_ctx *c, int i, int repeats, double *times)
     return CLI_OK;
 }
 
-static int run_bench(sd_model *m, int repeats)
+/* The embedded system's state: the reference configuration closed (tree-augmented loops assembled
+ * first), random embedded speeds, forces and accelerations; u_c = N u_e for the tree-augmented solve
+ * (projected onto G u = 0 when loops stay tree-augmented). Returns CLI_OK or CLI_FAILURE. */
+static int embedded_state(bench_ctx *c, uint64_t *rng)
+{
+    const sd_model *m = c->m;
+    const int nq = sd_model_nq(m), nv = sd_model_nv(m), ne = sd_embedding_nv(c->e);
+    c->ed = sd_embedded_data_new(c->e);
+    c->q_c = calloc((size_t)nq + 1, sizeof(double));
+    c->u_e = calloc((size_t)ne + 1, sizeof(double));
+    c->tau_e = calloc((size_t)ne + 1, sizeof(double));
+    c->qdd_e = calloc((size_t)ne + 1, sizeof(double));
+    c->u_c = calloc((size_t)nv + 1, sizeof(double));
+    c->tau_c = calloc((size_t)nv + 1, sizeof(double));
+    if (!c->ed || !c->q_c || !c->u_e || !c->tau_e || !c->qdd_e || !c->u_c || !c->tau_c) {
+        fprintf(stderr, "soadyn bench: out of memory setting up the embedded system\n");
+        return CLI_FAILURE;
+    }
+    for (int i = 0; i < ne; ++i) {
+        c->u_e[i] = 2.0 * sd_random_uniform(rng) - 1.0;
+        c->tau_e[i] = 2.0 * sd_random_uniform(rng) - 1.0;
+        c->qdd_e[i] = 2.0 * sd_random_uniform(rng) - 1.0;
+    }
+    for (int i = 0; i < nv; ++i) c->tau_c[i] = 2.0 * sd_random_uniform(rng) - 1.0;
+    int n_ta = 0;
+    for (int k = 0; k < sd_model_nconstraints(m); ++k) n_ta += sd_embedding_constraint_embedded(c->e, k) == 0;
+    sd_configuration_reference(m, c->q_c);
+    sd_status st = n_ta ? sd_assemble_configuration(m, c->d, c->q_c, NULL, 1e-12, 100, c->q_c, NULL) : SD_OK;
+    if (st == SD_OK) st = sd_embedded_close(c->e, c->ed, c->q_c, c->q_c, NULL);
+    if (st == SD_OK) st = sd_embedded_tree_speeds(c->e, c->ed, c->q_c, c->u_e, c->u_c);
+    if (st == SD_OK && n_ta) {
+        st = sd_project_velocities(m, c->d, c->q_c, c->u_c, c->u_c);
+        if (st == SD_OK) sd_embedded_speeds_of_tree(c->e, c->u_c, c->u_e);
+    }
+    if (st != SD_OK) {
+        const char *why = sd_embedded_error(c->ed);
+        fprintf(stderr, "soadyn bench: closing the loops at the reference configuration: %s\n",
+                why && why[0] ? why : sd_data_error(c->d));
+        return CLI_FAILURE;
+    }
+    return CLI_OK;
+}
+
+static int run_bench(sd_model *m, const sd_embedding *e, int repeats)
 {
     const int nq = sd_model_nq(m), nv = sd_model_nv(m);
     bench_ctx c;
     memset(&c, 0, sizeof(c));
     c.m = m;
+    c.e = e;
     c.d = sd_data_new(m);
     c.q = calloc((size_t)nq + 1, sizeof(double));
     c.u = calloc((size_t)nv + 1, sizeof(double));
@@ -163,10 +246,25 @@ static int run_bench(sd_model *m, int repeats)
         cli_output_flush();
         /* each row appears when measured; a lost output (closed pipe) stops the run at once */
         for (int i = 0; rc == CLI_OK && !cli_output_failed() && i < (int)(sizeof(benches) / sizeof(benches[0])); ++i) {
-            rc = bench_one(&c, i, repeats, times);
+            rc = bench_one(&c, &benches[i], 0, repeats, times);
+            cli_output_flush();
+        }
+        if (rc == CLI_OK && e) {
+            rc = embedded_state(&c, &rng);
+            if (rc == CLI_OK)
+                cli_printf("embedded system: %d speeds of %d, %d aggregates (at the closed reference configuration)\n",
+                           sd_embedding_nv(e), nv, sd_embedding_naggregates(e));
+        }
+        for (int i = 0; rc == CLI_OK && e && !cli_output_failed() &&
+                        i < (int)(sizeof(embedded_benches) / sizeof(embedded_benches[0]));
+             ++i) {
+            rc = bench_one(&c, &embedded_benches[i], 1, repeats, times);
             cli_output_flush();
         }
     }
+    sd_embedded_data_free(c.ed);
+    void *ep[] = {c.q_c, c.u_e, c.tau_e, c.qdd_e, c.u_c, c.tau_c};
+    for (size_t i = 0; i < sizeof(ep) / sizeof(ep[0]); ++i) free(ep[i]);
     sd_data_free(c.d);
     free(c.q);
     free(c.u);
@@ -182,7 +280,9 @@ int cmd_bench(int argc, char **argv)
 {
     const char *repeats_text = NULL;
     int floating = 0, keep_fixed = 0;
+    cli_embed_args ea = {0};
     const cli_option options[] = {{"repeats", 1, &repeats_text, NULL},
+                                  CLI_EMBED_OPTIONS(ea),
                                   {"floating", 0, NULL, &floating},
                                   {"keep-fixed", 0, NULL, &keep_fixed},
                                   {NULL, 0, NULL, NULL}};
@@ -197,7 +297,10 @@ int cmd_bench(int argc, char **argv)
     sd_model *model;
     rc = cli_load_model(path, floating, keep_fixed, &model);
     if (rc != CLI_OK) return rc;
-    rc = run_bench(model, (int)repeats);
+    sd_embedding *e = NULL;
+    rc = cli_embedding("bench", model, &ea, NULL, &e);
+    if (rc == CLI_OK) rc = run_bench(model, e, (int)repeats);
+    if (e) sd_embedding_free(e);
     sd_model_free(model);
     return rc;
 }

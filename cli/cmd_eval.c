@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "eval_embedded.h"
 #include "json_writer.h"
 #include <soadyn/flex.h>
 
@@ -39,6 +40,7 @@ static const char help[] =
     "  --prescribed J=A,...  joints whose accelerations are prescribed (mixed dynamics); their\n"
     "                    joint forces are computed and printed\n"
     "  --json            print one JSON object (keys name the joints and bodies, whole)\n"
+    CLI_EMBED_HELP
     "  --floating        attach the root link with a free hinge\n"
     "  --keep-fixed      keep fixed joints as 0-dof bodies\n"
     "  --help            this text\n"
@@ -58,7 +60,15 @@ static const char help[] =
     "and the output says so; qdd is the closed system's, printed with the multipliers lambda of each\n"
     "constraint, the cut-joint force in the constraint frame and in world axes, and the rank of\n"
     "G M^-1 G*. Inverse dynamics is then the tree's: M qdd + C = tau + G* lambda. --prescribed is\n"
-    "not offered on such models.\n";
+    "not offered on such models.\n"
+    "\n"
+    "Embedded loops (--embed, or the model file's choice): everything is evaluated on the embedded\n"
+    "system, whose speeds u_e are the tree speeds outside the loops' aggregates and each aggregate's\n"
+    "independent ones: q with the embedded loops closed by Newton (independent coordinates held),\n"
+    "u = N u_e of --u's embedded speeds, tau_e = N^T tau, the forward dynamics qdd_e and the tree's\n"
+    "qdd = X qdd_e + Xdot u_e, M_e = N^T M N, C_e, M_e^-1, det M_e, the inverse dynamics (at --qdd's\n"
+    "embedded speeds or qdd_e), every constraint's multipliers and cut-joint force, every body's\n"
+    "inter-body force; the embedding (aggregates, independent and dependent speeds) first.\n";
 
 /* Residual above which a state is said not to close the loops and is assembled / projected. */
 #define CLI_LOOP_TOL 1e-9
@@ -499,6 +509,7 @@ static int print_json(const eval_result *r)
 typedef struct eval_args {
     const char *q, *u, *tau, *qdd, *prescribed;
     int json, floating, keep_fixed;
+    cli_embed_args embed;
 } eval_args;
 
 static int read_inputs(eval_result *r, const eval_args *a)
@@ -549,6 +560,14 @@ static int run_eval(sd_model *model, const eval_args *a)
         rc = CLI_FAILURE;
     }
     if (rc == CLI_OK) rc = read_inputs(&r, a);
+    sd_embedding *e = NULL;
+    if (rc == CLI_OK) rc = cli_embedding("eval", model, &a->embed, r.q, &e);
+    if (rc == CLI_OK && e) { /* the embedded system: its own evaluation and output */
+        rc = cli_eval_embedded(model, e, r.q, r.u, r.tau, r.have_qdd ? r.qdd_in : NULL, a->json);
+        sd_embedding_free(e);
+        eval_free(&r);
+        return rc;
+    }
     sd_status st = rc == CLI_OK ? eval_all(&r) : SD_OK;
     if (st != SD_OK) {
         const char *why = sd_data_error(r.d);
@@ -571,7 +590,7 @@ int cmd_eval(int argc, char **argv)
         {"q", 1, &a.q, NULL},          {"u", 1, &a.u, NULL},
         {"tau", 1, &a.tau, NULL},      {"qdd", 1, &a.qdd, NULL},
         {"prescribed", 1, &a.prescribed, NULL},
-        {"json", 0, NULL, &a.json},    {"floating", 0, NULL, &a.floating},
+        {"json", 0, NULL, &a.json},    {"floating", 0, NULL, &a.floating}, CLI_EMBED_OPTIONS(a.embed),
         {"keep-fixed", 0, NULL, &a.keep_fixed}, {NULL, 0, NULL, NULL}};
     const char *path;
     int rc = cli_parse("eval", argc, argv, options, help, &path);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "cli.h"
+#include "embed_report.h"
 #include <soadyn/flex.h>
 
 #define MAX_INDENT_LEVEL 24 /* deeper bodies are drawn at this indentation, with "(depth N)" */
@@ -22,7 +23,7 @@
 #define CHAIN_ENDS 2        /* bodies drawn at each end of a folded chain */
 
 static const char help[] =
-    "usage: soadyn info MODEL [--floating] [--keep-fixed]\n"
+    "usage: soadyn info MODEL [--embed LOOPS] [--independent J,..] [--json] [--floating] [--keep-fixed]\n"
     "\n"
     "Describe a model: name, bodies, hinges by type, nq/nv, total mass, the tree, serial-chain\n"
     "segments and the structural sparsity of the mass matrix. Flexible bodies: their modes, nodes,\n"
@@ -34,7 +35,14 @@ static const char help[] =
     "chain: ...)\"); indentation stops growing at 24 levels. A line indented less than its depth\n"
     "ends with \"(depth N)\".\n"
     "\n"
+    "Closure constraints: each one's kind and bodies, the rank of G and the mobility at the reference\n"
+    "configuration, and the embedding: which constraints are embedded into aggregate nodes and which\n"
+    "tree-augmented, and per aggregate its constraints, bodies, parent body, and its independent and\n"
+    "dependent speeds (the split, with cond(Y1) at the reference configuration).\n"
+    "\n"
     "options:\n"
+    CLI_EMBED_HELP
+    "  --json         one JSON object: the summary, the constraints and the embedding (not the tree)\n"
     "  --floating     attach the root link with a free (6-dof) hinge\n"
     "  --keep-fixed   keep fixed joints as 0-dof bodies instead of merging them\n"
     "  --help         this text\n";
@@ -277,7 +285,7 @@ static int print_flexible(const sd_model *m)
     return rc;
 }
 
-static int print_info(const sd_model *m)
+static int print_info(const sd_model *m, const sd_embedding *e, const double *q_ref)
 {
     const int n = sd_model_nbodies(m);
     tree_shape t;
@@ -301,7 +309,7 @@ static int print_info(const sd_model *m)
     cli_printf("total mass:  %.6g kg\n", sd_model_total_mass(m));
     cli_printf("gravity:     %g %g %g m/s^2\n", g[0], g[1], g[2]);
     cli_printf("frames:      %d\n", sd_model_nframes(m));
-    if (print_constraints(m) != CLI_OK) {
+    if (print_constraints(m) != CLI_OK || cli_embed_print_text("info", m, e, q_ref) != CLI_OK) {
         shape_free(&t);
         return CLI_FAILURE;
     }
@@ -319,18 +327,91 @@ static int print_info(const sd_model *m)
     return CLI_OK;
 }
 
+/* The summary, the constraints and the embedding as one JSON object (the tree is left out: it is
+ * the model file's, and as long as the model). */
+static int print_json(const sd_model *m, const sd_embedding *e, const double *q_ref)
+{
+    const int n = sd_model_nbodies(m), nc = sd_model_nconstraints(m);
+    int by_type[SD_HINGE_TYPE_COUNT] = {0};
+    for (int k = 0; k < n; ++k) ++by_type[sd_model_hinge(m, k)];
+    double g[3];
+    sd_model_gravity(m, g);
+    json_writer w;
+    jw_init(&w);
+    jw_begin_object(&w, NULL);
+    jw_string(&w, "model", sd_model_name(m));
+    jw_int(&w, "bodies", n);
+    jw_begin_object(&w, "hinges");
+    for (int h = 0; h < SD_HINGE_TYPE_COUNT; ++h)
+        if (by_type[h]) jw_int(&w, sd_hinge_type_name((sd_hinge_type)h), by_type[h]);
+    jw_end_object(&w);
+    jw_int(&w, "nq", sd_model_nq(m));
+    jw_int(&w, "nv", sd_model_nv(m));
+    jw_number(&w, "total_mass", sd_model_total_mass(m));
+    jw_numbers(&w, "gravity", g, 3);
+    jw_int(&w, "flexible_bodies", sd_model_nflexible(m));
+    jw_begin_array(&w, "constraints");
+    for (int c = 0; c < nc; ++c) {
+        int a = -1, b = -1;
+        sd_model_constraint_bodies(m, c, &a, &b);
+        jw_begin_object(&w, NULL);
+        jw_string(&w, "name", sd_model_constraint_name(m, c));
+        jw_string(&w, "type", sd_constraint_type_name(sd_model_constraint_type(m, c)));
+        jw_int(&w, "rows", sd_model_constraint_nrows(m, c));
+        if (a < 0) jw_null(&w, "body_a");
+        else jw_string(&w, "body_a", sd_model_body_name(m, a));
+        if (b < 0) jw_null(&w, "body_b");
+        else jw_string(&w, "body_b", sd_model_body_name(m, b));
+        jw_bool(&w, "embedded_in_file", sd_model_constraint_embed(m, c) == 1);
+        jw_bool(&w, "embedded", e && sd_embedding_constraint_embedded(e, c) == 1);
+        jw_end_object(&w);
+    }
+    jw_end_array(&w);
+    cli_embed_json(&w, m, e, q_ref);
+    jw_end_object(&w);
+    const int rc = cli_json_emit("info", &w);
+    jw_free(&w);
+    return rc;
+}
+
+/* The reference configuration, closed when the model has loops (the embedding's split and cond(Y1)
+ * are taken there). Returns NULL when out of memory; *closed says whether the loops close. */
+static double *reference_configuration(const sd_model *m, int *closed)
+{
+    double *q = malloc(sizeof(double) * (size_t)(sd_model_nq(m) + 1));
+    *closed = 0;
+    if (!q) return NULL;
+    sd_configuration_reference(m, q);
+    if (sd_model_nconstraints(m) == 0) return q;
+    sd_data *d = sd_data_new(m);
+    *closed = d && sd_assemble_configuration(m, d, q, NULL, 1e-12, 100, q, NULL) == SD_OK;
+    sd_data_free(d);
+    return q;
+}
+
 int cmd_info(int argc, char **argv)
 {
-    int floating = 0, keep_fixed = 0;
-    const cli_option options[] = {
-        {"floating", 0, NULL, &floating}, {"keep-fixed", 0, NULL, &keep_fixed}, {NULL, 0, NULL, NULL}};
+    int floating = 0, keep_fixed = 0, json = 0;
+    cli_embed_args ea = {0};
+    const cli_option options[] = {{"floating", 0, NULL, &floating}, {"keep-fixed", 0, NULL, &keep_fixed},
+                                  {"json", 0, NULL, &json}, CLI_EMBED_OPTIONS(ea), {NULL, 0, NULL, NULL}};
     const char *path;
     int rc = cli_parse("info", argc, argv, options, help, &path);
     if (rc >= 0) return rc;
     sd_model *model;
     rc = cli_load_model(path, floating, keep_fixed, &model);
     if (rc != CLI_OK) return rc;
-    rc = print_info(model);
+    int closed = 0;
+    double *q_ref = reference_configuration(model, &closed);
+    sd_embedding *e = NULL;
+    if (!q_ref) {
+        fprintf(stderr, "soadyn info: out of memory\n");
+        rc = CLI_FAILURE;
+    }
+    if (rc == CLI_OK) rc = cli_embedding("info", model, &ea, closed ? q_ref : NULL, &e);
+    if (rc == CLI_OK) rc = json ? print_json(model, e, closed ? q_ref : NULL) : print_info(model, e, closed ? q_ref : NULL);
+    if (e) sd_embedding_free(e);
+    free(q_ref);
     sd_model_free(model);
     return rc;
 }

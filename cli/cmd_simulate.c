@@ -42,6 +42,10 @@ static const char help[] =
     "                      and renamed when whole)\n"
     "  --html FILE.html    the run as a page to watch in a browser (soadyn view's; written beside\n"
     "                      and renamed when whole)\n"
+    "  --embed LOOPS       closure constraints embedded into aggregate nodes: all, none, or a comma\n"
+    "                      list of constraint names (default: the model file's choice)\n"
+    "  --independent J,..  joints whose speeds are the aggregates' independent ones (default: chosen\n"
+    "                      by pivoting at the initial configuration)\n"
     "  --tip-node BODY=N,...  flexible bodies: the node whose deflection the CSV, the plot and the\n"
     "                      summary show (default: each flexible body's last node, a beam's tip)\n"
     "  --floating          attach the root link with a free hinge\n"
@@ -55,7 +59,12 @@ static const char help[] =
     "Interrupted by SIGINT/SIGTERM, the run stops cleanly: the CSV ends with a line\n"
     "'# truncated at t=... (interrupted by SIGINT)' and the exit status is 130/143. If the CSV or\n"
     "the plot cannot be written whole (disk full), the incomplete file is removed and the exit\n"
-    "status is 3.\n";
+    "status is 3.\n"
+    "Closed loops: tree-augmented ones are integrated with all the tree's speeds and projected back onto\n"
+    "the constraints after every step; embedded ones (--embed) are not integrated: only the independent\n"
+    "speeds are, and every evaluation and step solves the dependent coordinates by Newton. Either way\n"
+    "the CSV has every joint's q and u (u = N u_e for embedded loops) and the summary the largest\n"
+    "closure residuals over the run.\n";
 
 static volatile sig_atomic_t stop_signal = 0;
 
@@ -69,6 +78,7 @@ typedef struct sim_args {
     const char *duration, *dt, *integrator, *rtol, *atol, *q0, *u0, *tau, *output, *every, *plot, *tip_node;
     const char *html, *model_path; /* --html: the page, and the model file it re-reads for visuals */
     int floating, keep_fixed;
+    cli_embed_args embed;
 } sim_args;
 
 /* What the observer writes to, and the progress line. */
@@ -235,7 +245,27 @@ static void print_deflections(const sd_model *m, const int *nodes, const double 
     }
 }
 
-static void print_summary(const sd_model *m, const sd_sim_options *so, const sd_sim_stats *st, double wall)
+/* What the run integrated for the loops: the embedded ones and the speeds left. */
+static void print_embedding(const sd_model *m, const sd_embedding *e)
+{
+    int n_emb = 0;
+    for (int c = 0; c < sd_model_nconstraints(m); ++c) n_emb += sd_embedding_constraint_embedded(e, c) == 1;
+    cli_printf("embedded loops   %d of %d constraint%s in %d aggregate%s; %d integrated speed%s of %d (", n_emb,
+               sd_model_nconstraints(m), sd_model_nconstraints(m) == 1 ? "" : "s", sd_embedding_naggregates(e),
+               sd_embedding_naggregates(e) == 1 ? "" : "s", sd_embedding_nv(e), sd_embedding_nv(e) == 1 ? "" : "s",
+               sd_model_nv(m));
+    const int shown = sd_embedding_nv(e) <= 12 ? sd_embedding_nv(e) : 10; /* a line, not a list: info has it */
+    for (int i = 0; i < shown; ++i) {
+        char *label = cli_embedded_speed_label(e, i);
+        cli_printf("%s%s", i ? ", " : "", label ? label : "?");
+        free(label);
+    }
+    if (shown < sd_embedding_nv(e)) cli_printf(", ... %d more: soadyn info --embed", sd_embedding_nv(e) - shown);
+    cli_printf(")\n");
+}
+
+static void print_summary(const sd_model *m, const sd_embedding *e, const sd_sim_options *so, const sd_sim_stats *st,
+                          double wall)
 {
     const double simulated = st->t_end - so->t0;
     const double e0 = st->energy_start, e1 = st->energy_end;
@@ -259,9 +289,11 @@ static void print_summary(const sd_model *m, const sd_sim_options *so, const sd_
                energy_conserved(m, so->tau) ? "" : "  [not conserved: damping or joint forces act]");
     if (has_quaternions(m))
         cli_printf("max | |quat|-1 | %.3e (never renormalised)\n", st->max_quat_norm_error);
-    if (sd_model_nconstraints(m) > 0) /* closed loops: projected after every step (sd_simulate) */
-        cli_printf("loop residuals   position %.3e, velocity %.3e (largest over the run; %ld projections)\n",
-                   st->max_position_residual, st->max_velocity_residual, st->projections);
+    if (e) print_embedding(m, e);
+    if (sd_model_nconstraints(m) > 0) /* closed loops: projected (or, embedded, closed) after every step */
+        cli_printf("loop residuals   position %.3e, velocity %.3e (largest over the run; %ld projections%s)\n",
+                   st->max_position_residual, st->max_velocity_residual, st->projections,
+                   e ? "; embedded loops solved by Newton, never projected" : "");
 }
 
 /* Finish the outputs; returns the exit status of the run. */
@@ -341,6 +373,10 @@ static int run_simulation(sd_model *m, const sim_args *a, sd_sim_options *so)
                 sd_configuration_quaternion_error(m, q));
         rc = CLI_USAGE;
     }
+    /* the embedding is built here only to refuse bad --embed / --independent before any output exists
+     * (exit 1, the library's message); sd_simulate builds its own from the same options */
+    sd_embedding *e = NULL;
+    if (rc == CLI_OK) rc = cli_embedding("simulate", m, &a->embed, q, &e);
     if (rc == CLI_OK && (a->plot || a->html) && !(o.traj = sd_trajectory_new_nodes(m, nodes))) {
         fprintf(stderr, "soadyn simulate: out of memory setting up the trajectory for the plot\n");
         rc = CLI_FAILURE;
@@ -353,6 +389,8 @@ static int run_simulation(sd_model *m, const sim_args *a, sd_sim_options *so)
     if (rc == CLI_OK) {
         so->tau = tau;
         so->stop = &stop_signal;
+        so->embed = a->embed.embed;
+        so->independent = a->embed.independent;
         if (o.csv || o.traj) { /* samples cost a kinematics pass: only when wanted */
             so->observer = observer;
             so->observer_user = &o;
@@ -369,10 +407,11 @@ static int run_simulation(sd_model *m, const sim_args *a, sd_sim_options *so)
         rc = finish(a, &o, s, &err, &st);
         if (a->html) rc = write_html(m, a, &o, rc);
         if (s == SD_OK) {
-            print_summary(m, so, &st, wall);
+            print_summary(m, e, so, &st, wall);
             print_deflections(m, nodes, q);
         }
     }
+    if (e) sd_embedding_free(e);
     sd_trajectory_free(o.traj);
     free(nodes);
     free(q);
@@ -392,7 +431,7 @@ int cmd_simulate(int argc, char **argv)
         {"u0", 1, &a.u0, NULL}, {"tau", 1, &a.tau, NULL},
         {"output", 1, &a.output, NULL}, {"every", 1, &a.every, NULL},
         {"plot", 1, &a.plot, NULL}, {"tip-node", 1, &a.tip_node, NULL}, {"html", 1, &a.html, NULL},
-        {"floating", 0, NULL, &a.floating},
+        {"floating", 0, NULL, &a.floating}, CLI_EMBED_OPTIONS(a.embed),
         {"keep-fixed", 0, NULL, &a.keep_fixed}, {NULL, 0, NULL, NULL}};
     const char *path;
     int rc = cli_parse("simulate", argc, argv, options, help, &path);

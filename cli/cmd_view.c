@@ -29,6 +29,9 @@ static const char help[] =
     "                          each body through its hinge (000 Eq 17), by the forward dynamics at each\n"
     "                          sample's q and u with zero joint forces (gravity, damping, springs act)\n"
     "  --title TEXT            the page title (default: the model's name)\n"
+    "  --embed LOOPS, --independent J,..  as for simulate: checked (bad names are refused), but the\n"
+    "                          page is the same: an embedding changes how a motion is computed\n"
+    "                          (simulate --embed), not what it looks like\n"
     "  --floating              attach the root link with a free hinge\n"
     "  --keep-fixed            keep fixed joints as 0-dof bodies\n"
     "  --help                  this text\n"
@@ -39,8 +42,10 @@ int cmd_view(int argc, char **argv)
 {
     const char *output = NULL, *trajectory = NULL, *title = NULL;
     int frames = 0, forces = 0, floating = 0, keep_fixed = 0;
+    cli_embed_args ea = {0};
     const cli_option options[] = {
         {"output", 1, &output, NULL}, {"trajectory", 1, &trajectory, NULL}, {"title", 1, &title, NULL},
+        CLI_EMBED_OPTIONS(ea),
         {"frames", 0, NULL, &frames}, {"forces", 0, NULL, &forces}, {"floating", 0, NULL, &floating},
         {"keep-fixed", 0, NULL, &keep_fixed}, {NULL, 0, NULL, NULL}};
     /* -o is --output (the option parser knows long names only) */
@@ -66,6 +71,12 @@ int cmd_view(int argc, char **argv)
     sd_model *model;
     rc = cli_load_model(path, floating, keep_fixed, &model);
     if (rc != CLI_OK) return rc;
+    sd_embedding *embedding = NULL;
+    if ((rc = cli_embedding("view", model, &ea, NULL, &embedding)) != CLI_OK) {
+        sd_model_free(model);
+        return rc;
+    }
+    if (embedding) sd_embedding_free(embedding); /* checked only: the page does not depend on it */
     sd_trajectory *tr = NULL;
     sd_error err = {0};
     if (trajectory && sd_trajectory_read_csv(model, trajectory, &tr, &err) != SD_OK) {
