@@ -124,8 +124,8 @@ static void check_model(const sd_model *m, uint64_t *rng, int dense_factors)
     sd_data_free(d);
 }
 
-/* A forest (three trees hanging from the inertial frame) of mixed hinges with a fixed body inside and
- * bodies of several children: M^-1's entries across trees are zero, and those between branches
+/* A forest (four trees hanging from the inertial frame, one of them from a fixed root) of mixed hinges
+ * with a fixed body inside and bodies of several children: M^-1's entries across trees are zero, and those between branches
  * come through their deepest common ancestor (innovations.c). Added in an order the builder sorts. */
 static sd_model *forest(uint64_t *rng)
 {
@@ -134,7 +134,8 @@ static sd_model *forest(uint64_t *rng)
         {"d", NULL, SD_HINGE_UNIVERSAL},  {"e", "d", SD_HINGE_FIXED},     {"f", "e", SD_HINGE_REVOLUTE},
         {"g", "e", SD_HINGE_REVOLUTE},    {"h", "b", SD_HINGE_REVOLUTE},  {"i", "b", SD_HINGE_PLANAR},
         {"j", "c", SD_HINGE_REVOLUTE},    {"k", NULL, SD_HINGE_FREE},     {"l", "k", SD_HINGE_REVOLUTE},
-        {"m", "a", SD_HINGE_REVOLUTE},    {"n", "g", SD_HINGE_SPHERICAL},
+        {"m", "a", SD_HINGE_REVOLUTE},    {"n", "g", SD_HINGE_SPHERICAL}, {"o", NULL, SD_HINGE_FIXED},
+        {"p", "o", SD_HINGE_REVOLUTE},    {"r", "o", SD_HINGE_SPHERICAL}, {"s", "p", SD_HINGE_REVOLUTE},
     };
     sd_builder *b = sd_builder_new();
     for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; ++i) {

@@ -236,72 +236,112 @@ static SD_NOINLINE void minv_scatter_one(const double *s, const double *g, ROW6_
     }
 }
 
-/* Unrelated entries row[c] = l . alpha(a, c) for c in [c0, c1): a rank-6 product, 6 multiply-adds. */
-static SD_NOINLINE void minv_unrelated(const double *l, ROW6_PARAMS(S), double *restrict row, int c0, int c1)
+/* Gather step of a 1-dof hinge at a root: no parent reads z+, so only nu = -D^-1 H z is formed. */
+static SD_NOINLINE void minv_gather_one_root(const double *s, double dinv, ROW6_PARAMS(Z), double *restrict row, int c0,
+                                             int c1)
+{
+    const double s0 = -dinv * s[0], s1 = -dinv * s[1], s2 = -dinv * s[2], s3 = -dinv * s[3], s4 = -dinv * s[4],
+                 s5 = -dinv * s[5];
+    for (int c = c0; c < c1; ++c) row[c] = s0 * Z0[c] + s1 * Z1[c] + s2 * Z2[c] + s3 * Z3[c] + s4 * Z4[c] + s5 * Z5[c];
+}
+
+/* row[c] = l . X(c) for c in [c0, c1), 6 multiply-adds: the unrelated entries l . alpha(a, c), and a
+ * multi-speed hinge's eps_i = -H_i z. */
+static SD_NOINLINE void minv_dot6(const double *l, ROW6_PARAMS(S), double *restrict row, int c0, int c1)
 {
     const double l0 = l[0], l1 = l[1], l2 = l[2], l3 = l[3], l4 = l[4], l5 = l[5];
     for (int c = c0; c < c1; ++c) row[c] = l0 * S0[c] + l1 * S1[c] + l2 * S2[c] + l3 * S3[c] + l4 * S4[c] + l5 * S5[c];
 }
 
-/* The same steps for a hinge of nk > 1 speeds (spherical, free, universal, planar), a column at a
- * time: eps, nu and y are nk-vectors. */
-static SD_NOINLINE void minv_gather_multi(const double *s, const double *g, const double *Dinv, int nk, double *Z, int nv,
-                                          double *row, int c0, int c1)
+/* row[c] -= l . X(c) on [c0, c1): a multi-speed hinge's y_i = nu_i - G_i* alpha+ (Eq 58f). */
+static SD_NOINLINE void minv_sub_dot6(const double *l, ROW6_PARAMS(X), double *restrict row, int c0, int c1)
 {
-    for (int c = c0; c < c1; ++c) {
-        double e[6], nu[6];
-        for (int i = 0; i < nk; ++i) {
-            double t = 0.0;
-            for (int r = 0; r < 6; ++r) t += s[6 * i + r] * Z[(size_t)r * nv + c];
-            e[i] = -t;
+    const double l0 = l[0], l1 = l[1], l2 = l[2], l3 = l[3], l4 = l[4], l5 = l[5];
+    for (int c = c0; c < c1; ++c) row[c] -= l0 * X0[c] + l1 * X1[c] + l2 * X2[c] + l3 * X3[c] + l4 * X4[c] + l5 * X5[c];
+}
+
+/* X(c) += w x[c] on [c0, c1) (X(c) = w x[c] when `assign`): a rank-one update of the six rows, the
+ * z += G eps of Eq 58c and the alpha += H* y of Eq 58g, one speed at a time. */
+static SD_NOINLINE void minv_rank1(const double *w, int assign, const double *restrict x, ROW6_PARAMS(X), int c0, int c1)
+{
+    const double w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5];
+    if (assign)
+        for (int c = c0; c < c1; ++c) {
+            X0[c] = w0 * x[c]; X1[c] = w1 * x[c]; X2[c] = w2 * x[c];
+            X3[c] = w3 * x[c]; X4[c] = w4 * x[c]; X5[c] = w5 * x[c];
         }
-        sd_dinv_mul(Dinv, nk, e, nu);
-        for (int i = 0; i < nk; ++i) row[(size_t)i * nv + c] = nu[i];
-        for (int r = 0; r < 6; ++r) {
-            double t = 0.0;
-            for (int i = 0; i < nk; ++i) t += g[6 * i + r] * e[i];
-            Z[(size_t)r * nv + c] += t;
+    else
+        for (int c = c0; c < c1; ++c) {
+            X0[c] += w0 * x[c]; X1[c] += w1 * x[c]; X2[c] += w2 * x[c];
+            X3[c] += w3 * x[c]; X4[c] += w4 * x[c]; X5[c] += w5 * x[c];
         }
+}
+
+/* y[c] = sum_j a_j x_j[c] on [c0, c1), x_j the rows of x (stride nv): nu = D^-1 eps across columns. */
+static SD_NOINLINE void minv_combine(const double *a, int nk, const double *x, int nv, double *restrict y, int c0, int c1)
+{
+    for (int c = c0; c < c1; ++c) y[c] = a[0] * x[c];
+    for (int j = 1; j < nk; ++j) {
+        const double aj = a[j], *restrict xj = x + (size_t)j * nv;
+        for (int c = c0; c < c1; ++c) y[c] += aj * xj[c];
     }
 }
 
-static SD_NOINLINE void minv_scatter_multi(const double *s, const double *g, int nk, double *A, int nv, double *row,
-                                           int c0, int c1)
+/* Gather step of a hinge of nk > 1 speeds (spherical, free, universal, planar) on its descendants'
+ * columns [c0, c1), each step one vectorised pass across the columns: eps = -H z into the rows of
+ * E (nk x nv scratch), nu = D^-1 eps, and z += G eps unless k is a root. */
+static void minv_gather_multi(const double *s, const double *g, const double *Dinv, int nk, int root, double *Z, double *E,
+                              int nv, double *row, int c0, int c1)
 {
-    for (int c = c0; c < c1; ++c) {
-        double y[6];
-        for (int i = 0; i < nk; ++i) {
-            double t = 0.0;
-            for (int r = 0; r < 6; ++r) t += g[6 * i + r] * A[(size_t)r * nv + c];
-            y[i] = row[(size_t)i * nv + c] - t;
-            row[(size_t)i * nv + c] = y[i];
-        }
-        for (int r = 0; r < 6; ++r) {
-            double t = 0.0;
-            for (int i = 0; i < nk; ++i) t += s[6 * i + r] * y[i];
-            A[(size_t)r * nv + c] += t;
-        }
+    double a[6], w[6];
+    for (int i = 0; i < nk; ++i) {
+        for (int r = 0; r < 6; ++r) w[r] = -s[6 * i + r];
+        minv_dot6(w, ROWS6(Z, nv), E + (size_t)i * nv, c0, c1); /* eps_i = -H_i z */
     }
+    for (int i = 0; i < nk; ++i) {
+        for (int j = 0; j < nk; ++j) a[j] = Dinv[i * nk + j];
+        minv_combine(a, nk, E, nv, row + (size_t)i * nv, c0, c1);
+    }
+    if (!root)
+        for (int i = 0; i < nk; ++i) {
+            for (int r = 0; r < 6; ++r) w[r] = g[6 * i + r];
+            minv_rank1(w, 0, E + (size_t)i * nv, ROWS6(Z, nv), c0, c1);
+        }
+}
+
+/* Scatter step of a hinge of nk > 1 speeds on its own and its descendants' columns [c0, c1):
+ * y = nu - G* alpha+ (skipped at a root, where alpha+ = 0), then alpha = alpha+ + H* y unless no
+ * child reads alpha (a leaf). */
+static void minv_scatter_multi(const double *s, const double *g, int nk, int root, int leaf, double *A, int nv, double *row,
+                               int c0, int c1)
+{
+    if (!root)
+        for (int i = 0; i < nk; ++i) minv_sub_dot6(g + 6 * i, ROWS6(A, nv), row + (size_t)i * nv, c0, c1);
+    if (!leaf)
+        for (int i = 0; i < nk; ++i) minv_rank1(s + 6 * i, root && i == 0, row + (size_t)i * nv, ROWS6(A, nv), c0, c1);
 }
 
 /* The speeds of k's subtree end here (v_index[n] is nv). */
 static inline int vend(const sd_model *m, int k) { return m->v_index[m->subtree_end[k]]; }
 
 /* Tips to base: nu(k, c) for every column c of k's subtree, into rows v(k) .. of Minv (004 Eq 50-51).
- * Z (6 x nv) holds z(k, c); a column starts at its own body with eps = e_c, i.e. z = G e_c. */
-static void minv_gather(const sd_model *m, const sd_data *d, double *Z, double *Minv)
+ * Z (6 x nv) holds z(k, c); a column starts at its own body with eps = e_c, i.e. z = G e_c. At a
+ * root z+ is read by no one and is not formed. E (6 x nv) is the multi-speed hinges' scratch. */
+static void minv_gather(const sd_model *m, const sd_data *d, double *Z, double *E, double *Minv)
 {
     const int nv = m->nv;
     for (int k = m->n - 1; k >= 0; --k) {
-        const int nk = m->nv_k[k], vk = m->v_index[k], c1 = vend(m, k);
+        const int nk = m->nv_k[k], vk = m->v_index[k], c1 = vend(m, k), root = m->parent[k] < 0;
         if (nk == 0) continue; /* a fixed hinge passes z on unchanged */
         const double *s = d->S_world + 6 * vk, *g = d->G_world + 6 * vk, *Dinv = d->Dinv + 36 * k;
         double *row = Minv + (size_t)vk * nv;
-        if (nk == 1) minv_gather_one(s, g, Dinv[0], ROWS6(Z, nv), row, vk + 1, c1);
-        else minv_gather_multi(s, g, Dinv, nk, Z, nv, row, vk + nk, c1);
+        if (nk > 1) minv_gather_multi(s, g, Dinv, nk, root, Z, E, nv, row, vk + nk, c1);
+        else if (root) minv_gather_one_root(s, Dinv[0], ROWS6(Z, nv), row, vk + 1, c1);
+        else minv_gather_one(s, g, Dinv[0], ROWS6(Z, nv), row, vk + 1, c1);
         for (int j = 0; j < nk; ++j) { /* own columns: eps = e_j, nu = D^-1 e_j, z = G e_j */
             for (int i = 0; i < nk; ++i) row[(size_t)i * nv + vk + j] = Dinv[i * nk + j];
-            for (int r = 0; r < 6; ++r) Z[(size_t)r * nv + vk + j] = g[6 * j + r];
+            if (!root)
+                for (int r = 0; r < 6; ++r) Z[(size_t)r * nv + vk + j] = g[6 * j + r];
         }
     }
 }
@@ -321,7 +361,7 @@ static void minv_unrelated_row(const sd_model *m, const sd_data *d, int b, int i
             return;
         }
         const int c1 = vend(m, a);
-        minv_unrelated(l, ROWS6(saved, nv), row, c0, c1);
+        minv_dot6(l, ROWS6(saved, nv), row, c0, c1); /* unrelated entries */
         if (c1 == nv) return;
         /* l = T*(a) l = l - G(a) (H(a) l), every H(a) l taken from the l before the update: with
          * armature J, H G = I - J D^-1 is not I, so applying a multi-speed hinge's speeds one
@@ -342,26 +382,29 @@ static void minv_scatter(const sd_model *m, const sd_data *d, double *A, double 
 {
     const int nv = m->nv;
     for (int b = 0; b < m->n; ++b) {
-        const int nk = m->nv_k[b], vb = m->v_index[b], c1 = vend(m, b);
-        if (m->parent[b] < 0) /* alpha+ = 0 at a root */
+        const int nk = m->nv_k[b], vb = m->v_index[b], c1 = vend(m, b), root = m->parent[b] < 0;
+        const int leaf = m->subtree_end[b] == b + 1; /* no child reads alpha(b) */
+        if (root && nk == 0) /* alpha = alpha+ = 0 for the children of a fixed root */
             for (int r = 0; r < 6; ++r) memset(A + (size_t)r * nv + vb, 0, (size_t)(c1 - vb) * sizeof(double));
         if (nk) {
             const double *s = d->S_world + 6 * vb, *g = d->G_world + 6 * vb;
             double *row = Minv + (size_t)vb * nv;
-            if (nk == 1) minv_scatter_one(s, g, ROWS6(A, nv), row, vb, c1);
-            else minv_scatter_multi(s, g, nk, A, nv, row, vb, c1);
+            if (nk > 1) minv_scatter_multi(s, g, nk, root, leaf, A, nv, row, vb, c1);
+            else if (leaf && !root) minv_sub_dot6(g, ROWS6(A, nv), row, vb, c1);
+            else if (root) minv_rank1(s, 1, row, ROWS6(A, nv), vb, c1); /* alpha+ = 0: y = nu, alpha = H* y */
+            else minv_scatter_one(s, g, ROWS6(A, nv), row, vb, c1);
             for (int i = 0; i < nk; ++i) minv_unrelated_row(m, d, b, i, saved, row + (size_t)i * nv);
         }
-        if (b + 1 < m->subtree_end[b]) { /* alpha(b, c) for the columns of b's later children */
-            const int c0 = vend(m, b + 1);
+        const int c0 = b + 1 < m->subtree_end[b] ? vend(m, b + 1) : c1;
+        if (c0 < c1) /* alpha(b, c) for the columns of b's later children (b has several) */
             for (int r = 0; r < 6; ++r)
                 memcpy(saved + (size_t)r * nv + c0, A + (size_t)r * nv + c0, (size_t)(c1 - c0) * sizeof(double));
-        }
     }
 }
 
 /* The lower triangle mirrors the upper, copied in 32 x 32 tiles so that both stay in cache; returns
- * whether every entry is finite (checked on the upper rows as they are read). */
+ * whether every entry is finite (checked on the upper rows as they are read: callgrind counts fewer
+ * instructions so than in one pass over the whole matrix afterwards, even on Talos's 38 x 38). */
 static int mirror_upper(double *A, int n)
 {
     int finite = 1;
@@ -387,8 +430,8 @@ sd_status sd_mass_matrix_inverse(const sd_model *m, sd_data *d, const double *q,
     world_gains(m, d);
     const int nv = m->nv;
     /* psi and Y (36 per body each, nv <= 6 n on a rigid model) are the 6 x nv scratch: z then alpha,
-     * and the saved alpha of branch bodies */
-    minv_gather(m, d, d->psi, Minv);
+     * and the multi-speed hinges' eps in the gather, then the saved alpha of branch bodies */
+    minv_gather(m, d, d->psi, d->Y, Minv);
     minv_scatter(m, d, d->psi, d->Y, Minv);
     const int finite = mirror_upper(Minv, nv);
     if (finite) return SD_OK;
