@@ -12,3 +12,7 @@ soadyn_add_test(test_embed_cassie SOURCES embed/test_embed_cassie.c loops/random
                 LABELS shared_models ARGS ${SOADYN_SHARED_MODELS})
 soadyn_add_test(test_embed_mixed SOURCES embed/test_embed_mixed.c loops/random_loops.c random_tree.c LABELS unit)
 soadyn_add_test(test_geared_motor SOURCES embed/test_geared_motor.c random_tree.c LABELS unit)
+soadyn_add_test(test_embed_simulation SOURCES embed/test_embed_simulation.c LABELS unit
+                ARGS four_bar ${PROJECT_SOURCE_DIR}/models)
+add_test(NAME test_embed_simulation_cassie COMMAND test_embed_simulation cassie ${SOADYN_SHARED_MODELS})
+set_tests_properties(test_embed_simulation_cassie PROPERTIES SKIP_RETURN_CODE 77 LABELS "shared_models;embed_long")
