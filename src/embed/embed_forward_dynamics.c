@@ -37,6 +37,7 @@ struct sd_embed_fd_ws {
     double *f;                  /* 6 n: the bodies' forces without the embedded constraints' */
     double *qt;                 /* model nv: the tree accelerations when the caller wants none */
     double *sap;                /* max_dim: sd_embed_solve's alpha+ */
+    double *wh, *ref;           /* max_dim, max_ni: the singularity test's scratch */
     double *tp;                 /* max_nt: an aggregate's unbalanced tree generalized forces */
     int *agg_of_con;            /* per constraint: its aggregate, -1 when tree-augmented */
     double logdet;              /* sum log det D(s) of the last gather */
@@ -86,6 +87,8 @@ struct sd_embed_fd_ws *sd_embed_fd_ws_new(const sd_embedding *e)
     SD_EMBED_ALLOC(w->f, 6 * (size_t)m->n + 1);
     SD_EMBED_ALLOC(w->qt, (size_t)m->nv + 1);
     SD_EMBED_ALLOC(w->sap, (size_t)e->max_dim + 1);
+    SD_EMBED_ALLOC(w->wh, (size_t)e->max_dim + 1);
+    SD_EMBED_ALLOC(w->ref, (size_t)e->max_ni + 1);
     SD_EMBED_ALLOC(w->tp, (size_t)e->max_nt + 1);
     const int ncons = m->loops ? m->loops->ncons : 0;
     SD_EMBED_ALLOC(w->agg_of_con, (size_t)ncons + 1);
@@ -129,6 +132,8 @@ void sd_embed_fd_ws_free(struct sd_embed_fd_ws *w)
     free(w->f);
     free(w->qt);
     free(w->sap);
+    free(w->wh);
+    free(w->ref);
     free(w->tp);
     free(w->agg_of_con);
     free(w);
@@ -169,6 +174,50 @@ static sd_status singular_node(const sd_embedding *e, sd_embedded_data *ed, int 
                         "embedded loop '%s' (aggregate from body '%s'): articulated inertia D(s) of its %d "
                         "independent speeds is %s",
                         e->aggs[nd->aggregate].name, m->desc[e->node_bodies[nd->body0]].name, nd->ni, what);
+}
+
+/* Whether D(s), found negligible against the cheap scale (P's largest diagonal times Hbar*'s
+ * largest column), is a true singularity: the scale is not what D must be compared with, since on
+ * long chains P holds the inertia of everything outboard about axes the node's speeds cannot turn
+ * (growing as N^3) while D stays that of a few links. As for a rigid hinge (forward_dynamics.c),
+ * each speed is scaled by what it carries before the children's speeds are freed,
+ * ref_i = Jbar_ii + Hbar_i^T (M_s + the children's W^T P(c) W, unprojected) Hbar*_i, and the scaled
+ * D must factor with pivots above 1e-13. Cold: only when the cheap test fails. */
+SD_COLD static int node_singular(const sd_embedding *e, sd_embedded_data *ed, int s, double *L)
+{
+    const sd_model *m = e->model;
+    const struct sd_embed_nodes_ws *nw = ed->nodes;
+    const struct sd_embed_fd_ws *w = ed->fd;
+    const sd_embed_node *nd = &e->nodes[s];
+    const int ni = nd->ni, o = e->vec_off[s];
+    const double *H = nw->Hbar + e->hbar_off[s], *J = nw->Jbar + nw->jb_off[s], *D = w->D + w->d_off[s];
+    for (int i = 0; i < ni; ++i) {
+        double ref = J[i * ni + i];
+        for (int bi = 0; bi < nd->nb; ++bi) { /* h^T M_k h over the node's bodies */
+            const int k = e->node_bodies[nd->body0 + bi], r0 = nw->slot[k] - o;
+            double h[6], Mh[6];
+            for (int r = 0; r < 6; ++r) h[r] = H[(size_t)(r0 + r) * ni + i];
+            sd_rigid_inertia_mul(m->rigid + 13 * k, h, Mh);
+            ref += sd_s6_dot(h, Mh);
+        }
+        for (int c = s + 1; c < e->nnodes; ++c) { /* (W(c) h_j)^T P(c) (W(c) h_j) over the child nodes */
+            if (e->nodes[c].parent_node != s) continue;
+            const int dc = e->nodes[c].dim, r0 = nw->slot[e->nodes[c].parent_body] - o;
+            const double *W = nw->W + 6 * (size_t)e->vec_off[c], *Pc = w->P + e->mat_off[c];
+            for (int r = 0; r < dc; ++r) {
+                double v = 0.0;
+                for (int t = 0; t < 6; ++t) v += W[6 * r + t] * H[(size_t)(r0 + t) * ni + i];
+                w->wh[r] = v;
+            }
+            for (int r = 0; r < dc; ++r)
+                for (int t = 0; t < dc; ++t) ref += w->wh[r] * Pc[(size_t)r * dc + t] * w->wh[t];
+        }
+        if (!(ref > 0.0)) return 1; /* the speed carries nothing at all */
+        w->ref[i] = ref;
+    }
+    for (int i = 0; i < ni; ++i)
+        for (int j = 0; j < ni; ++j) L[i * ni + j] = D[i * ni + j] / sqrt(w->ref[i] * w->ref[j]);
+    return sd_cholesky_factor(L, ni, 1e-13) >= 0;
 }
 
 /* The Riccati gather over nodes (000 Eq 62; 004 Eq 33 with the node pieces): P(s) = M_s + the
@@ -222,7 +271,11 @@ static sd_status riccati_gather(const sd_embedding *e, sd_embedded_data *ed)
             /* a pivot below 1e-13 of what P and Hbar* could give is round-off: M_e is singular there */
             double jscale = 0.0;
             for (int i = 0; i < ni; ++i) jscale = fmax(jscale, J[i * ni + i]);
-            if (sd_cholesky_factor(L, ni, 1e-13 * (pscale * hscale + jscale)) >= 0) return singular_node(e, ed, s, 0);
+            if (sd_cholesky_factor(L, ni, 1e-13 * (pscale * hscale + jscale)) >= 0) { /* negligible: look closer */
+                if (node_singular(e, ed, s, L)) return singular_node(e, ed, s, 0);
+                memcpy(L, D, (size_t)ni * (size_t)ni * sizeof(double));
+                if (sd_cholesky_factor(L, ni, 0.0) >= 0) return singular_node(e, ed, s, 0);
+            }
             w->logdet += sd_cholesky_logdet(L, ni);
             memcpy(Dinv, L, (size_t)ni * (size_t)ni * sizeof(double));
             sd_cholesky_inverse(Dinv, ni);

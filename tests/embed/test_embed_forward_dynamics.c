@@ -335,17 +335,20 @@ static sd_model *geared_motor_model(void)
     return build(b);
 }
 
-/* A 10-link spatial chain (axes z, y alternating, a spring on link 3) and at its tip a
+/* An n-link spatial chain (axes z, y alternating, a spring on link 3) and at its tip a
  * parallelogram four-bar in the tip's x-y plane: crank (armature) and rocker on the tip, the
  * coupler (damping) on the crank, closed by a revolute constraint between the coupler's end and the
- * rocker's end; a pendulum hangs on the coupler. */
-static sd_model *chain_four_bar_model(void)
+ * rocker's end; a pendulum hangs on the coupler. massless: the four-bar's links without mass, no
+ * armature and no pendulum (its aggregate's D is then zero: SD_E_SINGULAR). */
+static sd_model *chain_four_bar_model(int n, int massless)
 {
     sd_builder *b = sd_builder_new();
-    static const char *names[10] = {"l0", "l1", "l2", "l3", "l4", "l5", "l6", "l7", "l8", "l9"};
+    char name[32], parent[32];
     sd_body_desc d;
-    for (int i = 0; i < 10; ++i) {
-        link_desc(&d, names[i], i ? names[i - 1] : NULL, 1.0 - 0.05 * i, 0.3);
+    for (int i = 0; i < n; ++i) {
+        snprintf(name, sizeof name, "l%d", i);
+        snprintf(parent, sizeof parent, "l%d", i - 1);
+        link_desc(&d, name, i ? parent : NULL, 1.0 - 0.5 * i / n, 0.3);
         if (i) d.placement.p[0] = 0.3;
         if (i & 1) sd_v3_set(d.axis, 0, 1, 0);
         if (i == 3) {
@@ -354,25 +357,28 @@ static sd_model *chain_four_bar_model(void)
         }
         add_body(b, &d);
     }
-    const double zax[3] = {0, 0, 1};
-    link_desc(&d, "crank", "l9", 0.3, 0.3); /* along the tip's y at q = 0 */
+    snprintf(parent, sizeof parent, "l%d", n - 1);
+    const double zax[3] = {0, 0, 1}, mscale = massless ? 0.0 : 1.0;
+    link_desc(&d, "crank", parent, 0.3 * mscale, 0.3); /* along the tip's y at q = 0 */
     d.placement.p[0] = 0.3;
     sd_m3_axis_angle(zax, HALF_PI, d.placement.R);
-    d.armature = 0.02;
+    d.armature = 0.02 * mscale;
     add_body(b, &d);
-    link_desc(&d, "coupler", "crank", 0.4, 0.4); /* along the tip's x */
+    link_desc(&d, "coupler", "crank", 0.4 * mscale, 0.4); /* along the tip's x */
     d.placement.p[0] = 0.3;
     sd_m3_axis_angle(zax, -HALF_PI, d.placement.R);
     d.damping = 0.1;
     add_body(b, &d);
-    link_desc(&d, "rocker", "l9", 0.3, 0.3); /* along the tip's y, 0.4 further along x */
+    link_desc(&d, "rocker", parent, 0.3 * mscale, 0.3); /* along the tip's y, 0.4 further along x */
     d.placement.p[0] = 0.7;
     sd_m3_axis_angle(zax, HALF_PI, d.placement.R);
     add_body(b, &d);
-    link_desc(&d, "pendulum", "coupler", 0.2, 0.25);
-    d.placement.p[0] = 0.2;
-    sd_v3_set(d.axis, 1, 0, 0);
-    add_body(b, &d);
+    if (!massless) {
+        link_desc(&d, "pendulum", "coupler", 0.2, 0.25);
+        d.placement.p[0] = 0.2;
+        sd_v3_set(d.axis, 1, 0, 0);
+        add_body(b, &d);
+    }
     sd_constraint_desc c;
     sd_constraint_desc_init(&c);
     c.name = "four_bar";
@@ -389,6 +395,85 @@ static sd_model *chain_four_bar_model(void)
         abort();
     }
     return build(b);
+}
+
+static void print_worst(const char *name, const worst *w)
+{
+    printf("%-24s %3d states | qdd %.1e  alpha %.1e  f %.1e  lambda %.1e  constraint f %.1e | M^-1 M - I %.1e  "
+           "log det %.1e | cond(Y1) <= %.1e, forces not compared in %d\n",
+           name, w->states, w->qdd, w->acc, w->force, w->lambda, w->cforce, w->minv, w->logdet, w->cond,
+           w->indeterminate);
+}
+
+/* A massless four-bar: the forward dynamics, M^-1 and log det are SD_E_SINGULAR naming the loop; a
+ * 3000-link chain with the four-bar at its tip (P's scale grows as N^3 against D's: the cheap
+ * singularity test alone may refuse it) is not singular, and its qdd_tree is the tree-augmented one. */
+static void check_singular_and_long(uint64_t *rng)
+{
+    sd_model *m = chain_four_bar_model(10, 1);
+    const int nq = sd_model_nq(m);
+    double *q = calloc((size_t)nq, sizeof *q);
+    sd_configuration_neutral(m, q);
+    sd_embed_options opt;
+    sd_embed_options_init(&opt);
+    opt.loops = "all";
+    opt.q = q;
+    sd_error err;
+    sd_embedding *e = sd_embedding_new(m, &opt, &err);
+    CHECK(e != NULL);
+    if (e) {
+        sd_embedded_data *ed = sd_embedded_data_new(e);
+        const int ne = sd_embedding_nv(e);
+        double *x = calloc((size_t)ne * ne + 1, sizeof *x), *y = calloc((size_t)ne + 1, sizeof *y), ld = 0.0;
+        CHECK(sd_embedded_forward_dynamics(e, ed, q, x, x, NULL, y, NULL, NULL) == SD_E_SINGULAR);
+        CHECK(strstr(sd_embedded_error(ed), "four_bar") != NULL);
+        printf("massless four-bar: %s\n", sd_embedded_error(ed));
+        CHECK(sd_embedded_mass_matrix_inverse(e, ed, q, x) == SD_E_SINGULAR);
+        CHECK(sd_embedded_log_det(e, ed, q, &ld) == SD_E_SINGULAR);
+        free(x);
+        free(y);
+        sd_embedded_data_free(ed);
+        sd_embedding_free(e);
+    }
+    free(q);
+    sd_model_free(m);
+    /* the long chain: the embedded qdd_tree against the tree-augmented one (O(N) both; the dense
+     * checks of check_state would be O(N^4) here) */
+    m = chain_four_bar_model(3000, 0);
+    const int nv = sd_model_nv(m);
+    q = calloc((size_t)sd_model_nq(m), sizeof *q);
+    sd_configuration_neutral(m, q);
+    opt.q = q;
+    e = sd_embedding_new(m, &opt, &err);
+    CHECK(e != NULL);
+    if (e) {
+        sd_embedded_data *ed = sd_embedded_data_new(e);
+        sd_data *d = sd_data_new(m);
+        const int ne = sd_embedding_nv(e);
+        double *ue = calloc((size_t)ne, sizeof *ue), *tau_e = calloc((size_t)ne, sizeof *tau_e);
+        double *qdd_e = calloc((size_t)ne, sizeof *qdd_e), *qt = calloc((size_t)nv, sizeof *qt);
+        double *ut = calloc((size_t)nv, sizeof *ut), *tau_t = calloc((size_t)nv, sizeof *tau_t);
+        double *qdd_ta = calloc((size_t)nv, sizeof *qdd_ta), ld = NAN;
+        random_vector(rng, ue, ne, 0.1);
+        random_vector(rng, tau_e, ne, 1.0);
+        for (int i = 0; i < ne; ++i) tau_t[sd_embedding_speed_index(e, i)] = tau_e[i];
+        CHECK(sd_embedded_tree_speeds(e, ed, q, ue, ut) == SD_OK);
+        const sd_status st = sd_embedded_forward_dynamics(e, ed, q, ue, tau_e, NULL, qdd_e, qt, NULL);
+        CHECK(st == SD_OK);
+        if (st != SD_OK) fprintf(stderr, "3000-link chain: %s\n", sd_embedded_error(ed));
+        CHECK(sd_closed_loop_forward_dynamics(m, d, sd_embedded_configuration(ed), ut, tau_t, NULL, qdd_ta, NULL, NULL) ==
+              SD_OK);
+        const double eq = rel(qt, qdd_ta, nv);
+        CHECK(eq < 1e-8);
+        CHECK(sd_embedded_log_det(e, ed, q, &ld) == SD_OK && isfinite(ld));
+        printf("3000-link chain + four-bar: qdd_tree vs tree-augmented %.1e, log det M_e %.6g\n", eq, ld);
+        free(ue); free(tau_e); free(qdd_e); free(qt); free(ut); free(tau_t); free(qdd_ta);
+        sd_data_free(d);
+        sd_embedded_data_free(ed);
+        sd_embedding_free(e);
+    }
+    free(q);
+    sd_model_free(m);
 }
 
 /* The tree rebuilt with armature, damping and (revolute, prismatic) springs on every hinge. */
@@ -411,13 +496,6 @@ static sd_model *with_joint_dynamics(const sd_model *tree, uint64_t *rng)
     return build(b);
 }
 
-static void print_worst(const char *name, const worst *w)
-{
-    printf("%-24s %3d states | qdd %.1e  alpha %.1e  f %.1e  lambda %.1e  constraint f %.1e | M^-1 M - I %.1e  "
-           "log det %.1e | cond(Y1) <= %.1e, forces not compared in %d\n",
-           name, w->states, w->qdd, w->acc, w->force, w->lambda, w->cforce, w->minv, w->logdet, w->cond,
-           w->indeterminate);
-}
 
 int main(int argc, char **argv)
 {
@@ -436,7 +514,7 @@ int main(int argc, char **argv)
         free(q0);
         sd_model_free(m);
     }
-    sd_model *mech[2] = {geared_motor_model(), chain_four_bar_model()};
+    sd_model *mech[2] = {geared_motor_model(), chain_four_bar_model(10, 0)};
     static const char *mech_names[2] = {"geared motor", "chain + four-bar"};
     for (int i = 0; i < 2; ++i) {
         worst w = {0};
@@ -447,6 +525,7 @@ int main(int argc, char **argv)
         free(q0);
         sd_model_free(mech[i]);
     }
+    check_singular_and_long(&rng);
     /* random trees of every hinge type with random loops */
     worst w = {0}, wm = {0};
     int models = 0, embedded = 0, mixed_models = 0, mixed = 0;
