@@ -25,6 +25,10 @@
  *   embedded FD   sd_embedded_forward_dynamics at a closed q (Newton checks the closure: no step)
  *   after a step  the same from q (+) dt N u, dt = 1 ms: the state an integrator step leaves, open
  *                 by O(dt^2), so the call's Newton takes its iterations (what a simulation step pays)
+ *   TA projection what a tree-augmented simulation adds once per step to stay closed (sim's
+ *                 constraint_projection.c): sd_assemble_configuration from that same stepped q,
+ *                 then sd_project_velocities (an RK4 step: 4 FD + 1 projection, against 4
+ *                 embedded FD that close the loops themselves)
  *   + forces      TA with lambda and inter-body forces; embedded with inter-body forces, then
  *                 sd_embedded_constraint_forces
  * All methods of a mechanism are timed in interleaved batches of about 2 ms (A B C .. C B A ..:
@@ -79,16 +83,18 @@ typedef struct mech {
     const char *key, *label;
     sd_model *m;
     sd_embedding *e;
-    sd_data *d_aba, *d_ta, *d_taf;
+    sd_data *d_aba, *d_ta, *d_taf, *d_proj;
     sd_embedded_data *ed, *ed_step, *edf;
     int nq, nv, nve, nc, nbodies;
-    double *q, *q_step, *u_tree, *tau_tree, *qdd_aba, *qdd_ta, *qdd_taf, *lambda_ta;
+    double *q, *q_step, *u_tree, *tau_tree, *qdd_aba, *qdd_ta, *qdd_taf, *lambda_ta, *q_proj, *u_proj;
     double *u, *tau, *qdd, *qdd_step, *qdd_f, *lambda_e;
 } mech;
 
-enum { M_ABA = 0, M_TA, M_EMB, M_EMB_STEP, M_TA_FORCES, M_EMB_FORCES, NMETHODS };
-static const char *const method_names[NMETHODS] = {"tree ABA", "TA FD", "embedded FD", "embedded FD after a step",
-                                                   "TA FD + lambda, forces", "embedded FD + lambda, forces"};
+enum { M_ABA = 0, M_TA, M_EMB, M_EMB_STEP, M_TA_PROJ, M_TA_FORCES, M_EMB_FORCES, NMETHODS };
+static const char *const method_names[NMETHODS] = {"tree ABA",      "TA FD",
+                                                   "embedded FD",   "embedded FD after a step",
+                                                   "TA projection", "TA FD + lambda, forces",
+                                                   "embedded FD + lambda, forces"};
 
 typedef sd_status (*method_fn)(mech *x);
 
@@ -107,6 +113,14 @@ static sd_status call_embedded_fd(mech *x)
 static sd_status call_embedded_fd_step(mech *x)
 {
     return sd_embedded_forward_dynamics(x->e, x->ed_step, x->q_step, x->u, x->tau, NULL, x->qdd_step, NULL, NULL);
+}
+/* What a tree-augmented simulation pays once per step to stay on the manifold (sim's
+ * constraint_projection.c): q closed from the step's q by assembly, then u projected onto G u = 0. */
+static sd_status call_ta_project(mech *x)
+{
+    double residual = 0.0;
+    const sd_status s = sd_assemble_configuration(x->m, x->d_proj, x->q_step, NULL, 1e-12, 10, x->q_proj, &residual);
+    return s != SD_OK ? s : sd_project_velocities(x->m, x->d_proj, x->q_proj, x->u_tree, x->u_proj);
 }
 static sd_status call_ta_fd_forces(mech *x)
 {
@@ -127,16 +141,19 @@ static EMBENCH_NOINLINE void embench_tree_aba(mech *x, long n) { for (long i = 0
 static EMBENCH_NOINLINE void embench_ta_fd(mech *x, long n) { for (long i = 0; i < n; ++i) call_ta_fd(x); }
 static EMBENCH_NOINLINE void embench_embedded_fd(mech *x, long n) { for (long i = 0; i < n; ++i) call_embedded_fd(x); }
 static EMBENCH_NOINLINE void embench_embedded_fd_step(mech *x, long n) { for (long i = 0; i < n; ++i) call_embedded_fd_step(x); }
+static EMBENCH_NOINLINE void embench_ta_project(mech *x, long n) { for (long i = 0; i < n; ++i) call_ta_project(x); }
 static EMBENCH_NOINLINE void embench_ta_fd_forces(mech *x, long n) { for (long i = 0; i < n; ++i) call_ta_fd_forces(x); }
 static EMBENCH_NOINLINE void embench_embedded_fd_forces(mech *x, long n) { for (long i = 0; i < n; ++i) call_embedded_fd_forces(x); }
 
 /* first[]: the untimed first calls (mech_check), so that the counted functions see only the
  * repeated ones; methods[]: the timed and counted. */
-static const method_fn first[NMETHODS] = {call_tree_aba, call_ta_fd, call_embedded_fd, call_embedded_fd_step,
-                                          call_ta_fd_forces, call_embedded_fd_forces};
+static const method_fn first[NMETHODS] = {call_tree_aba,     call_ta_fd,       call_embedded_fd,
+                                          call_embedded_fd_step, call_ta_project, call_ta_fd_forces,
+                                          call_embedded_fd_forces};
 typedef void (*batch_fn)(mech *x, long n);
-static const batch_fn methods[NMETHODS] = {embench_tree_aba,         embench_ta_fd,        embench_embedded_fd,
-                                            embench_embedded_fd_step, embench_ta_fd_forces, embench_embedded_fd_forces};
+static const batch_fn methods[NMETHODS] = {embench_tree_aba,         embench_ta_fd,      embench_embedded_fd,
+                                            embench_embedded_fd_step, embench_ta_project, embench_ta_fd_forces,
+                                            embench_embedded_fd_forces};
 
 /* ---------------------------------------------------------------- failures, arrays */
 
@@ -335,9 +352,9 @@ static void mech_init(mech *x, const char *key, const char *label, sd_model *m, 
     x->key = key, x->label = label, x->m = m;
     x->nq = sd_model_nq(m), x->nv = sd_model_nv(m), x->nc = sd_model_nconstraint_rows(m);
     x->nbodies = sd_model_nbodies(m);
-    x->d_aba = sd_data_new(m), x->d_ta = sd_data_new(m), x->d_taf = sd_data_new(m);
-    if (!x->d_aba || !x->d_ta || !x->d_taf) fail(label, "out of memory");
-    x->q = vec(x->nq), x->q_step = vec(x->nq);
+    x->d_aba = sd_data_new(m), x->d_ta = sd_data_new(m), x->d_taf = sd_data_new(m), x->d_proj = sd_data_new(m);
+    if (!x->d_aba || !x->d_ta || !x->d_taf || !x->d_proj) fail(label, "out of memory");
+    x->q = vec(x->nq), x->q_step = vec(x->nq), x->q_proj = vec(x->nq), x->u_proj = vec(x->nv);
     x->u_tree = vec(x->nv), x->tau_tree = vec(x->nv), x->qdd_aba = vec(x->nv), x->qdd_ta = vec(x->nv);
     x->qdd_taf = vec(x->nv), x->lambda_ta = vec(x->nc), x->lambda_e = vec(x->nc);
     double *step = vec(x->nv);
@@ -373,13 +390,13 @@ static void mech_init(mech *x, const char *key, const char *label, sd_model *m, 
 
 static void mech_free(mech *x)
 {
-    sd_data_free(x->d_aba), sd_data_free(x->d_ta), sd_data_free(x->d_taf);
+    sd_data_free(x->d_aba), sd_data_free(x->d_ta), sd_data_free(x->d_taf), sd_data_free(x->d_proj);
     sd_embedded_data_free(x->ed), sd_embedded_data_free(x->ed_step), sd_embedded_data_free(x->edf);
     sd_embedding_free(x->e);
     sd_model_free(x->m);
     double *arrays[] = {x->q,         x->q_step,   x->u_tree,   x->tau_tree, x->qdd_aba, x->qdd_ta,
                         x->qdd_taf,   x->lambda_ta, x->lambda_e, x->u,        x->tau,     x->qdd,
-                        x->qdd_step,  x->qdd_f};
+                        x->qdd_step,  x->qdd_f,     x->q_proj,   x->u_proj};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i) free(arrays[i]);
 }
 
@@ -396,6 +413,7 @@ static void mech_check(mech *x, int ok[NMETHODS], char *notes, size_t size)
             const char *msg = i == M_ABA ? sd_data_error(x->d_aba)
                               : i == M_TA ? sd_data_error(x->d_ta)
                               : i == M_TA_FORCES ? sd_data_error(x->d_taf)
+                              : i == M_TA_PROJ ? sd_data_error(x->d_proj)
                               : i == M_EMB ? sd_embedded_error(x->ed)
                               : i == M_EMB_STEP ? sd_embedded_error(x->ed_step)
                                                 : sd_embedded_error(x->edf);
@@ -502,9 +520,9 @@ static void mechanism_row(mech *x, int batches, char *table, size_t table_size)
     time_methods(x, ok, batches, t);
     char c[NMETHODS][32];
     for (int i = 0; i < NMETHODS; ++i) cell(c[i], sizeof c[i], t[i]);
-    append(table, table_size, "| %s | %d | %d / %d | %s | %s | %s | %s | %.2f | %s | %s |\n", x->label,
-             x->nbodies, x->nv, x->nve, c[M_ABA], c[M_TA], c[M_EMB], c[M_EMB_STEP], t[M_EMB] / t[M_TA],
-             c[M_TA_FORCES], c[M_EMB_FORCES]);
+    append(table, table_size, "| %s | %d | %d / %d | %s | %s | %s | %s | %.2f | %s | %s | %s |\n", x->label,
+           x->nbodies, x->nv, x->nve, c[M_ABA], c[M_TA], c[M_EMB], c[M_EMB_STEP], t[M_EMB] / t[M_TA], c[M_TA_PROJ],
+           c[M_TA_FORCES], c[M_EMB_FORCES]);
     fprintf(stderr, "soadyn_bench --embed: %s done\n", x->label);
 }
 
@@ -516,7 +534,7 @@ static void scaling_row(int links, int batches, char *notes, size_t notes_size)
     mech_init(&x, "chain", label, chain_four_bar(links), 0.1);
     int ok[NMETHODS];
     mech_check(&x, ok, notes, notes_size);
-    const int use[NMETHODS] = {ok[M_ABA], ok[M_TA], ok[M_EMB], ok[M_EMB_STEP], 0, 0};
+    const int use[NMETHODS] = {ok[M_ABA], ok[M_TA], ok[M_EMB], ok[M_EMB_STEP], 0, 0, 0};
     double t[NMETHODS];
     time_methods(&x, use, batches, t);
     const double nb = x.nbodies;
@@ -606,8 +624,8 @@ int bench_embed(int argc, char **argv)
         mech_free(&mechs[k]);
     }
     printf("\n| mechanism | bodies | nv tree / embedded | tree ABA | TA FD | embedded FD | embedded FD after a step "
-           "| embedded / TA | TA FD + lambda, forces | embedded FD + lambda, forces |\n"
-           "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n%s",
+           "| embedded / TA | TA projection | TA FD + lambda, forces | embedded FD + lambda, forces |\n"
+           "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n%s",
            table);
     printf("\nO(N): a revolute chain with a four-bar at its tip (ns per call and per body):\n\n"
            "| links | bodies | tree ABA | /body | TA FD | /body | embedded FD | /body | embedded FD after a step "
