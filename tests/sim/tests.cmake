@@ -3,6 +3,11 @@ if(SOADYN_WITH_CVODE) # RK4 and both CVODE integrators
   soadyn_add_test(test_sim_integrators SOURCES sim/test_sim_integrators.c random_tree.c LABELS unit)
 endif()
 soadyn_add_test(test_sim_loops SOURCES sim/test_sim_loops.c LABELS unit) # closed loops in sd_simulate
+# embedded loops in sd_simulate (sd_sim_options.embed): N^T tau, forces, CVODE, mixed, errors
+if(SOADYN_WITH_IO)
+  soadyn_add_test(test_sim_embed SOURCES sim/test_sim_embed.c loops/random_loops.c random_tree.c LABELS unit
+    ARGS ${PROJECT_SOURCE_DIR}/models)
+endif()
 # test_cli runs the program (on URDF models, with CVODE and plots): its path, and LSan suppressions
 # for third-party font caches (see lsan.supp).
 if(SOADYN_WITH_IO AND SOADYN_WITH_CVODE AND SOADYN_WITH_PLOT)
