@@ -18,6 +18,8 @@
  *     split must change; the same state with the crank independent evaluates fine;
  *   - a loop that locks its bodies (a pendulum welded to the world: mobility 0, no independent
  *     speed) is NOT refused: an aggregate of no speeds, the same forces as tree-augmented;
+ *   - flexible bodies: the builder refuses a loop on such a model (naming the constraint), and
+ *     sd_embedding_new refuses a flexible model (SD_E_NOT_SUPPORTED, saying so);
  *   - a "loop" through no speed at all (a weld between a body and its child on a fixed hinge: the
  *     constraint's rows are zero at every configuration, so there is nothing to embed).
  */
@@ -376,6 +378,53 @@ static void test_locks_and_no_speeds(void)
     sd_model_free(m);
 }
 
+/* a model with a flexible body (a one-mode panel on its own hinge) beside an embedded loop:
+ * embedding over flexible nodes is not offered (embed.h) */
+static void test_flexible(void)
+{
+    sd_builder *bld = sd_builder_new();
+    sd_error err;
+    sd_body_desc d;
+    sd_body_desc_init(&d);
+    d.name = "pendulum", d.hinge = SD_HINGE_REVOLUTE, d.axis[0] = 1.0, d.axis[2] = 0.0, d.mass = 1.0, d.com[2] = -0.5;
+    for (int j = 0; j < 3; ++j) d.inertia[4 * j] = 0.01;
+    CHECK(sd_builder_add_body(bld, &d, &err) == SD_OK);
+    sd_body_desc_init(&d);
+    d.name = "panel", d.hinge = SD_HINGE_REVOLUTE, d.placement.p[1] = 1.0, d.mass = 2.0;
+    for (int j = 0; j < 3; ++j) d.inertia[4 * j] = 0.1;
+    CHECK(sd_builder_add_body(bld, &d, &err) == SD_OK);
+    const double pos[3] = {0.5, 0, 0}, mass[1] = {0.3}, modes[6] = {0, 0, 0, 0, 1, 0}, K[1] = {50.0};
+    sd_flex_desc f;
+    sd_flex_desc_init(&f);
+    f.n_nodes = 1, f.node_position = pos, f.node_mass = mass, f.n_modes = 1, f.modes = modes, f.stiffness = K;
+    CHECK(sd_builder_set_flexible(bld, "panel", &f, &err) == SD_OK);
+    /* the builder itself refuses closure constraints on a model with flexible bodies */
+    sd_constraint_desc c;
+    sd_constraint_desc_init(&c);
+    c.name = "lock", c.type = SD_CONSTRAINT_WELD, c.body_b = "pendulum", c.embed = 1;
+    c.source_file = SRC, c.source_line = 71;
+    CHECK(sd_builder_add_constraint(bld, &c, &err) == SD_OK);
+    sd_model *m = NULL;
+    CHECK(sd_builder_build(bld, &m, &err) != SD_OK && m == NULL);
+    check_message("loop on a flexible model (build):", err.message, "lock");
+    sd_model_free(m);
+    sd_builder_free(bld);
+    /* without the constraint: the embedding of a flexible model is refused, saying so */
+    bld = sd_builder_new();
+    sd_body_desc_init(&d);
+    d.name = "panel", d.hinge = SD_HINGE_REVOLUTE, d.placement.p[1] = 1.0, d.mass = 2.0;
+    for (int j = 0; j < 3; ++j) d.inertia[4 * j] = 0.1;
+    CHECK(sd_builder_add_body(bld, &d, &err) == SD_OK);
+    CHECK(sd_builder_set_flexible(bld, "panel", &f, &err) == SD_OK);
+    m = NULL;
+    CHECK(sd_builder_build(bld, &m, &err) == SD_OK);
+    sd_builder_free(bld);
+    if (!m) return;
+    const char *n[1] = {"flexible"};
+    expect_refused("embedding a flexible model:", m, "all", NULL, NULL, SD_E_NOT_SUPPORTED, n, 1);
+    sd_model_free(m);
+}
+
 int main(void)
 {
     test_names_and_overrides();
@@ -383,5 +432,6 @@ int main(void)
     test_assembly();
     test_split_must_change();
     test_locks_and_no_speeds();
+    test_flexible();
     return test_summary("test_embed_errors");
 }
