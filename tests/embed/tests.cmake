@@ -16,3 +16,5 @@ soadyn_add_test(test_embed_simulation SOURCES embed/test_embed_simulation.c LABE
                 ARGS four_bar ${PROJECT_SOURCE_DIR}/models)
 add_test(NAME test_embed_simulation_cassie COMMAND test_embed_simulation cassie ${SOADYN_SHARED_MODELS})
 set_tests_properties(test_embed_simulation_cassie PROPERTIES SKIP_RETURN_CODE 77 LABELS "shared_models;embed_long")
+soadyn_add_test(test_embed_mass_matrix SOURCES embed/test_embed_mass_matrix.c loops/random_loops.c random_tree.c
+                LABELS unit ARGS ${PROJECT_SOURCE_DIR}/models)
