@@ -14,6 +14,7 @@
  *   alpha(s)      dim: alpha+ + Hbar* u-dot + a_s (000 Eq 66-67)
  *   f'(s)         dim: P+ alpha+ + z+ (000 Eq 68), the forces on the node's bodies across its hinge
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,6 +221,31 @@ SD_COLD static int node_singular(const sd_embedding *e, sd_embedded_data *ed, in
     return sd_cholesky_factor(L, ni, 1e-13) >= 0;
 }
 
+/* The 004 Eq 33 projection of a rigid node with one speed (the common node), the kernel of
+ * forward_dynamics.c's project_one_speed: U = P h, D = h U + J, G = U / D, P+ = P - G U^T. Returns 0
+ * when done, 1 when not such a node or when D is negligible against the cheap scale (the general
+ * path then decides with the careful test). */
+static int rigid_one_speed_kernel(const double *restrict P, const double *restrict h, double J, double *restrict Pp,
+                                  double *restrict G, double *D, double *L, double *Dinv, double *logdet)
+{
+    double U[6], pscale = 0.0, h2 = 0.0;
+    sd_sym6_mul(P, h, U);
+    for (int r = 0; r < 6; ++r) {
+        pscale = fmax(pscale, fabs(P[7 * r]));
+        h2 += h[r] * h[r];
+    }
+    const double d = sd_s6_dot(h, U) + J, dinv = 1.0 / d;
+    if (!(d > 1e-13 * (pscale * h2 + J)) || !(dinv <= DBL_MAX)) return 1;
+    D[0] = d;
+    L[0] = sqrt(d);
+    Dinv[0] = dinv;
+    *logdet += log(d);
+    for (int r = 0; r < 6; ++r) G[r] = U[r] * dinv;
+    for (int r = 0; r < 6; ++r)
+        for (int c = 0; c < 6; ++c) Pp[6 * r + c] = P[6 * r + c] - G[r] * U[c];
+    return 0;
+}
+
 /* The Riccati gather over nodes (000 Eq 62; 004 Eq 33 with the node pieces): P(s) = M_s + the
  * children's W^T P+ W at the bodies they hang on, D = Hbar P Hbar* + Jbar, G = P Hbar* D^-1,
  * P+ = P - G Hbar P. log det M_e = sum log det D(s) (004 Cor 6.1) on the way. */
@@ -247,8 +273,10 @@ static sd_status riccati_gather(const sd_embedding *e, sd_embedded_data *ed)
         const double *P = w->P + e->mat_off[s], *H = nw->Hbar + e->hbar_off[s], *J = nw->Jbar + nw->jb_off[s];
         double *Pp = w->Pplus + e->mat_off[s], *G = w->G + e->hbar_off[s], *PH = w->PH;
         double *D = w->D + w->d_off[s], *L = w->Dchol + w->d_off[s], *Dinv = w->Dinv + w->d_off[s];
-        memcpy(Pp, P, (size_t)dim * (size_t)dim * sizeof(double));
-        if (ni > 0) {
+        const int fast = nd->kind == SD_EMBED_RIGID && ni == 1 &&
+                         !rigid_one_speed_kernel(P, H, J[0], Pp, G, D, L, Dinv, &w->logdet);
+        if (!fast) memcpy(Pp, P, (size_t)dim * (size_t)dim * sizeof(double));
+        if (!fast && ni > 0) {
             for (int r = 0; r < dim; ++r) /* PH = P Hbar* */
                 for (int i = 0; i < ni; ++i) {
                     double v = 0.0;
@@ -294,7 +322,17 @@ static sd_status riccati_gather(const sd_embedding *e, sd_embedded_data *ed)
                 }
         }
         const int ps = parent_slot(e, ed, s);
-        if (ps >= 0) { /* P(parent) block at the parent body += W^T P+ W (000 Eq 62) */
+        if (ps >= 0 && nd->kind == SD_EMBED_RIGID) { /* W = phi*(parent, k): the rigid kernel (004 Eq 33) */
+            const int pn = nd->parent_node, pdim = e->nodes[pn].dim, k = e->node_bodies[nd->body0];
+            double *B = block(w->P + e->mat_off[pn], pdim, ps - e->vec_off[pn]);
+            if (pdim == 6) sd_sym6_add_to_parent(&ed->tree->Xup[k], Pp, B);
+            else {
+                double T[36] = {0};
+                sd_sym6_add_to_parent(&ed->tree->Xup[k], Pp, T);
+                for (int r = 0; r < 6; ++r)
+                    for (int c = 0; c < 6; ++c) B[(size_t)r * pdim + c] += T[6 * r + c];
+            }
+        } else if (ps >= 0) { /* P(parent) block at the parent body += W^T P+ W (000 Eq 62) */
             const int pn = nd->parent_node, pdim = e->nodes[pn].dim;
             const double *W = nw->W + 6 * (size_t)e->vec_off[s];
             double *PW = w->PW, *B = block(w->P + e->mat_off[pn], pdim, ps - e->vec_off[pn]);
@@ -348,7 +386,12 @@ static void residual_gather(const sd_embedding *e, sd_embedded_data *ed, const d
             zp[r] = v;
         }
         const int ps = parent_slot(e, ed, s);
-        if (ps >= 0) add_wt(nw->W + 6 * (size_t)o, dim, zp, z + ps);
+        if (ps >= 0 && nd->kind == SD_EMBED_RIGID) { /* W^T z+ = phi(parent, k) z+ */
+            double f[6];
+            sd_force_to_parent(&ed->tree->Xup[e->node_bodies[nd->body0]], zp, f);
+            for (int r = 0; r < 6; ++r) z[ps + r] += f[r];
+        } else if (ps >= 0)
+            add_wt(nw->W + 6 * (size_t)o, dim, zp, z + ps);
     }
 }
 
@@ -366,11 +409,14 @@ static void acceleration_scatter(const sd_embedding *e, sd_embedded_data *ed, co
         const double *W = nw->W + 6 * (size_t)o, *H = nw->Hbar + e->hbar_off[s], *G = w->G + e->hbar_off[s];
         const double *src = ps >= 0 ? alpha + ps : a0;
         double *aps = keep_ap ? ap + o : ap, *al = alpha + o;
-        for (int r = 0; r < dim; ++r) {
-            double v = 0.0;
-            for (int c = 0; c < 6; ++c) v += W[6 * r + c] * src[c];
-            aps[r] = v;
-        }
+        if (nd->kind == SD_EMBED_RIGID) /* W alpha = phi*(parent, k) alpha */
+            sd_motion_to_child(&ed->tree->Xup[e->node_bodies[nd->body0]], src, aps);
+        else
+            for (int r = 0; r < dim; ++r) {
+                double v = 0.0;
+                for (int c = 0; c < 6; ++c) v += W[6 * r + c] * src[c];
+                aps[r] = v;
+            }
         for (int i = 0; i < ni; ++i) {
             double v = nu[nd->v0 + i];
             for (int r = 0; r < dim; ++r) v -= G[(size_t)r * ni + i] * aps[r];
