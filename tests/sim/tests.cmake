@@ -21,6 +21,12 @@ if(SOADYN_WITH_IO)
     ARGS $<TARGET_FILE:soadyn_cli>)
   add_dependencies(test_cli_loops soadyn_cli)
 endif()
+# The program with --embed (info, eval, simulate on models/four_bar.urdf) against the library.
+if(SOADYN_WITH_IO)
+  soadyn_add_test(test_cli_embed SOURCES sim/test_cli_embed.c sim/mini_json.c LABELS unit
+    ARGS $<TARGET_FILE:soadyn_cli> ${PROJECT_SOURCE_DIR}/models)
+  add_dependencies(test_cli_embed soadyn_cli)
+endif()
 # The command's JSON writer on its own (compiled from cli/ as it is).
 soadyn_add_test(test_json_writer SOURCES sim/test_json_writer.c sim/mini_json.c ${PROJECT_SOURCE_DIR}/cli/json_writer.c
   LABELS unit)
