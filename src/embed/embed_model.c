@@ -313,7 +313,7 @@ sd_embedding *sd_embedding_new(const sd_model *m, const sd_embed_options *option
     e->model = m;
     e->embedded = calloc((size_t)nc + 1, 1);
     if (!e->embedded) goto oom;
-    if (nc > 0 && (st = choose_embedded(m, o->loops, e->embedded, err)) != SD_OK) goto fail;
+    if ((st = choose_embedded(m, o->loops, e->embedded, err)) != SD_OK) goto fail;
 
     /* 2. loops and their union (embed_design.md "AGGREGATES") */
     for (int k = 0; k < n; ++k) uf[k] = k;

@@ -448,6 +448,15 @@ static void test_errors(const char *folder)
         expect_error(g, NULL, NULL, SD_E_ARGUMENT, "'glued'", "glue.txt:7");
         sd_model_free(g);
     }
+    /* a tree without constraints: names in options.loops are still checked */
+    sd_model *pend = load(folder, "simple_pendulum.urdf");
+    if (pend) {
+        expect_error(pend, "c0", NULL, SD_E_ARGUMENT, "'c0'", "options.loops");
+        sd_embedding *e = sd_embedding_new(pend, NULL, &err);
+        CHECK(e && sd_embedding_naggregates(e) == 0 && sd_embedding_nv(e) == sd_model_nv(pend));
+        sd_embedding_free(e);
+        sd_model_free(pend);
+    }
     /* flexible bodies: not offered */
     sd_model *fx = load(folder, "flexible_arm.urdf");
     if (fx) {
