@@ -100,7 +100,9 @@ static void run_own_rk4(const sd_model *m, const sd_embedding *e, double *q, dou
     s->status = sd_embedded_close(e, ed, q, q, NULL);
     if (s->status == SD_OK) s->status = sd_embedded_tree_speeds(e, ed, q, u, ut);
     if (s->status == SD_OK) sample(m, e, d, q, ut, pos, s);
-    const long nsteps = lround(duration / dt);
+    /* whole steps to the end: dt shortened a hair when the duration is not a multiple of it */
+    const long nsteps = (long)ceil(duration / dt - 1e-9);
+    dt = duration / (double)nsteps;
     static const double c[4] = {0.0, 0.5, 0.5, 1.0};
     for (long n = 0; n < nsteps && s->status == SD_OK; ++n) {
         for (int st = 0; st < 4 && s->status == SD_OK; ++st) {
@@ -113,7 +115,7 @@ static void run_own_rk4(const sd_model *m, const sd_embedding *e, double *q, dou
         for (int i = 0; i < ne; ++i) u[i] += dt / 6.0 * (l[0][i] + 2 * l[1][i] + 2 * l[2][i] + l[3][i]);
         sd_configuration_integrate(m, q, delta, 1.0, qs);
         s->status = sd_embedded_close(e, ed, qs, q, NULL);
-        s->t_reached = (double)(n + 1) * dt;
+        s->t_reached = (double)(n + 1) * dt; /* the last one is `duration` to round-off */
         if (s->status == SD_OK && ((n + 1) % every == 0 || n + 1 == nsteps)) {
             s->status = sd_embedded_tree_speeds(e, ed, q, u, ut);
             if (s->status == SD_OK) sample(m, e, d, q, ut, pos, s);
