@@ -27,8 +27,10 @@
  *                 by O(dt^2), so the call's Newton takes its iterations (what a simulation step pays)
  *   TA projection what a tree-augmented simulation adds once per step to stay closed (sim's
  *                 constraint_projection.c): sd_assemble_configuration from that same stepped q,
- *                 then sd_project_velocities (an RK4 step: 4 FD + 1 projection, against 4
- *                 embedded FD that close the loops themselves)
+ *                 then sd_project_velocities
+ *   embedded close the embedded counterpart once per step: sd_embedded_close from the stepped q,
+ *                 then sd_embedded_tree_speeds (an RK4 step: 4 TA FD + 1 projection, against 4
+ *                 embedded FD after a step + 1 close)
  *   + forces      TA with lambda and inter-body forces; embedded with inter-body forces, then
  *                 sd_embedded_constraint_forces
  * All methods of a mechanism are timed in interleaved batches of about 2 ms (A B C .. C B A ..:
@@ -84,17 +86,17 @@ typedef struct mech {
     sd_model *m;
     sd_embedding *e;
     sd_data *d_aba, *d_ta, *d_taf, *d_proj;
-    sd_embedded_data *ed, *ed_step, *edf;
+    sd_embedded_data *ed, *ed_step, *edf, *ed_close;
     int nq, nv, nve, nc, nbodies;
     double *q, *q_step, *u_tree, *tau_tree, *qdd_aba, *qdd_ta, *qdd_taf, *lambda_ta, *q_proj, *u_proj;
     double *u, *tau, *qdd, *qdd_step, *qdd_f, *lambda_e;
 } mech;
 
-enum { M_ABA = 0, M_TA, M_EMB, M_EMB_STEP, M_TA_PROJ, M_TA_FORCES, M_EMB_FORCES, NMETHODS };
+enum { M_ABA = 0, M_TA, M_EMB, M_EMB_STEP, M_TA_PROJ, M_EMB_CLOSE, M_TA_FORCES, M_EMB_FORCES, NMETHODS };
 static const char *const method_names[NMETHODS] = {"tree ABA",      "TA FD",
                                                    "embedded FD",   "embedded FD after a step",
-                                                   "TA projection", "TA FD + lambda, forces",
-                                                   "embedded FD + lambda, forces"};
+                                                   "TA projection", "embedded close",
+                                                   "TA FD + lambda, forces", "embedded FD + lambda, forces"};
 
 typedef sd_status (*method_fn)(mech *x);
 
@@ -122,6 +124,13 @@ static sd_status call_ta_project(mech *x)
     const sd_status s = sd_assemble_configuration(x->m, x->d_proj, x->q_step, NULL, 1e-12, 10, x->q_proj, &residual);
     return s != SD_OK ? s : sd_project_velocities(x->m, x->d_proj, x->q_proj, x->u_tree, x->u_proj);
 }
+/* The embedded counterpart (sim's constraint_projection.c): q closed from the stepped q by
+ * sd_embedded_close, the tree speeds N u there. */
+static sd_status call_embedded_close(mech *x)
+{
+    const sd_status s = sd_embedded_close(x->e, x->ed_close, x->q_step, x->q_proj, NULL);
+    return s != SD_OK ? s : sd_embedded_tree_speeds(x->e, x->ed_close, x->q_proj, x->u, x->u_proj);
+}
 static sd_status call_ta_fd_forces(mech *x)
 {
     const sd_closed_loop_options opt = {.interbody_forces = 1};
@@ -142,18 +151,19 @@ static EMBENCH_NOINLINE void embench_ta_fd(mech *x, long n) { for (long i = 0; i
 static EMBENCH_NOINLINE void embench_embedded_fd(mech *x, long n) { for (long i = 0; i < n; ++i) call_embedded_fd(x); }
 static EMBENCH_NOINLINE void embench_embedded_fd_step(mech *x, long n) { for (long i = 0; i < n; ++i) call_embedded_fd_step(x); }
 static EMBENCH_NOINLINE void embench_ta_project(mech *x, long n) { for (long i = 0; i < n; ++i) call_ta_project(x); }
+static EMBENCH_NOINLINE void embench_embedded_close(mech *x, long n) { for (long i = 0; i < n; ++i) call_embedded_close(x); }
 static EMBENCH_NOINLINE void embench_ta_fd_forces(mech *x, long n) { for (long i = 0; i < n; ++i) call_ta_fd_forces(x); }
 static EMBENCH_NOINLINE void embench_embedded_fd_forces(mech *x, long n) { for (long i = 0; i < n; ++i) call_embedded_fd_forces(x); }
 
 /* first[]: the untimed first calls (mech_check), so that the counted functions see only the
  * repeated ones; methods[]: the timed and counted. */
 static const method_fn first[NMETHODS] = {call_tree_aba,     call_ta_fd,       call_embedded_fd,
-                                          call_embedded_fd_step, call_ta_project, call_ta_fd_forces,
-                                          call_embedded_fd_forces};
+                                          call_embedded_fd_step, call_ta_project, call_embedded_close,
+                                          call_ta_fd_forces, call_embedded_fd_forces};
 typedef void (*batch_fn)(mech *x, long n);
 static const batch_fn methods[NMETHODS] = {embench_tree_aba,         embench_ta_fd,      embench_embedded_fd,
-                                            embench_embedded_fd_step, embench_ta_project, embench_ta_fd_forces,
-                                            embench_embedded_fd_forces};
+                                            embench_embedded_fd_step, embench_ta_project, embench_embedded_close,
+                                            embench_ta_fd_forces, embench_embedded_fd_forces};
 
 /* ---------------------------------------------------------------- failures, arrays */
 
@@ -375,7 +385,8 @@ static void mech_init(mech *x, const char *key, const char *label, sd_model *m, 
     x->e = sd_embedding_new(m, &opt, &err);
     if (!x->e) fail(label, err.message);
     x->ed = sd_embedded_data_new(x->e), x->ed_step = sd_embedded_data_new(x->e), x->edf = sd_embedded_data_new(x->e);
-    if (!x->ed || !x->ed_step || !x->edf) fail(label, "out of memory");
+    x->ed_close = sd_embedded_data_new(x->e);
+    if (!x->ed || !x->ed_step || !x->edf || !x->ed_close) fail(label, "out of memory");
     if (sd_embedded_close(x->e, x->ed, x->q, x->q, &residual) != SD_OK) fail(label, sd_embedded_error(x->ed));
     x->nve = sd_embedding_nv(x->e);
     x->u = vec(x->nve), x->tau = vec(x->nve), x->qdd = vec(x->nve), x->qdd_step = vec(x->nve), x->qdd_f = vec(x->nve);
@@ -392,6 +403,7 @@ static void mech_free(mech *x)
 {
     sd_data_free(x->d_aba), sd_data_free(x->d_ta), sd_data_free(x->d_taf), sd_data_free(x->d_proj);
     sd_embedded_data_free(x->ed), sd_embedded_data_free(x->ed_step), sd_embedded_data_free(x->edf);
+    sd_embedded_data_free(x->ed_close);
     sd_embedding_free(x->e);
     sd_model_free(x->m);
     double *arrays[] = {x->q,         x->q_step,   x->u_tree,   x->tau_tree, x->qdd_aba, x->qdd_ta,
@@ -416,6 +428,7 @@ static void mech_check(mech *x, int ok[NMETHODS], char *notes, size_t size)
                               : i == M_TA_PROJ ? sd_data_error(x->d_proj)
                               : i == M_EMB ? sd_embedded_error(x->ed)
                               : i == M_EMB_STEP ? sd_embedded_error(x->ed_step)
+                              : i == M_EMB_CLOSE ? sd_embedded_error(x->ed_close)
                                                 : sd_embedded_error(x->edf);
             append(notes, size, "  %s: %s left out: %s (%s)\n", x->label, method_names[i], sd_status_name(s), msg);
         }
@@ -520,9 +533,9 @@ static void mechanism_row(mech *x, int batches, char *table, size_t table_size)
     time_methods(x, ok, batches, t);
     char c[NMETHODS][32];
     for (int i = 0; i < NMETHODS; ++i) cell(c[i], sizeof c[i], t[i]);
-    append(table, table_size, "| %s | %d | %d / %d | %s | %s | %s | %s | %.2f | %s | %s | %s |\n", x->label,
+    append(table, table_size, "| %s | %d | %d / %d | %s | %s | %s | %s | %.2f | %s | %s | %s | %s |\n", x->label,
            x->nbodies, x->nv, x->nve, c[M_ABA], c[M_TA], c[M_EMB], c[M_EMB_STEP], t[M_EMB] / t[M_TA], c[M_TA_PROJ],
-           c[M_TA_FORCES], c[M_EMB_FORCES]);
+           c[M_EMB_CLOSE], c[M_TA_FORCES], c[M_EMB_FORCES]);
     fprintf(stderr, "soadyn_bench --embed: %s done\n", x->label);
 }
 
@@ -534,7 +547,7 @@ static void scaling_row(int links, int batches, char *notes, size_t notes_size)
     mech_init(&x, "chain", label, chain_four_bar(links), 0.1);
     int ok[NMETHODS];
     mech_check(&x, ok, notes, notes_size);
-    const int use[NMETHODS] = {ok[M_ABA], ok[M_TA], ok[M_EMB], ok[M_EMB_STEP], 0, 0, 0};
+    const int use[NMETHODS] = {ok[M_ABA], ok[M_TA], ok[M_EMB], ok[M_EMB_STEP], 0, 0, 0, 0};
     double t[NMETHODS];
     time_methods(&x, use, batches, t);
     const double nb = x.nbodies;
@@ -624,8 +637,8 @@ int bench_embed(int argc, char **argv)
         mech_free(&mechs[k]);
     }
     printf("\n| mechanism | bodies | nv tree / embedded | tree ABA | TA FD | embedded FD | embedded FD after a step "
-           "| embedded / TA | TA projection | TA FD + lambda, forces | embedded FD + lambda, forces |\n"
-           "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n%s",
+           "| embedded / TA | TA projection | embedded close | TA FD + lambda, forces | embedded FD + lambda, forces "
+           "|\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n%s",
            table);
     printf("\nO(N): a revolute chain with a four-bar at its tip (ns per call and per body):\n\n"
            "| links | bodies | tree ABA | /body | TA FD | /body | embedded FD | /body | embedded FD after a step "
