@@ -72,10 +72,10 @@ SD_API void sd_embed_options_init(sd_embed_options *options);
 /* The embedding of a model's loops. Errors (SD_E_ARGUMENT / SD_E_SINGULAR, naming the constraint
  * and its source file:line): an unknown constraint name in `loops` or joint in `independent`; a
  * model with flexible bodies (SD_E_NOT_SUPPORTED: embedding over flexible nodes is not offered);
- * a loop that cannot be assembled at the configuration; a loop whose rows have no independent
- * subset of speeds there (Y1 singular for every split: the loop locks its bodies, or contradicts
- * itself); an override that does not give a loop exactly its mobility or makes Y1 singular. The
- * model must outlive the embedding. */
+ * a loop that cannot be assembled at the configuration; a constraint that closes no loop (both
+ * sides on one rigid body, or no speed between them); an override that does not give a loop exactly
+ * its mobility or makes Y1 singular. A loop that locks its bodies (mobility 0) is accepted: its
+ * aggregate has no speed of its own. The model must outlive the embedding. */
 SD_API sd_embedding *sd_embedding_new(const sd_model *model, const sd_embed_options *options, sd_error *err);
 SD_API void sd_embedding_free(sd_embedding *embedding);
 SD_API const sd_model *sd_embedding_model(const sd_embedding *embedding);
