@@ -13,7 +13,8 @@
  *     to 1e-10; and far from the armature approximation (the rotor folded into the link's armature
  *     ratio^2 J_rotor), which has no gyroscopic term;
  *   - URDF: embed on <loop>, <coupling>, <mimic> read into sd_model_constraint_embed; a bad value is
- *     an error naming file:line (skipped without the io component).
+ *     an error naming file:line; models/four_bar.urdf with embed="true" is embedded by default, with
+ *     "false" not (skipped without the io component).
  */
 #include <soadyn/config.h>
 
@@ -339,6 +340,55 @@ static sd_status load_urdf(const char *mimic, const char *coupling, const char *
     return sd_urdf_load_string(xml, n, "embed.urdf", NULL, m, err);
 }
 
+#if SOADYN_HAS_IO
+/* The bundled models/four_bar.urdf (found beside this source) with embed="true|false" on its loop:
+ * the embedding's default (the file's choice) follows it. */
+static void test_urdf_four_bar(void)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s", __FILE__);
+    char *cut = strstr(path, "tests/embed/test_geared_motor.c");
+    if (!cut) {
+        printf("  four_bar.urdf part skipped: source folder unknown\n");
+        return;
+    }
+    snprintf(cut, sizeof path - (size_t)(cut - path), "models/four_bar.urdf");
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        printf("  four_bar.urdf part skipped: %s not found\n", path);
+        return;
+    }
+    static char text[65536], xml[65536 + 64];
+    const size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    const char *loop = strstr(text, "<loop ");
+    CHECK(loop != NULL);
+    if (!loop) return;
+    for (int embed = 0; embed < 2; ++embed) {
+        const size_t head = (size_t)(loop - text) + strlen("<loop ");
+        const int len = snprintf(xml, sizeof xml, "%.*sembed=\"%s\" %s", (int)head, text, embed ? "true" : "false",
+                                 text + head);
+        sd_model *m = NULL;
+        sd_error err;
+        CHECK(sd_urdf_load_string(xml, (size_t)len, "four_bar.urdf", NULL, &m, &err) == SD_OK);
+        if (!m) continue;
+        CHECK(sd_model_constraint_embed(m, 0) == embed);
+        sd_embed_options o;
+        sd_embed_options_init(&o);
+        sd_embedding *e = sd_embedding_new(m, &o, &err);
+        CHECK(e != NULL);
+        if (e) {
+            CHECK(sd_embedding_constraint_embedded(e, 0) == embed);
+            CHECK(sd_embedding_naggregates(e) == embed && sd_embedding_nv(e) == (embed ? 1 : 3));
+            sd_embedding_free(e);
+        }
+        sd_model_free(m);
+    }
+    printf("  four_bar.urdf with embed=\"true\": one aggregate, 1 speed; embed=\"false\": none, 3 speeds\n");
+}
+#endif
+
 static void test_urdf(void)
 {
 #if SOADYN_HAS_IO
@@ -382,6 +432,7 @@ static void test_urdf(void)
         if (i == 0) printf("  bad embed value: %s\n", err.message);
         sd_model_free(m);
     }
+    test_urdf_four_bar();
 #else
     printf("  URDF part skipped: built without the io component\n");
 #endif
