@@ -132,6 +132,11 @@ typedef struct sd_embedded_fd_options {
      * read with sd_interbody_force() on sd_embedded_tree_data(), and the multipliers of every
      * constraint (sd_embedded_constraint_forces). */
     int interbody_forces;
+    /* NULL: the actuation is `tau` on the embedded speeds. Else the tree's generalized forces (the
+     * model's nv, `tau` then unused and may be NULL): the motion is that of N^T tau_tree, and the
+     * multipliers and inter-body forces inside the aggregates are those of tau_tree itself (a
+     * force on a dependent hinge moves the mechanism like N^T of it but loads the loop otherwise). */
+    const double *tau_tree;
 } sd_embedded_fd_options;
 
 /* qdd of the embedded system (000 Eq 62-67): the Riccati gather over nodes, the aggregate's

@@ -40,6 +40,7 @@ struct sd_embed_fd_ws {
     double *sap;                /* max_dim: sd_embed_solve's alpha+ */
     double *wh, *ref;           /* max_dim, max_ni: the singularity test's scratch */
     double *tp;                 /* max_nt: an aggregate's unbalanced tree generalized forces */
+    double *tau_e;              /* embedded nv: N^T tau_tree when the caller gives tree forces */
     int *agg_of_con;            /* per constraint: its aggregate, -1 when tree-augmented */
     double logdet;              /* sum log det D(s) of the last gather */
     int factors_valid;          /* P, D, G hold the factors at ed->q */
@@ -75,6 +76,7 @@ struct sd_embed_fd_ws *sd_embed_fd_ws_new(const sd_embedding *e)
     SD_EMBED_ALLOC(w->alpha_plus, vec);
     SD_EMBED_ALLOC(w->eps, nv);
     SD_EMBED_ALLOC(w->nu, nv);
+    SD_EMBED_ALLOC(w->tau_e, nv);
     SD_EMBED_ALLOC(w->sz, vec);
     SD_EMBED_ALLOC(w->szplus, vec);
     SD_EMBED_ALLOC(w->salpha, vec);
@@ -132,6 +134,7 @@ void sd_embed_fd_ws_free(struct sd_embed_fd_ws *w)
     free(w->lam);
     free(w->f);
     free(w->qt);
+    free(w->tau_e);
     free(w->sap);
     free(w->wh);
     free(w->ref);
@@ -442,12 +445,12 @@ void sd_embed_solve(const sd_embedding *e, sd_embedded_data *ed, const double *r
 /* Every body's inter-body force and the embedded constraints' multipliers (000 Eq 68-69), after
  * the scatter: f'(s) = P+ alpha+ + z+ (Eq 68); inside an aggregate, phi_S f'_S (Eq 69, a gather
  * over its bodies) is what the tree hinges would carry with no constraint force, so the generalized
- * forces its dependent hinges leave unbalanced, r = H phi_S f' - (tau_passive - J qdd) (no actuator
- * on a dependent speed), are G*_S lambda: Y1^T lambda = r_dep (sd_embed_multipliers). Then the
+ * forces its dependent hinges leave unbalanced, r = H phi_S f' - (tau_tree + tau_passive - J qdd)
+ * (tau_tree: the caller's tree forces, or none on a dependent speed), are G*_S lambda: Y1^T lambda = r_dep (sd_embed_multipliers). Then the
  * physical forces f(k) = f'(k) - (the embedded constraints' forces Ew lambda on k) + the children's
  * inside the aggregate, carried up. Outside aggregates f' is the hinge force already (the
  * constraint forces on an aggregate's parent body are inside its node's f', 000 Eq 61). */
-static void interbody_forces(const sd_embedding *e, sd_embedded_data *ed, const double *qt)
+static void interbody_forces(const sd_embedding *e, sd_embedded_data *ed, const double *qt, const double *tau_tree)
 {
     const sd_model *m = e->model;
     sd_data *d = ed->tree;
@@ -479,7 +482,8 @@ static void interbody_forces(const sd_embedding *e, sd_embedded_data *ed, const 
             double tp[6] = {0, 0, 0, 0, 0, 0};
             if (m->has_passive) sd_passive_hinge(m, k, ed->q, ed->u_tree, tp);
             for (int j = 0; j < nk; ++j)
-                w->tp[t + j] = sd_s6_dot(d->S + 6 * (vk + j), w->f + 6 * k) - tp[j] + m->armature[vk + j] * qt[vk + j];
+                w->tp[t + j] = sd_s6_dot(d->S + 6 * (vk + j), w->f + 6 * k) - tp[j] + m->armature[vk + j] * qt[vk + j] -
+                               (tau_tree ? tau_tree[vk + j] : 0.0);
             t += nk;
         }
         for (int i = 0; i < ag->rank; ++i) w->r[i] = w->tp[ag->dep[i]];
@@ -548,14 +552,31 @@ sd_status sd_embedded_forward_dynamics(const sd_embedding *e, sd_embedded_data *
     if (st != SD_OK) return st;
     const sd_model *m = e->model;
     sd_data *d = ed->tree;
-    if (!tau || !qdd) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL tau or qdd", fn);
-    if ((st = sd_check_input(d, fn, "u", u, e->nv)) != SD_OK || (st = sd_check_input(d, fn, "tau", tau, e->nv)) != SD_OK ||
+    const double *tau_tree = options ? options->tau_tree : NULL;
+    if ((!tau && !tau_tree) || !qdd) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL tau (and no tau_tree) or qdd", fn);
+    if ((st = sd_check_input(d, fn, "u", u, e->nv)) != SD_OK ||
+        (st = sd_check_input(d, fn, "tau", tau_tree ? NULL : tau, e->nv)) != SD_OK ||
+        (st = sd_check_input(d, fn, "tau_tree", tau_tree, m->nv)) != SD_OK ||
         (st = sd_check_input(d, fn, "f_ext", f_ext, 6 * m->n)) != SD_OK)
         return st;
     const int want_forces = options && options->interbody_forces;
     struct sd_embed_fd_ws *w = ed->fd;
     if (d->loops) d->loops->lambda_valid = 0;
     if ((st = sd_embed_prepare(e, ed, q)) != SD_OK || (st = sd_embed_velocities(e, ed, u)) != SD_OK) return st;
+    if (tau_tree) { /* tau_e = N^T tau_tree (002 Eq 12: the power of the tree forces on N u) */
+        for (int s = 0; s < e->nnodes; ++s) {
+            const sd_embed_node *nd = &e->nodes[s];
+            const double *X = nd->kind == SD_EMBED_AGGREGATE ? ed->X + e->x_off[s] : NULL;
+            for (int j = 0; j < nd->ni; ++j) {
+                double v = 0.0;
+                if (!X) v = tau_tree[e->tree_speeds[nd->t0 + j]];
+                else
+                    for (int t = 0; t < nd->nt; ++t) v += X[(size_t)t * nd->ni + j] * tau_tree[e->tree_speeds[nd->t0 + t]];
+                w->tau_e[nd->v0 + j] = v;
+            }
+        }
+        tau = w->tau_e;
+    }
     sd_embed_node_pieces(e, ed, 1, f_ext);
     if ((st = riccati_gather(e, ed)) != SD_OK) return st;
     residual_gather(e, ed, tau, 1, w->z, w->zplus, w->eps, w->nu);
@@ -564,7 +585,7 @@ sd_status sd_embedded_forward_dynamics(const sd_embedding *e, sd_embedded_data *
     acceleration_scatter(e, ed, a0, 1, w->nu, qdd, w->alpha, w->alpha_plus, 1);
     double *qt = qdd_tree ? qdd_tree : w->qt;
     tree_accelerations(e, ed, qdd, qt);
-    if (want_forces) interbody_forces(e, ed, qt);
+    if (want_forces) interbody_forces(e, ed, qt, tau_tree);
     if (e->n_ta > 0) { /* tree-augmented constraints on top (000 Eq 45-46, embed_mixed.c) */
         if ((st = sd_embed_mixed_correct(e, ed, qdd, want_forces)) != SD_OK) return st;
         tree_accelerations(e, ed, qdd, qt);

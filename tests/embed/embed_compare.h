@@ -236,6 +236,30 @@ static inline void ec_compare(const sd_model *m, const sd_embedding *e, sd_embed
     w->qdd = fmax(w->qdd, eq);
     w->force = fmax(w->force, ef);
     w->lambda = fmax(w->lambda, el);
+    /* 4b. the tree's forces on every speed, dependent ones included (sd_embedded_fd_options.tau_tree):
+     * the same motion, multipliers and inter-body forces as the tree-augmented solve with tau_tree */
+    {
+        double *qdd_t2 = malloc((size_t)nv * sizeof *qdd_t2);
+        CHECK(sd_closed_loop_forward_dynamics(m, d, q, u_tree, tau_tree, f_ext, qdd_ta, lam_ta, &copt) == SD_OK);
+        for (int k = 0; k < nb; ++k) CHECK(sd_interbody_force(m, d, k, SD_FRAME_WORLD, f_ta + 6 * k) == SD_OK);
+        sd_embedded_fd_options topt = {.interbody_forces = 1, .tau_tree = tau_tree};
+        CHECK(sd_embedded_forward_dynamics(e, ed, q, ue, NULL, f_ext, qdd_e, qdd_t2, &topt) == SD_OK);
+        for (int k = 0; k < nb; ++k) CHECK(sd_interbody_force(m, td, k, SD_FRAME_WORLD, f_e + 6 * k) == SD_OK);
+        CHECK(sd_embedded_constraint_forces(e, ed, lam_e) == SD_OK);
+        const double tq = ec_rel(qdd_t2, qdd_ta, nv, 1.0), tf = ec_rel(f_e, f_ta, 6 * nb, 1.0);
+        const double tl = ec_rel(lam_e, lam_ta, nc, 1.0);
+        CHECK(tq < tol);
+        CHECK(tf < tol);
+        CHECK(tl < tol);
+        if (tq >= tol || tf >= tol || tl >= tol)
+            fprintf(stderr, "  tau_tree: embedded vs tree-augmented: qdd %.3g, forces %.3g, lambda %.3g\n", tq, tf, tl);
+        w->qdd = fmax(w->qdd, tq);
+        w->force = fmax(w->force, tf);
+        w->lambda = fmax(w->lambda, tl);
+        /* leave the workspace as step 4 left it, for the checks below */
+        CHECK(sd_embedded_forward_dynamics(e, ed, q, ue, tau_e, f_ext, qdd_e, qdd_t, &eopt) == SD_OK);
+        free(qdd_t2);
+    }
     for (int i = 0; i < ne; ++i) { /* qdd_e is qdd_tree on the independent speeds */
         const int t = sd_embedding_speed_index(e, i);
         if (t >= 0 && t < nv) CHECK(fabs(qdd_e[i] - qdd_t[t]) <= 1e-12 * fmax(1.0, fabs(qdd_t[t])));
