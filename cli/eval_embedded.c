@@ -12,9 +12,8 @@
  *   tau_id    sd_embedded_inverse_dynamics at --qdd (its selection) or at qdd_e (then = tau_e:
  *             a built-in check; not offered with tree-augmented loops on top);
  *   forces    every body's inter-body force f(k) and every constraint's multipliers and cut-joint
- *             force from the same forward dynamics (000 Eq 68-69): those of tau_e acting on the
- *             independent speeds, which equal tau's only when tau leaves the dependent joints alone
- *             (the output says when it does not).
+ *             force from the same forward dynamics (000 Eq 68-69), of tau as given on every joint
+ *             (sd_embedded_fd_options.tau_tree: the motion of tau_e, the loads of tau).
  * The columns of N are formed (sd_embedded_tree_speeds of unit vectors) only for the aggregates'
  * independent speeds: elsewhere N is the identity, so N^T tau stays O(N) outside the loops.
  */
@@ -39,7 +38,6 @@ typedef struct emb_eval {
     double *force, *lambda, *cut_local, *cut_world, *res;
     double pos_before, pos_after, vel_before, vel_after, u_change;
     int assembled, id_status; /* id_status: SD_OK, or why the inverse dynamics is left out */
-    double tau_dependent;     /* largest |tau| on a dependent tree speed (see print_forces_note) */
     double log_det, det, kinetic, potential;
 } emb_eval;
 
@@ -147,19 +145,6 @@ static sd_status reduce_forces(emb_eval *r)
         sd_embedding_aggregate_independent(r->e, a, ind);
         for (int i = 0; i < ni; ++i) in_agg[ind[i]] = 1;
         free(ind);
-        const int nb = sd_embedding_aggregate_bodies(r->e, a, NULL);
-        int *bodies = zalloc((size_t)nb, sizeof(int));
-        if (!bodies) {
-            st = SD_E_MEMORY;
-            break;
-        }
-        sd_embedding_aggregate_bodies(r->e, a, bodies);
-        for (int b = 0; b < nb; ++b) /* the aggregate's other tree speeds are dependent */
-            for (int i = 0; i < sd_model_hinge_nv(m, bodies[b]); ++i) {
-                const int t = sd_model_v_index(m, bodies[b]) + i;
-                if (!in_agg[t]) r->tau_dependent = fmax(r->tau_dependent, fabs(r->tau[t]));
-            }
-        free(bodies);
     }
     for (int i = 0; st == SD_OK && i < r->ne; ++i) {
         const int t = sd_embedding_speed_index(r->e, i);
@@ -184,6 +169,7 @@ static sd_status forward(emb_eval *r)
     sd_embedded_fd_options fo;
     memset(&fo, 0, sizeof(fo));
     fo.interbody_forces = 1;
+    fo.tau_tree = r->tau;
     sd_status st = sd_embedded_forward_dynamics(r->e, r->ed, r->q, r->u_e, r->tau_e, NULL, r->qdd_e, r->qdd_tree, &fo);
     if (st == SD_OK) st = sd_embedded_constraint_forces(r->e, r->ed, r->lambda);
     sd_data *td = sd_embedded_tree_data(r->ed);
@@ -265,18 +251,6 @@ static void print_constraints(const emb_eval *r)
     }
 }
 
-/* The embedded forward dynamics is given tau_e = N^T tau only: its multipliers and the inter-body
- * forces inside an aggregate are those of tau_e applied on the independent speeds (000 Eq 68-69
- * with T_S = tau_e there, 0 on the dependent ones), a different actuation that moves the mechanism
- * the same way. With forces on dependent joints the two differ, and the output says so. */
-static void print_forces_note(const emb_eval *r)
-{
-    cli_printf("  note: --tau acts on dependent joints (up to %.3g): qdd is exact, but the multipliers above\n"
-               "  and the inter-body forces below are those of tau_e acting on the independent speeds (the\n"
-               "  same motion, another actuation); --embed none gives the forces of tau as given\n",
-               r->tau_dependent);
-}
-
 static int print_text(const emb_eval *r, int have_qdd)
 {
     cli_printf("model %s: nq %d, nv %d; embedded system: %d speeds\n", sd_model_name(r->m), r->nq, r->nv, r->ne);
@@ -291,7 +265,6 @@ static int print_text(const emb_eval *r, int have_qdd)
     print_vector("forward dynamics qdd_e (embedded speeds)", r->qdd_e, r->ne, r->elab);
     print_vector("tree accelerations qdd = X qdd_e + Xdot u_e", r->qdd_tree, r->nv, r->vlab);
     print_constraints(r);
-    if (r->tau_dependent > 0.0) print_forces_note(r);
     if (r->id_status == SD_OK)
         print_vector(have_qdd ? "inverse dynamics tau_e (at --qdd's embedded speeds)"
                               : "inverse dynamics tau_e (at qdd_e above; = tau_e)",
@@ -396,8 +369,6 @@ static int print_json(const emb_eval *r)
     json_vector(&w, "qdd", r->qdd_e, r->ne, r->elab);
     json_vector(&w, "qdd_tree", r->qdd_tree, r->nv, r->vlab);
     json_loops(&w, r);
-    /* forces and lambda are those of tau_e on the independent speeds (print_forces_note) */
-    jw_bool(&w, "forces_of_tau_embedded", r->tau_dependent > 0.0);
     if (r->id_status == SD_OK) json_vector(&w, "tau_inverse_dynamics", r->tau_id, r->ne, r->elab);
     else jw_null(&w, "tau_inverse_dynamics");
     jw_begin_object(&w, "interbody_forces");
