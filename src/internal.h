@@ -139,17 +139,20 @@ sd_status sd_check_reader(const sd_model *m, sd_data *d, const char *fn, unsigne
 sd_status sd_check_body(const sd_model *m, sd_data *d, const char *fn, int body);
 /* Whether x[0 .. n-1] are all finite. inf and NaN are the doubles whose exponent bits are all
  * ones; testing the bits with integer operations lets the loop vectorise (a floating-point sum
- * would be evaluated in order), so a check costs about an instruction per four numbers. */
+ * would be evaluated in order). */
 static inline int sd_all_finite(const double *x, size_t n)
 {
-    const uint64_t exponent = 0x7FF0000000000000u;
-    uint64_t bad = 0;
+    /* (bits & exponent) + one exponent step carries into bit 63 exactly when every exponent bit is
+     * set: an and, an add and an or per number, which plain x86-64 vectorises (a 64-bit compare
+     * did not: ~9 instructions a number, 14% of the 1000-link chain's M^-1). */
+    const uint64_t exponent = 0x7FF0000000000000u, step = 0x0010000000000000u;
+    uint64_t acc = 0;
     for (size_t i = 0; i < n; ++i) {
         uint64_t bits;
         memcpy(&bits, x + i, sizeof bits);
-        bad |= (bits & exponent) == exponent;
+        acc |= (bits & exponent) + step;
     }
-    return !bad;
+    return !(acc >> 63);
 }
 
 /* The check every evaluation ends with (arguments.c): SD_OK when x[0 .. n-1] are all finite, else
