@@ -404,16 +404,18 @@ static sd_status close_one(const sd_embedding *e, struct sd_embed_closure_ws *w,
         ++steps;
     }
     *rleft = rmax;
-    char at[300];
-    where(&m->loops->cons[e->agg_cons[A->cons0]], at, sizeof at);
-    if (!(rmax <= NEWTON_FAIL * scale))
+    char at[300] = ""; /* formatted on the failures only: a success must not pay for snprintf */
+    if (!(rmax <= NEWTON_FAIL * scale)) {
+        where(&m->loops->cons[e->agg_cons[A->cons0]], at, sizeof at);
         return sd_data_fail(tree, SD_E_SINGULAR,
                             "embedded loop '%s'%s cannot close from this configuration: residual %.3g left after %d "
                             "Newton steps over its dependent speeds",
                             A->name, at, rmax, steps);
+    }
     const double c = factor_y1(e, w, a, w->Y);
     cond[a] = c;
     if (!(c <= SPLIT_COND_MAX)) {
+        where(&m->loops->cons[e->agg_cons[A->cons0]], at, sizeof at);
         char split[400];
         pivot_split(e, w, a, split, sizeof split);
         return sd_data_fail(tree, SD_E_SINGULAR,
