@@ -212,25 +212,7 @@ void sd_embed_aggregate_rows(const sd_embedding *e, const struct sd_embed_closur
                 col[k] = sg * (sel < 3 ? sd_v3_dot(ax, om) : point_speed(om, vo, ax, XB.p));
             }
         }
-        if (r) { /* sd_constraint_residuals' definitions (constraint_kinematics.c) */
-            double *rr = r + ro;
-            if (c->type == SD_CONSTRAINT_DISTANCE) rr[0] = len - c->length;
-            else {
-                double full[6], Rrel[9];
-                sd_m3t_mul_v(XA.R, dp, full + 3);
-                sd_m3t_mul(XA.R, XB.R, Rrel);
-                if (c->type == SD_CONSTRAINT_REVOLUTE) {
-                    full[0] = -Rrel[5];
-                    full[1] = Rrel[2];
-                    full[2] = 0.0;
-                } else {
-                    double quat[4];
-                    sd_m3_to_quat(Rrel, quat);
-                    sd_quat_log(quat, full);
-                }
-                for (int k = 0; k < c->nsel; ++k) rr[k] = full[c->sel[k]];
-            }
-        }
+        if (r) sd_loops_frame_residual(c, &XA, &XB, r + ro); /* the loops layer's definitions */
         ro += c->nrows;
     }
 }

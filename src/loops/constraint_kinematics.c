@@ -281,24 +281,29 @@ sd_status sd_constraint_residuals(const sd_model *m, sd_data *d, const double *q
         sd_transform XA, XB;
         sd_loops_frame_world(m, d, ci, 0, &XA);
         sd_loops_frame_world(m, d, ci, 1, &XB);
-        double dp[3], full[6], Rrel[9];
-        for (int i = 0; i < 3; ++i) dp[i] = XB.p[i] - XA.p[i];
-        if (c->type == SD_CONSTRAINT_DISTANCE) {
-            r[0] = sd_v3_norm(dp) - c->length;
-            continue;
-        }
-        sd_m3t_mul_v(XA.R, dp, full + 3); /* translation R_A^T (p_B - p_A) */
-        sd_m3t_mul(XA.R, XB.R, Rrel);
-        if (c->type == SD_CONSTRAINT_REVOLUTE) { /* b = R_A^T R_B e_z: (-b_y, b_x) rates as Delta_w x, y */
-            full[0] = -Rrel[5];
-            full[1] = Rrel[2];
-            full[2] = 0.0;
-        } else {
-            double quat[4];
-            sd_m3_to_quat(Rrel, quat);
-            sd_quat_log(quat, full);
-        }
-        for (int i = 0; i < c->nsel; ++i) r[i] = full[c->sel[i]];
+        sd_loops_frame_residual(c, &XA, &XB, r);
     }
     return SD_OK;
+}
+
+void sd_loops_frame_residual(const sd_loop_constraint *c, const sd_transform *XA, const sd_transform *XB, double *r)
+{
+    double dp[3], full[6], Rrel[9];
+    for (int i = 0; i < 3; ++i) dp[i] = XB->p[i] - XA->p[i];
+    if (c->type == SD_CONSTRAINT_DISTANCE) {
+        r[0] = sd_v3_norm(dp) - c->length;
+        return;
+    }
+    sd_m3t_mul_v(XA->R, dp, full + 3); /* translation R_A^T (p_B - p_A) */
+    sd_m3t_mul(XA->R, XB->R, Rrel);
+    if (c->type == SD_CONSTRAINT_REVOLUTE) { /* b = R_A^T R_B e_z: (-b_y, b_x) rates as Delta_w x, y */
+        full[0] = -Rrel[5];
+        full[1] = Rrel[2];
+        full[2] = 0.0;
+    } else {
+        double quat[4];
+        sd_m3_to_quat(Rrel, quat);
+        sd_quat_log(quat, full);
+    }
+    for (int i = 0; i < c->nsel; ++i) r[i] = full[c->sel[i]];
 }

@@ -88,6 +88,9 @@ void sd_loops_world_placements(const sd_model *m, sd_data *d);
 sd_status sd_loops_frame_weights(const sd_model *m, sd_data *d);
 /* World placement of F_A (side 0) or F_B (side 1) of constraint c, from the kin placements. */
 void sd_loops_frame_world(const sd_model *m, const sd_data *d, int c, int side, sd_transform *out);
+/* The position residuals of one cut or distance constraint (its nrows, sd_constraint_residuals'
+ * definitions) from the placements of F_A and F_B in any one frame (they are relative). */
+void sd_loops_frame_residual(const sd_loop_constraint *c, const sd_transform *XA, const sd_transform *XB, double *r);
 /* Row rates ydot = G qdd + Gdot u of every constraint from body velocities d->V and the
  * accelerations `alpha` (6 per body, body frames; a uniform gravity offset a0 cancels) and the
  * accelerations qdd (couplings); the world's acceleration is a0 (world axes). */
