@@ -18,65 +18,31 @@
  */
 #define _XOPEN_SOURCE 700
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <soadyn/soadyn.h>
 
+#include "cli_child.h"
 #include "mini_json.h"
 #include "test_util.h"
 
 static const char *soadyn_path;
 static char dir[256], model_path[1024], out_path[300], err_path[300], csv_path[300];
 
-static char *read_all(const char *path)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t got = s ? fread(s, 1, (size_t)n, fp) : 0;
-    if (s) s[got] = '\0';
-    fclose(fp);
-    return s;
-}
-
-/* Run soadyn with args (NULL-terminated), stdout and stderr into files; the exit status. */
+/* Runs soadyn with args (NULL-terminated), stdout and stderr into out_path and err_path. */
 static int run(const char *const *args)
 {
-    const char *argv[24] = {soadyn_path};
-    int n = 1;
-    for (; args[n - 1] && n < 23; ++n) argv[n] = args[n - 1];
-    argv[n] = NULL;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fo = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int fe = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fo < 0 || fe < 0) _exit(99);
-        dup2(fo, STDOUT_FILENO);
-        dup2(fe, STDERR_FILENO);
-        execv(argv[0], (char *const *)argv);
-        _exit(98);
-    }
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + WTERMSIG(status);
+    return cli_run(soadyn_path, args, out_path, err_path);
 }
 
 /* stdout (or stderr) of the last run contains `text`. */
 static int out_has(const char *path, const char *text)
 {
-    char *s = read_all(path);
+    char *s = cli_read_all(path);
     const int yes = s && strstr(s, text) != NULL;
     if (!yes) fprintf(stderr, "expected '%s' in:\n%s\n", text, s ? s : "(nothing)");
     free(s);
@@ -85,7 +51,7 @@ static int out_has(const char *path, const char *text)
 
 static mj_value *parse_out(void)
 {
-    char *text = read_all(out_path);
+    char *text = cli_read_all(out_path);
     mj_value *v = text ? mj_parse(text) : NULL;
     free(text);
     return v;
@@ -212,7 +178,7 @@ static void test_simulate(const sd_model *m)
     CHECK(run(a) == 0);
     CHECK(out_has(out_path, "embedded loops   1 of 1 constraint in 1 aggregate"));
     CHECK(out_has(out_path, "0 projections; embedded loops solved by Newton"));
-    char *text = read_all(csv_path);
+    char *text = cli_read_all(csv_path);
     CHECK(text != NULL);
     if (!text) return;
     sd_data *d = sd_data_new(m);

@@ -14,61 +14,27 @@
  */
 #define _XOPEN_SOURCE 700
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <soadyn/soadyn.h>
 #include <soadyn/flex.h>
 
+#include "cli_child.h"
 #include "mini_json.h"
 #include "test_util.h"
 
 static const char *soadyn_path;
 static char dir[256], out_path[300], err_path[300], spacecraft[1024], arm[1024];
 
-static char *read_all(const char *path)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t got = s ? fread(s, 1, (size_t)n, fp) : 0;
-    if (s) s[got] = '\0';
-    fclose(fp);
-    return s;
-}
-
-/* Run soadyn with args (NULL-terminated), stdout and stderr into files; the exit status. */
+/* Runs soadyn with args (NULL-terminated), stdout and stderr into out_path and err_path. */
 static int run(const char *const *args)
 {
-    const char *argv[24] = {soadyn_path};
-    int n = 1;
-    for (; args[n - 1] && n < 23; ++n) argv[n] = args[n - 1];
-    argv[n] = NULL;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fo = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int fe = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fo < 0 || fe < 0) _exit(99);
-        dup2(fo, STDOUT_FILENO);
-        dup2(fe, STDERR_FILENO);
-        execv(argv[0], (char *const *)argv);
-        _exit(98);
-    }
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + WTERMSIG(status);
+    return cli_run(soadyn_path, args, out_path, err_path);
 }
 
 static sd_model *load(const char *path)
@@ -90,7 +56,7 @@ static void check_info(void)
 {
     const char *args[] = {"info", spacecraft, NULL};
     CHECK(run(args) == 0);
-    char *out = read_all(out_path);
+    char *out = cli_read_all(out_path);
     CHECK(contains(out, "flexible bodies: 3"));
     CHECK(contains(out, "array_right: 4 modes, 11 nodes, full mass model"));
     CHECK(contains(out, "boom: 4 modes, 11 nodes, full mass model"));
@@ -120,7 +86,7 @@ static void check_info(void)
     sd_model_free(m);
     const char *args2[] = {"info", arm, NULL};
     CHECK(run(args2) == 0);
-    out = read_all(out_path);
+    out = cli_read_all(out_path);
     CHECK(contains(out, "link1: 2 modes, 11 nodes, full mass model"));
     CHECK(contains(out, "link2 (joint elbow) rides on node 10"));
     free(out);
@@ -131,7 +97,7 @@ static void check_eval(void)
     const char *args[] = {"eval", arm, "--json", "--q", "link1.eta1=0.01,elbow=0.5", "--u", "shoulder=1,link1.eta2=0.2",
                           "--tau", "shoulder=0.3", NULL};
     CHECK(run(args) == 0);
-    char *text = read_all(out_path);
+    char *text = cli_read_all(out_path);
     mj_value *j = text ? mj_parse(text) : NULL;
     CHECK(j != NULL);
     sd_model *m = load(arm);
@@ -162,7 +128,7 @@ static void check_eval(void)
     sd_model_free(m);
     const char *args2[] = {"eval", spacecraft, NULL};
     CHECK(run(args2) == 0);
-    text = read_all(out_path);
+    text = cli_read_all(out_path);
     CHECK(contains(text, "modal accelerations (flexible bodies' eta-ddot, in qdd above):"));
     CHECK(contains(text, "  boom.eta4 "));
     free(text);
@@ -171,7 +137,7 @@ static void check_eval(void)
 /* The CSV's header fields and its last data line's numbers. */
 static int csv_last(const char *path, char names[][64], double *values, int max)
 {
-    char *text = read_all(path);
+    char *text = cli_read_all(path);
     if (!text) return 0;
     char *nl = strchr(text, '\n');
     int n = 0;
@@ -223,7 +189,7 @@ static void check_simulate(void)
         CHECK(fabs(v[c_dy]) > 1e-4);                     /* it does deflect */
     }
     /* energy: the summary's drift, strain energy included (RK4 at 1e-4 s: 1.5e-9; at 5e-4 s 4e-6, O(h^4)) */
-    char *out = read_all(out_path);
+    char *out = cli_read_all(out_path);
     double drift = NAN;
     const char *at = out ? strstr(out, "energy drift") : NULL;
     CHECK(at && sscanf(at, "energy drift %lf", &drift) == 1);
@@ -243,12 +209,12 @@ static void check_simulate(void)
     CHECK(stat(png, &sb) == 0 && sb.st_size > 1000);
     const char *bad1[] = {"simulate", spacecraft, "--tip-node", "boom=11", "--duration", "0.01", NULL};
     CHECK(run(bad1) == 1);
-    char *err = read_all(err_path);
+    char *err = cli_read_all(err_path);
     CHECK(contains(err, "boom has no node '11' (nodes 0..10)"));
     free(err);
     const char *bad2[] = {"simulate", spacecraft, "--tip-node", "bus=1", "--duration", "0.01", NULL};
     CHECK(run(bad2) == 1);
-    err = read_all(err_path);
+    err = cli_read_all(err_path);
     CHECK(contains(err, "bus is not a flexible body"));
     free(err);
     unlink(csv);

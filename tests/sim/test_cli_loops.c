@@ -12,17 +12,15 @@
  */
 #define _XOPEN_SOURCE 700
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <soadyn/soadyn.h>
 
+#include "cli_child.h"
 #include "mini_json.h"
 #include "test_util.h"
 
@@ -53,43 +51,10 @@ static const char four_bar_urdf[] =
 static const char *soadyn_path;
 static char dir[256], model_path[300], out_path[300], err_path[300];
 
-static char *read_all(const char *path)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t got = s ? fread(s, 1, (size_t)n, fp) : 0;
-    if (s) s[got] = '\0';
-    fclose(fp);
-    return s;
-}
-
-/* Run soadyn with args (NULL-terminated, after the program), stdout and stderr into files; the exit
- * status, or 1000 + signal. */
+/* Runs soadyn with args (NULL-terminated), stdout and stderr into out_path and err_path. */
 static int run(const char *const *args)
 {
-    const char *argv[16] = {soadyn_path};
-    int n = 1;
-    for (; args[n - 1] && n < 15; ++n) argv[n] = args[n - 1];
-    argv[n] = NULL;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fo = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int fe = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fo < 0 || fe < 0) _exit(99);
-        dup2(fo, STDOUT_FILENO);
-        dup2(fe, STDERR_FILENO);
-        execv(argv[0], (char *const *)argv);
-        _exit(98);
-    }
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + WTERMSIG(status);
+    return cli_run(soadyn_path, args, out_path, err_path);
 }
 
 static double number_at(const mj_value *obj, const char *key)
@@ -117,7 +82,7 @@ static mj_value *eval_json(const char *a1, const char *a2, const char *a3, const
 {
     const char *args[] = {"eval", model_path, "--json", a1, a2, a3, a4, NULL};
     CHECK(run(args) == 0);
-    char *text = read_all(out_path);
+    char *text = cli_read_all(out_path);
     CHECK(text != NULL);
     mj_value *v = text ? mj_parse(text) : NULL;
     CHECK(v != NULL);
@@ -188,7 +153,7 @@ int main(int argc, char **argv)
     {
         const char *args[] = {"info", model_path, NULL};
         CHECK(run(args) == 0);
-        char *text = read_all(out_path);
+        char *text = cli_read_all(out_path);
         CHECK(text && strstr(text, "rocker_pivot") && strstr(text, "revolute, 5 rows"));
         CHECK(text && strstr(text, "mobility 1"));
         free(text);
@@ -232,7 +197,7 @@ int main(int argc, char **argv)
         }
         const char *args[] = {"eval", model_path, "--q", "0.1,0,0", NULL};
         CHECK(run(args) == 0);
-        char *text = read_all(out_path);
+        char *text = cli_read_all(out_path);
         CHECK(text && strstr(text, "assembled: --q left the loops open"));
         CHECK(text && strstr(text, "rocker_pivot (revolute, 5 rows) lambda:"));
         CHECK(text && strstr(text, "world axes"));
@@ -242,7 +207,7 @@ int main(int argc, char **argv)
     {
         const char *args[] = {"simulate", model_path, "--duration", "1", NULL};
         CHECK(run(args) == 0);
-        char *text = read_all(out_path);
+        char *text = cli_read_all(out_path);
         const char *line = text ? strstr(text, "loop residuals") : NULL;
         CHECK(line != NULL);
         double pos = NAN, vel = NAN;

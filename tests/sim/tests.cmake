@@ -17,13 +17,13 @@ if(SOADYN_WITH_IO AND SOADYN_WITH_CVODE AND SOADYN_WITH_PLOT)
 endif()
 # The program on a closed-loop model (a URDF+ four-bar) against the library at the same state.
 if(SOADYN_WITH_IO)
-  soadyn_add_test(test_cli_loops SOURCES sim/test_cli_loops.c sim/mini_json.c LABELS unit
+  soadyn_add_test(test_cli_loops SOURCES sim/test_cli_loops.c sim/cli_child.c sim/mini_json.c LABELS unit
     ARGS $<TARGET_FILE:soadyn_cli>)
   add_dependencies(test_cli_loops soadyn_cli)
 endif()
 # The program with --embed (info, eval, simulate on models/four_bar.urdf) against the library.
 if(SOADYN_WITH_IO)
-  soadyn_add_test(test_cli_embed SOURCES sim/test_cli_embed.c sim/mini_json.c LABELS unit
+  soadyn_add_test(test_cli_embed SOURCES sim/test_cli_embed.c sim/cli_child.c sim/mini_json.c LABELS unit
     ARGS $<TARGET_FILE:soadyn_cli> ${PROJECT_SOURCE_DIR}/models)
   add_dependencies(test_cli_embed soadyn_cli)
 endif()
@@ -34,7 +34,7 @@ target_include_directories(test_json_writer PRIVATE ${PROJECT_SOURCE_DIR}/cli)
 # The program on the bundled flexible-body examples (models/spacecraft.urdf, models/flexible_arm.urdf):
 # info's frequencies, eval's modal accelerations, simulate's modal coordinates and tip deflection.
 if(SOADYN_WITH_IO AND SOADYN_WITH_PLOT)
-  soadyn_add_test(test_cli_flex SOURCES sim/test_cli_flex.c sim/mini_json.c LABELS unit
+  soadyn_add_test(test_cli_flex SOURCES sim/test_cli_flex.c sim/cli_child.c sim/mini_json.c LABELS unit
     ARGS $<TARGET_FILE:soadyn_cli> ${PROJECT_SOURCE_DIR}/models)
   add_dependencies(test_cli_flex soadyn_cli)
 endif()
