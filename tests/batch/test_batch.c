@@ -6,7 +6,9 @@
  * single-state results bit for bit; the SIMD kernel to 1e-13 relative to each state's largest
  * entry (its sine and cosine are its own; every other operation is the scalar one). Errors: a
  * non-finite input, an overflowing result and a singular hinge in the middle of a batch are reported
- * with the first failing state's index and the single-state call's message.
+ * with the first failing state's index and the single-state call's message; with 2 and 3 threads
+ * taking chunks in turn, failures at the first, a middle and the last state and two at once, with
+ * every state before the reported one equal to the single call.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +184,70 @@ static void check_errors(const sd_model *m, uint64_t *rng)
     free(q), free(u), free(tau), free(qdd), free(ref);
 }
 
+/* The chunks of the threads (handed out in turn by an atomic counter) against failures: in a batch
+ * of 203 states (17 chunks of 12 with 2 threads), a NaN in q at the first state, a middle one and
+ * the last, and two at once (the lower is reported whichever thread meets it first): the status,
+ * index and message are the single call's, and every state before it equals the single call (bit
+ * for bit on the scalar path, 1e-13 on the SIMD one). Repeated, since the threads' interleaving
+ * differs from run to run. */
+static void check_failure_positions(const sd_model *m, uint64_t *rng)
+{
+    const long count = 203, nq = sd_model_nq(m), nv = sd_model_nv(m);
+    double *q = malloc((size_t)(count * nq) * 8), *u = malloc((size_t)(count * nv) * 8),
+           *tau = malloc((size_t)(count * nv) * 8), *qdd = malloc((size_t)(count * nv) * 8),
+           *ref = malloc((size_t)(count * nv) * 8), *one = malloc((size_t)nv * 8);
+    sd_data *d = sd_data_new(m);
+    for (long i = 0; i < count; ++i) {
+        random_state(m, rng, q + i * nq, u + i * nv, tau + i * nv);
+        CHECK(sd_forward_dynamics(m, d, q + i * nq, u + i * nv, tau + i * nv, NULL, ref + i * nv) == SD_OK);
+    }
+    /* single failures; two in one chunk; two far apart; two on each side of a chunk boundary (chunks
+     * of 12 states with 2 threads, 8 with 3), where the higher may be met first */
+    static const long bads[][2] = {{0, -1}, {101, -1}, {202, -1}, {7, 6}, {150, 40}, {190, 12},
+                                   {12, 11}, {24, 23}, {8, 7}, {16, 15}};
+    long cases = 0;
+    for (int threads = 2; threads <= 3; ++threads) {
+        sd_batch *b = sd_batch_new(m, threads, NULL);
+        for (int simd = 0; simd < 2; ++simd) {
+            sd_batch_set_simd(b, simd ? SD_BATCH_SIMD_AUTO : SD_BATCH_SIMD_OFF);
+            const int lanes = sd_batch_simd_lanes(b);
+            for (size_t c = 0; c < sizeof bads / sizeof bads[0]; ++c)
+                for (int rep = 0; rep < 8; ++rep) {
+                    const long b0 = bads[c][0], b1 = bads[c][1], first = b1 >= 0 && b1 < b0 ? b1 : b0;
+                    const double s0 = q[b0 * nq], s1 = b1 >= 0 ? q[b1 * nq] : 0.0;
+                    q[b0 * nq] = NAN;
+                    if (b1 >= 0) q[b1 * nq] = NAN;
+                    const sd_status want =
+                        sd_forward_dynamics(m, d, q + first * nq, u + first * nv, tau + first * nv, NULL, one);
+                    char msg[700];
+                    snprintf(msg, sizeof msg, "state %ld: %s", first, sd_data_error(d));
+                    for (long i = 0; i < count * nv; ++i) qdd[i] = -1.0;
+                    const sd_status got = sd_forward_dynamics_batch(b, count, q, u, tau, NULL, qdd, NULL);
+                    CHECK(want == SD_E_ARGUMENT && got == want);
+                    CHECK(sd_batch_error_state(b) == first);
+                    CHECK(strcmp(sd_batch_error(b), msg) == 0);
+                    if (sd_batch_error_state(b) != first || strcmp(sd_batch_error(b), msg) != 0)
+                        fprintf(stderr, "%d threads, SIMD %d: got %ld '%s', want '%s'\n", threads, lanes,
+                                sd_batch_error_state(b), sd_batch_error(b), msg);
+                    for (long i = 0; i < first; ++i) {
+                        if (lanes) CHECK(max_rel_diff(qdd + i * nv, ref + i * nv, nv) <= 1e-13);
+                        else CHECK(memcmp(qdd + i * nv, ref + i * nv, (size_t)nv * 8) == 0);
+                    }
+                    q[b0 * nq] = s0;
+                    if (b1 >= 0) q[b1 * nq] = s1;
+                    ++cases;
+                }
+            CHECK(sd_forward_dynamics_batch(b, count, q, u, tau, NULL, qdd, NULL) == SD_OK);
+            CHECK(sd_batch_error_state(b) == -1 && sd_batch_error(b)[0] == '\0');
+        }
+        sd_batch_free(b);
+    }
+    printf("failures at states 0, 101, 202 of 203 and pairs across chunks on 2 and 3 threads: %ld batches checked\n",
+           cases);
+    sd_data_free(d);
+    free(q), free(u), free(tau), free(qdd), free(ref), free(one);
+}
+
 /* A chain with armature, damping and springs on its hinges (covered by the kernel); with `ball`,
  * a spherical hinge with a spring (not covered). */
 static sd_model *chain_with(double armature, double damping, int ball)
@@ -229,6 +295,7 @@ int main(void)
         }
     sd_model *m = random_tree(&rng, 9, RT_FREE_ROOT);
     check_errors(m, &rng);
+    check_failure_positions(m, &rng);
     sd_model_free(m);
     m = chain_with(0.3, 0.0, 0);
     check_model(m, &rng, 6);
