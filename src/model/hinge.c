@@ -115,25 +115,71 @@ int sd_hinge_select(const sd_model *m, int k, double *sgn)
  *   col_a = c P_a + s P_b,  col_b = -s P_a + c P_b,  col_i = P_i,  p = p_placement,
  * 12 multiplications where Rodrigues' formula and a 3x3 product take 27 + 15; a prismatic hinge
  * along e_i only moves the origin along P_i. Same numbers as sd_hinge_transform composed with the
- * placement up to round-off (test_hinge_kernels). */
-static void axis_placement(const sd_transform *Xp, int sel, double sgn, double qk, sd_transform *X)
+ * placement up to round-off (test_hinge_kernels).
+ *
+ * The column indices are arguments of an always-inlined body instantiated once per axis below
+ * (rotate_x/y/z, slide_x/y/z), so each kernel has constant indices: no (i + 1) % 3 at run time,
+ * straight-line loads and stores (issue 12: ~190 instructions a body with run-time indices).
+ * restrict: the placement (model) and Xup (workspace) never overlap, which spares the compiler's
+ * overlap test and its second, scalar copy of the loop. */
+static inline __attribute__((always_inline)) void plane_rotation(const sd_transform *restrict Xp, int i, int a,
+                                                                int b, double c, double s, sd_transform *restrict X)
 {
     const double *P = Xp->R;
-    if (sel >= 3) {
-        const int i = sel - 3;
-        const double d = sgn * qk;
-        memcpy(X->R, P, 9 * sizeof(double));
-        for (int r = 0; r < 3; ++r) X->p[r] = Xp->p[r] + d * P[3 * r + i];
-        return;
-    }
-    const int i = sel, a = (i + 1) % 3, b = (i + 2) % 3;
-    const double s = sin(sgn * qk), c = cos(sgn * qk);
     for (int r = 0; r < 3; ++r) {
         const double pa = P[3 * r + a], pb = P[3 * r + b];
         X->R[3 * r + i] = P[3 * r + i];
         X->R[3 * r + a] = c * pa + s * pb;
         X->R[3 * r + b] = c * pb - s * pa;
-        X->p[r] = Xp->p[r];
+    }
+    /* written out, not a loop: GCC makes a copy loop a memcpy call */
+    X->p[0] = Xp->p[0];
+    X->p[1] = Xp->p[1];
+    X->p[2] = Xp->p[2];
+}
+
+static inline __attribute__((always_inline)) void axis_slide(const sd_transform *restrict Xp, int i, double d,
+                                                            sd_transform *restrict X)
+{
+    const double *P = Xp->R;
+    memcpy(X->R, P, 9 * sizeof(double));
+    for (int r = 0; r < 3; ++r) X->p[r] = Xp->p[r] + d * P[3 * r + i];
+}
+
+static void rotate_x(const sd_transform *Xp, double c, double s, sd_transform *X) { plane_rotation(Xp, 0, 1, 2, c, s, X); }
+static void rotate_y(const sd_transform *Xp, double c, double s, sd_transform *X) { plane_rotation(Xp, 1, 2, 0, c, s, X); }
+static void rotate_z(const sd_transform *Xp, double c, double s, sd_transform *X) { plane_rotation(Xp, 2, 0, 1, c, s, X); }
+
+/* Any other hinge: X_J(q) composed with the placement. Kept out of line so that the selecting
+ * hinges' path, inlined into the sweeps, does not pay for this one's stack frame. */
+SD_NOINLINE static void generic_placement(const sd_model *m, int k, const double *qk, sd_transform *X, double *S)
+{
+    if (m->hinge[k] == SD_HINGE_FIXED) { /* X_J = 1 (a welded base; no H* columns) */
+        *X = m->placement[k];
+        return;
+    }
+    sd_transform XJ;
+    sd_hinge_transform(m, k, qk, &XJ, S);
+    sd_transform_compose(&m->placement[k], &XJ, X);
+}
+
+/* The kernel of a selecting hinge: one sincos of theta = sgn q (libm's, for its accuracy) for a
+ * revolute, none for a prismatic; the switch is a jump table on the fixed sel. */
+static void axis_placement(const sd_transform *Xp, int sel, double sgn, double qk, sd_transform *X)
+{
+    const double theta = sgn * qk;
+    if (sel >= 3) {
+        switch (sel) {
+        case 3: axis_slide(Xp, 0, theta, X); return;
+        case 4: axis_slide(Xp, 1, theta, X); return;
+        default: axis_slide(Xp, 2, theta, X); return;
+        }
+    }
+    const double s = sin(theta), c = cos(theta); /* one sincos call (checked in callgrind) */
+    switch (sel) {
+    case 0: rotate_x(Xp, c, s, X); return;
+    case 1: rotate_y(Xp, c, s, X); return;
+    default: rotate_z(Xp, c, s, X); return;
     }
 }
 
@@ -145,9 +191,7 @@ void sd_hinge_placement(const sd_model *m, int k, int sel, double sgn, const dou
         S[sel] = sgn;
         return;
     }
-    sd_transform XJ;
-    sd_hinge_transform(m, k, qk, &XJ, S);
-    sd_transform_compose(&m->placement[k], &XJ, X);
+    generic_placement(m, k, qk, X, S);
 }
 
 void sd_hinge_velocity_term(const sd_model *m, int k, const double *qk, const double *uk, double c[6])
