@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "constraint_report.h"
 #include "eval_embedded.h"
 #include "json_writer.h"
 #include <soadyn/flex.h>
@@ -294,22 +295,10 @@ static void print_loops(const eval_result *r)
                " velocity %.3g\n",
                r->ncons, r->nc, r->rank, r->nv - r->rank, r->pos_after, r->vel_after);
     for (int c = 0; c < r->ncons && !cli_output_failed(); ++c) {
-        const int off = sd_model_constraint_row_offset(r->m, c), rows = sd_model_constraint_nrows(r->m, c);
-        const double *fl = r->cut_local + 6 * c, *fw = r->cut_world + 6 * c;
+        const int rows = sd_model_constraint_nrows(r->m, c);
         cli_printf("  %s (%s, %d rows) lambda:", sd_model_constraint_name(r->m, c),
                    sd_constraint_type_name(sd_model_constraint_type(r->m, c)), rows);
-        for (int i = 0; i < rows; ++i) cli_printf(" %.10g", r->lambda[off + i]);
-        cli_printf("\n");
-        if (sd_model_constraint_type(r->m, c) == SD_CONSTRAINT_COUPLING) {
-            cli_printf("    generalized force on joint a %.10g, on joint b %.10g\n", fl[0], fl[1]);
-            continue;
-        }
-        cli_printf("    cut-joint force on body B, constraint frame: moment %12.6g %12.6g %12.6g  force %12.6g %12.6g"
-                   " %12.6g\n",
-                   fl[0], fl[1], fl[2], fl[3], fl[4], fl[5]);
-        cli_printf("    cut-joint force on body B, world axes:       moment %12.6g %12.6g %12.6g  force %12.6g %12.6g"
-                   " %12.6g\n",
-                   fw[0], fw[1], fw[2], fw[3], fw[4], fw[5]);
+        cli_constraint_print_forces(r->m, c, r->lambda, r->cut_local + 6 * c, r->cut_world + 6 * c);
     }
 }
 
@@ -411,19 +400,7 @@ static void json_loops(json_writer *w, const eval_result *r)
         jw_begin_object(w, sd_model_constraint_name(r->m, c));
         jw_string(w, "type", sd_constraint_type_name(type));
         jw_int(w, "first_row", sd_model_constraint_row_offset(r->m, c));
-        jw_numbers(w, "lambda", r->lambda + sd_model_constraint_row_offset(r->m, c), sd_model_constraint_nrows(r->m, c));
-        if (type == SD_CONSTRAINT_COUPLING) {
-            jw_numbers(w, "generalized_forces", r->cut_local + 6 * c, 2); /* on joint a, on joint b */
-        } else {
-            jw_begin_object(w, "cut_force_local");
-            jw_numbers(w, "moment", r->cut_local + 6 * c, 3);
-            jw_numbers(w, "force", r->cut_local + 6 * c + 3, 3);
-            jw_end_object(w);
-            jw_begin_object(w, "cut_force_world");
-            jw_numbers(w, "moment", r->cut_world + 6 * c, 3);
-            jw_numbers(w, "force", r->cut_world + 6 * c + 3, 3);
-            jw_end_object(w);
-        }
+        cli_constraint_json_forces(w, r->m, c, r->lambda, r->cut_local + 6 * c, r->cut_world + 6 * c);
         jw_end_object(w);
     }
     jw_end_object(w);

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "constraint_report.h"
 #include "embed_report.h"
 #include "eval_embedded.h"
 
@@ -233,21 +234,11 @@ static void print_constraints(const emb_eval *r)
         cli_printf("  --u was not a motion of the mechanism (moved by up to %.3g): u above is its projection\n"
                    "  onto G u = 0 (kinetic-energy metric), u_e its embedded speeds\n", r->u_change);
     for (int c = 0; c < r->ncons && !cli_output_failed(); ++c) {
-        const int off = sd_model_constraint_row_offset(r->m, c), rows = sd_model_constraint_nrows(r->m, c);
-        const double *fl = r->cut_local + 6 * c, *fw = r->cut_world + 6 * c;
+        const int rows = sd_model_constraint_nrows(r->m, c);
         cli_printf("  %s (%s, %d rows, %s) lambda:", sd_model_constraint_name(r->m, c),
                    sd_constraint_type_name(sd_model_constraint_type(r->m, c)), rows,
                    sd_embedding_constraint_embedded(r->e, c) == 1 ? "embedded" : "tree-augmented");
-        for (int i = 0; i < rows; ++i) cli_printf(" %.10g", r->lambda[off + i]);
-        cli_printf("\n");
-        if (sd_model_constraint_type(r->m, c) == SD_CONSTRAINT_COUPLING) {
-            cli_printf("    generalized force on joint a %.10g, on joint b %.10g\n", fl[0], fl[1]);
-            continue;
-        }
-        cli_printf("    cut-joint force on body B, constraint frame: moment %12.6g %12.6g %12.6g  force %12.6g %12.6g"
-                   " %12.6g\n", fl[0], fl[1], fl[2], fl[3], fl[4], fl[5]);
-        cli_printf("    cut-joint force on body B, world axes:       moment %12.6g %12.6g %12.6g  force %12.6g %12.6g"
-                   " %12.6g\n", fw[0], fw[1], fw[2], fw[3], fw[4], fw[5]);
+        cli_constraint_print_forces(r->m, c, r->lambda, r->cut_local + 6 * c, r->cut_world + 6 * c);
     }
 }
 
@@ -324,19 +315,7 @@ static void json_loops(json_writer *w, const emb_eval *r)
         jw_string(w, "type", sd_constraint_type_name(type));
         jw_bool(w, "embedded", sd_embedding_constraint_embedded(r->e, c) == 1);
         jw_int(w, "first_row", off);
-        jw_numbers(w, "lambda", r->lambda + off, sd_model_constraint_nrows(r->m, c));
-        if (type == SD_CONSTRAINT_COUPLING) {
-            jw_numbers(w, "generalized_forces", r->cut_local + 6 * c, 2);
-        } else {
-            jw_begin_object(w, "cut_force_local");
-            jw_numbers(w, "moment", r->cut_local + 6 * c, 3);
-            jw_numbers(w, "force", r->cut_local + 6 * c + 3, 3);
-            jw_end_object(w);
-            jw_begin_object(w, "cut_force_world");
-            jw_numbers(w, "moment", r->cut_world + 6 * c, 3);
-            jw_numbers(w, "force", r->cut_world + 6 * c + 3, 3);
-            jw_end_object(w);
-        }
+        cli_constraint_json_forces(w, r->m, c, r->lambda, r->cut_local + 6 * c, r->cut_world + 6 * c);
         jw_end_object(w);
     }
     jw_end_object(w);
