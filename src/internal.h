@@ -234,6 +234,9 @@ void sd_base_acceleration(const sd_model *m, double a0[6]);
 /* out[0 .. nv(k)-1] = tau_passive of body k's hinge = -damping u - stiffness (q - spring_ref)
  * (spherical: -stiffness times the rotation vector); u may be NULL (zero speeds). */
 void sd_passive_hinge(const sd_model *m, int k, const double *q, const double *u, double *out);
+/* tau -= tau_passive of every hinge (the rigid tree's speeds; u may be NULL): what a per-body
+ * loop over sd_passive_hinge gives, up to round-off, in one loop over the speeds. */
+void sd_passive_subtract(const sd_model *m, const double *q, const double *u, double *tau);
 /* The springs' energy sum 1/2 stiffness (q - spring_ref)^2 (spherical: 1/2 stiffness theta^2). */
 double sd_spring_energy_at(const sd_model *m, const double *q);
 /* The armature's kinetic energy sum 1/2 J u^2, with u recovered from the current velocities V. */

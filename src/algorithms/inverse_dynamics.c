@@ -15,12 +15,7 @@ SD_NOINLINE static void joint_terms(const sd_model *m, const double *q, const do
 {
     if (qdd && m->has_armature)
         for (int v = 0; v < m->nv; ++v) tau[v] += m->armature[v] * qdd[v];
-    if (m->has_passive)
-        for (int k = 0; k < m->n; ++k) {
-            double tp[6];
-            sd_passive_hinge(m, k, q, u, tp);
-            for (int i = 0; i < m->nv_k[k]; ++i) tau[m->v_index[k] + i] -= tp[i];
-        }
+    if (m->has_passive) sd_passive_subtract(m, q, u, tau);
 }
 
 /* Both public calls; fn and out name them in messages. */

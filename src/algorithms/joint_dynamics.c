@@ -40,6 +40,29 @@ void sd_passive_hinge(const sd_model *m, int k, const double *q, const double *u
     }
 }
 
+/* tau -= tau_passive over the whole tree, for the rigid sweeps (inverse dynamics): the damping as
+ * one loop over the speeds with the model's per-speed array, tau += damping u, then the springs of
+ * the hinges that have one (the builder copies a hinge's stiffness to all its speeds, so one test per
+ * hinge); same terms as sd_passive_hinge, without its call and loop per body. */
+void sd_passive_subtract(const sd_model *m, const double *q, const double *u, double *tau)
+{
+    const double *damping = m->damping, *stiffness = m->stiffness;
+    if (u)
+        for (int v = 0; v < m->nv; ++v) tau[v] += damping[v] * u[v];
+    for (int k = 0; k < m->n; ++k) {
+        const int vk = m->v_index[k];
+        if (m->nv_k[k] == 0 || stiffness[vk] == 0.0) continue;
+        const double *qk = q + m->q_index[k];
+        if (m->hinge[k] == SD_HINGE_SPHERICAL) {
+            double r[3];
+            rotation_vector(qk, r);
+            for (int i = 0; i < 3; ++i) tau[vk + i] += stiffness[vk + i] * r[i];
+        } else { /* revolute, prismatic: one coordinate per speed */
+            tau[vk] += stiffness[vk] * (qk[0] - m->spring_ref[vk]);
+        }
+    }
+}
+
 double sd_spring_energy_at(const sd_model *m, const double *q)
 {
     double e = 0.0;
