@@ -75,7 +75,7 @@ struct sd_batch {
 size_t sd_lanes_ws_doubles(const sd_model *m)
 {
     const size_t n = (size_t)m->n, nv = (size_t)m->nv;
-    return SD_BATCH_LANES * (12 * n + 6 * nv + 36 * n + 3 * 36 * n + 2 * 6 * nv + nv) + 36 * n;
+    return SD_BATCH_LANES * (12 * n + 6 * nv + 36 * n + 3 * 36 * n + 2 * 6 * nv + nv) + 36 * n + 2 * n;
 }
 
 void sd_lanes_ws_layout(const sd_model *m, double *block, sd_lanes_ws *ws)
@@ -96,8 +96,13 @@ void sd_lanes_ws_layout(const sd_model *m, double *block, sd_lanes_ws *ws)
     ws->U = p; p += L * 6 * nv;
     ws->G = p; p += L * 6 * nv;
     ws->nu = p; p += L * nv;
-    ws->M6 = p;
-    for (size_t k = 0; k < n; ++k) sd_rigid_inertia_to_sym6(m->rigid + 13 * k, ws->M6 + 36 * k);
+    ws->M6 = p; p += 36 * n;
+    ws->sgn = p; p += n;
+    ws->sel = (int *)p; /* n ints in n doubles */
+    for (size_t k = 0; k < n; ++k) {
+        sd_rigid_inertia_to_sym6(m->rigid + 13 * k, ws->M6 + 36 * k);
+        ws->sel[k] = sd_hinge_select(m, (int)k, &ws->sgn[k]);
+    }
 }
 
 /* Whether this processor runs the kernel (compiled for AVX2 + FMA). */

@@ -25,6 +25,8 @@ typedef struct sd_lanes_ws {
     double *U, *G; /* 6 per speed */
     double *nu;    /* 1 per speed */
     double *M6;    /* 36 per body, one double each (not per lane): M(k) as a 6x6, broadcast into P */
+    double *sgn;   /* 1 per body: the sign of H* = sgn e_sel (sd_hinge_select), 1 otherwise */
+    int *sel;      /* 1 per body: sd_hinge_select(), fixed by the model (in a block of n doubles) */
 } sd_lanes_ws;
 
 /* Bytes of one thread's scratch for model m (batch.c lays it out; one allocation). */

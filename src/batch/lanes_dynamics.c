@@ -8,7 +8,10 @@
  * 3x3 and 6x6 products that fill a 4-wide register poorly; the same recursion on four states is
  * four independent copies of every operation, so each scalar operation of
  * src/algorithms/forward_dynamics.c, inverse_dynamics.c (and of the kinematics, kinematics.c, hinge.c)
- * becomes one vector operation on four lanes, with no shuffles. The code is those files',
+ * becomes one vector operation on four lanes, with no shuffles. A hinge whose H* selects one entry
+ * of a spatial vector (sd_hinge_select: a revolute about or prismatic along a frame axis) takes
+ * the scalar path's fast kernels here too (axis_placement_lanes, motion_cross_axis, U = sgn P(:, i)).
+ * The code is those files',
  * operation for operation and in the same order, so a lane's result is the scalar one to the last
  * bit but for the sine and cosine, which are this file's own (1 ulp). It is written with GCC/Clang
  * vector extensions (vector_size) so that the lane count is the compile-time constant
@@ -368,6 +371,50 @@ static void hinge_lanes(const sd_model *m, int k, const vd *qk, const vd *uk, vd
     }
 }
 
+/* ---------------------------------------------------------------- axis-selecting hinges */
+
+/* Xup = placement * X_J(q) for a hinge with H* = sgn e_sel (sd_hinge_select; hinge.c's
+ * axis_placement, the same operations): a revolute about e_i is a plane rotation by theta = sgn q
+ * of the placement's columns a, b (the axes after i cyclically), 12 products where Rodrigues'
+ * formula and the 3x3 product of hinge_lanes take 42; a prismatic along e_i moves the origin along
+ * column i. */
+static void axis_placement_lanes(const sd_transform *Xp, int sel, double sgn, vd qk, vd X[12])
+{
+    const double *P = Xp->R;
+    const vd theta = sgn * qk;
+    if (sel >= 3) {
+        for (int r = 0; r < 9; ++r) X[r] = splat(P[r]);
+        for (int r = 0; r < 3; ++r) X[9 + r] = Xp->p[r] + theta * P[3 * r + sel - 3];
+        return;
+    }
+    const int i = sel, a = (i + 1) % 3, b = (i + 2) % 3;
+    vd s, c;
+    vsincos(theta, &s, &c);
+    for (int r = 0; r < 3; ++r) {
+        const double pa = P[3 * r + a], pb = P[3 * r + b];
+        X[3 * r + i] = splat(P[3 * r + i]);
+        X[3 * r + a] = c * pa + s * pb;
+        X[3 * r + b] = c * pb - s * pa;
+        X[9 + r] = splat(Xp->p[r]);
+    }
+}
+
+/* out = V x (w e_sel) from the entries of V it touches (sd_motion_cross_axis): a revolute about
+ * e_i gives [omega x w e_i; v x w e_i], a prismatic along e_i [0; omega x w e_i]. */
+static inline void motion_cross_axis(const vd V[6], int sel, vd w, vd out[6])
+{
+    const int lin = sel >= 3, i = lin ? sel - 3 : sel, a = (i + 1) % 3, b = (i + 2) % 3;
+    const vd *x = lin ? V : V + 3; /* what multiplies the linear part */
+    out[i] = out[3 + i] = splat(0.0);
+    if (lin) out[a] = out[b] = splat(0.0);
+    else {
+        out[a] = w * V[b];
+        out[b] = -w * V[a];
+    }
+    out[3 + a] = w * x[b];
+    out[3 + b] = -w * x[a];
+}
+
 /* ---------------------------------------------------------------- the 004 Eq 33 projection */
 
 /* Cholesky of D in place (sd_cholesky_factor); the lanes whose pivot is not above min_pivot. */
@@ -412,11 +459,14 @@ static void cholesky_inverse_lanes(vd *A, int n)
 
 /* D = H P H* + J, G = P H* D^-1, P+ = P - G (P H*)* for a one-speed hinge (project_one_speed);
  * returns the lanes whose D is negligible or whose inverse overflows. */
-static vi project_one_speed(const vd *S, vd *U, vd *G, vd *Dinv, const vd *P, double armature, vd tol_scale,
-                            vd *Pplus)
+static vi project_one_speed(const vd *S, int sel, double sgn, vd *U, vd *G, vd *Dinv, const vd *P, double armature,
+                            vd tol_scale, vd *Pplus)
 {
-    sym6_mul(P, S, U);
-    const vd D = s6_dot(S, U) + armature, dinv = 1.0 / D;
+    if (sel >= 0) /* H* = sgn e_sel selects: U = sgn P(:, sel) (a row of the symmetric P), D = P(sel, sel) */
+        for (int r = 0; r < 6; ++r) U[r] = sgn * P[6 * sel + r];
+    else
+        sym6_mul(P, S, U);
+    const vd D = (sel >= 0 ? P[7 * sel] : s6_dot(S, U)) + armature, dinv = 1.0 / D;
     const vi bad = ~(D > tol_scale) | ~(dinv <= splat(DBL_MAX));
     Dinv[0] = dinv;
     for (int r = 0; r < 6; ++r) G[r] = U[r] * dinv;
@@ -483,26 +533,41 @@ static void motion_lanes(const sd_model *m, const sd_lanes_ws *ws, const int lan
         vd qk[7], uk[6], R[9], p[3], c[6], vJ[6];
         for (int i = 0; i < m->nq_k[k]; ++i) qk[i] = load_lanes(q, nq, qk0 + i, lane);
         for (int i = 0; i < nk; ++i) uk[i] = u ? load_lanes(u, nv, vk + i, lane) : splat(0.0);
-        vd *S = Sv + 6 * vk, *X = Xup + 12 * k;
-        hinge_lanes(m, k, qk, u ? uk : NULL, R, p, S, c);
-        const sd_transform *A = &m->placement[k]; /* Xup = placement X_J (sd_transform_compose) */
-        for (int i = 0; i < 3; ++i) {
-            for (int j = 0; j < 3; ++j)
-                X[3 * i + j] = A->R[3 * i] * R[j] + A->R[3 * i + 1] * R[3 + j] + A->R[3 * i + 2] * R[6 + j];
-            X[9 + i] = (A->R[3 * i] * p[0] + A->R[3 * i + 1] * p[1] + A->R[3 * i + 2] * p[2]) + A->p[i];
+        vd *S = Sv + 6 * vk, *X = Xup + 12 * k, *Vk = V + 6 * k, *ak = a + 6 * k, *bk = b + 6 * k;
+        const int sel = ws->sel[k];
+        if (sel >= 0) { /* H* = sgn e_sel (kinematics.c's fast path): V += H* u, a = V x H* u */
+            const double sgn = ws->sgn[k];
+            axis_placement_lanes(&m->placement[k], sel, sgn, qk[0], X);
+            for (int r = 0; r < 6; ++r) S[r] = splat(0.0);
+            S[sel] = splat(sgn);
+            const vd w = sgn * uk[0];
+            if (par < 0)
+                for (int r = 0; r < 6; ++r) Vk[r] = splat(0.0);
+            else
+                motion_to_child(X, V + 6 * par, Vk);
+            Vk[sel] += w;
+            motion_cross_axis(Vk, sel, w, ak);
+        } else {
+            hinge_lanes(m, k, qk, u ? uk : NULL, R, p, S, c);
+            const sd_transform *A = &m->placement[k]; /* Xup = placement X_J (sd_transform_compose) */
+            for (int i = 0; i < 3; ++i) {
+                for (int j = 0; j < 3; ++j)
+                    X[3 * i + j] = A->R[3 * i] * R[j] + A->R[3 * i + 1] * R[3 + j] + A->R[3 * i + 2] * R[6 + j];
+                X[9 + i] = (A->R[3 * i] * p[0] + A->R[3 * i + 1] * p[1] + A->R[3 * i + 2] * p[2]) + A->p[i];
+            }
+            for (int r = 0; r < 6; ++r) vJ[r] = splat(0.0);
+            for (int i = 0; i < nk; ++i)
+                for (int r = 0; r < 6; ++r) vJ[r] += S[6 * i + r] * uk[i];
+            if (par < 0) memcpy(Vk, vJ, sizeof vJ);
+            else {
+                motion_to_child(X, V + 6 * par, Vk);
+                for (int r = 0; r < 6; ++r) Vk[r] += vJ[r];
+            }
+            vd cr[6];
+            motion_cross(Vk, vJ, cr);
+            for (int r = 0; r < 6; ++r) ak[r] = c[r] + cr[r];
         }
-        vd *Vk = V + 6 * k, *ak = a + 6 * k, *bk = b + 6 * k;
-        for (int r = 0; r < 6; ++r) vJ[r] = splat(0.0);
-        for (int i = 0; i < nk; ++i)
-            for (int r = 0; r < 6; ++r) vJ[r] += S[6 * i + r] * uk[i];
-        if (par < 0) memcpy(Vk, vJ, sizeof vJ);
-        else {
-            motion_to_child(X, V + 6 * par, Vk);
-            for (int r = 0; r < 6; ++r) Vk[r] += vJ[r];
-        }
-        vd cr[6], MV[6];
-        motion_cross(Vk, vJ, cr);
-        for (int r = 0; r < 6; ++r) ak[r] = c[r] + cr[r];
+        vd MV[6];
         rigid_inertia_mul(m->rigid + 13 * k, Vk, MV);
         force_cross(Vk, MV, bk);
         if (f_ext)
@@ -540,8 +605,8 @@ int sd_lanes_forward_dynamics(const sd_model *m, const sd_lanes_ws *ws, int coun
                 const vd aa = vabs(P[7 * i]);
                 pscale = vsel(aa > pscale, aa, pscale);
             }
-            bad |= nk == 1 ? project_one_speed(S, U + 6 * vk, G + 6 * vk, Dinv + 36 * k, P, m->armature[vk],
-                                               tol * pscale, Pplus)
+            bad |= nk == 1 ? project_one_speed(S, ws->sel[k], ws->sgn[k], U + 6 * vk, G + 6 * vk, Dinv + 36 * k, P,
+                                               m->armature[vk], tol * pscale, Pplus)
                            : project_speeds(nk, m->armature + vk, S, U + 6 * vk, G + 6 * vk, Dinv + 36 * k, P,
                                             tol * pscale, Pplus);
         }
@@ -555,7 +620,10 @@ int sd_lanes_forward_dynamics(const sd_model *m, const sd_lanes_ws *ws, int coun
         for (int r = 0; r < 6; ++r) zp[r] = zk[r] += Pa[r] + b[6 * k + r];
         if (nk > 0) { /* eps = T - H z; nu = D^-1 eps; z+ = z + G eps */
             vd eps[6];
-            for (int i = 0; i < nk; ++i) eps[i] = load_lanes(tau, nv, vk + i, lane) - s6_dot(S + 6 * i, zk);
+            if (ws->sel[k] >= 0) /* H = sgn e_sel^T */
+                eps[0] = load_lanes(tau, nv, vk, lane) - ws->sgn[k] * zk[ws->sel[k]];
+            else
+                for (int i = 0; i < nk; ++i) eps[i] = load_lanes(tau, nv, vk + i, lane) - s6_dot(S + 6 * i, zk);
             if (m->has_passive) { /* T = tau + tau_passive (sd_passive_hinge; no spherical spring here) */
                 vd tp[6];
                 for (int i = 0; i < nk; ++i)
@@ -595,10 +663,15 @@ int sd_lanes_forward_dynamics(const sd_model *m, const sd_lanes_ws *ws, int coun
             bad |= ~finite_lanes(qk[i]);
             store_lanes(qdd, nv, vk + i, qk[i], count);
         }
-        for (int r = 0; r < 6; ++r) aJ[r] = splat(0.0); /* alpha = alpha+ + H* qdd + a */
-        for (int i = 0; i < nk; ++i)
-            for (int r = 0; r < 6; ++r) aJ[r] += S[6 * i + r] * qk[i];
-        for (int r = 0; r < 6; ++r) al[r] = (ap[r] + a[6 * k + r]) + aJ[r];
+        if (ws->sel[k] >= 0) { /* alpha = alpha+ + H* qdd + a */
+            for (int r = 0; r < 6; ++r) al[r] = ap[r] + a[6 * k + r];
+            al[ws->sel[k]] += ws->sgn[k] * qk[0];
+        } else {
+            for (int r = 0; r < 6; ++r) aJ[r] = splat(0.0);
+            for (int i = 0; i < nk; ++i)
+                for (int r = 0; r < 6; ++r) aJ[r] += S[6 * i + r] * qk[i];
+            for (int r = 0; r < 6; ++r) al[r] = (ap[r] + a[6 * k + r]) + aJ[r];
+        }
         if (f) { /* 000 Eq 17: f(k) = P+(k) alpha+(k) + z+(k) */
             vd fk[6];
             sym6_mul(Pplus_all + 36 * k, ap, fk);
@@ -637,12 +710,15 @@ int sd_lanes_inverse_dynamics(const sd_model *m, const sd_lanes_ws *ws, int coun
         vd *al = alpha + 6 * k, aJ[6], MA[6];
         motion_to_child(Xup + 12 * k, par < 0 ? a0 : alpha + 6 * par, al);
         for (int r = 0; r < 6; ++r) al[r] += a[6 * k + r];
-        for (int r = 0; r < 6; ++r) aJ[r] = splat(0.0);
-        for (int i = 0; i < nk; ++i) {
-            const vd x = load_lanes(qdd, nv, vk + i, lane);
-            for (int r = 0; r < 6; ++r) aJ[r] += S[6 * i + r] * x;
+        if (ws->sel[k] >= 0) al[ws->sel[k]] += ws->sgn[k] * load_lanes(qdd, nv, vk, lane);
+        else {
+            for (int r = 0; r < 6; ++r) aJ[r] = splat(0.0);
+            for (int i = 0; i < nk; ++i) {
+                const vd x = load_lanes(qdd, nv, vk + i, lane);
+                for (int r = 0; r < 6; ++r) aJ[r] += S[6 * i + r] * x;
+            }
+            for (int r = 0; r < 6; ++r) al[r] += aJ[r];
         }
-        for (int r = 0; r < 6; ++r) al[r] += aJ[r];
         rigid_inertia_mul(m->rigid + 13 * k, al, MA);
         for (int r = 0; r < 6; ++r) fv[6 * k + r] = MA[r] + b[6 * k + r];
     }
@@ -650,7 +726,7 @@ int sd_lanes_inverse_dynamics(const sd_model *m, const sd_lanes_ws *ws, int coun
         const int nk = m->nv_k[k], vk = m->v_index[k], par = m->parent[k];
         const vd *S = Sv + 6 * vk, *fk = fv + 6 * k;
         for (int i = 0; i < nk; ++i) {
-            vd t = s6_dot(S + 6 * i, fk);
+            vd t = ws->sel[k] >= 0 ? ws->sgn[k] * fk[ws->sel[k]] : s6_dot(S + 6 * i, fk); /* H = sgn e_sel^T */
             if (m->has_armature) t += m->armature[vk + i] * load_lanes(qdd, nv, vk + i, lane);
             if (m->has_passive) { /* - tau_passive (sd_passive_hinge) */
                 vd tp = u ? -m->damping[vk + i] * load_lanes(u, nv, vk + i, lane) : splat(0.0);
