@@ -238,8 +238,12 @@ static inline void m3_skew_mul(const vd p[3], const vd M[9], vd out[9])
     }
 }
 
-/* acc += phi I phi* (sd_sym6_add_to_parent, the same blocks in the same order). */
-static void sym6_add_to_parent(const vd *X, const vd *I, vd *acc)
+/* acc += phi I phi* (sd_sym6_add_to_parent, the same blocks in the same order); with `first`, the
+ * parent's first child, acc = M(parent) + phi I phi* instead, M's broadcast fused into the sum
+ * (the same numbers as broadcasting M into acc first, without that pass of 36 stores and loads).
+ * Reads the upper-right and the two diagonal 3x3 blocks of I only. */
+static inline __attribute__((always_inline)) void sym6_to_parent(const vd *X, const vd *I, int first,
+                                                                const double *M, vd *acc)
 {
     const vd *R = X, *p = X + 9;
     vd T[9], A2[9], B2[9], C2[9];
@@ -272,12 +276,17 @@ static void sym6_add_to_parent(const vd *X, const vd *I, vd *acc)
         for (int j = 0; j < 3; ++j) {
             const vd a = A2[3 * i + j] + S[3 * i + j] + S[3 * j + i] + CPt[3 * j + i];
             const vd b = B2[3 * i + j] + PC[3 * i + j];
-            acc[6 * i + j] += a;
-            acc[6 * i + 3 + j] += b;
-            acc[6 * (3 + j) + i] += b;
-            acc[6 * (3 + i) + 3 + j] += C2[3 * i + j];
+            const int e0 = 6 * i + j, e1 = 6 * i + 3 + j, e2 = 6 * (3 + j) + i, e3 = 6 * (3 + i) + 3 + j;
+            acc[e0] = (first ? splat(M[e0]) : acc[e0]) + a;
+            acc[e1] = (first ? splat(M[e1]) : acc[e1]) + b;
+            acc[e2] = (first ? splat(M[e2]) : acc[e2]) + b;
+            acc[e3] = (first ? splat(M[e3]) : acc[e3]) + C2[3 * i + j];
         }
 }
+
+static void sym6_add_to_parent(const vd *X, const vd *I, vd *acc) { sym6_to_parent(X, I, 0, NULL, acc); }
+
+static void sym6_set_parent(const vd *X, const vd *I, const double *M, vd *acc) { sym6_to_parent(X, I, 1, M, acc); }
 
 /* ---------------------------------------------------------------- hinges (hinge.c) */
 
@@ -460,7 +469,7 @@ static void cholesky_inverse_lanes(vd *A, int n)
 /* D = H P H* + J, G = P H* D^-1, P+ = P - G (P H*)* for a one-speed hinge (project_one_speed);
  * returns the lanes whose D is negligible or whose inverse overflows. */
 static vi project_one_speed(const vd *S, int sel, double sgn, vd *U, vd *G, vd *Dinv, const vd *P, double armature,
-                            vd tol_scale, vd *Pplus)
+                            vd tol_scale, int full, vd *Pplus)
 {
     if (sel >= 0) /* H* = sgn e_sel selects: U = sgn P(:, sel) (a row of the symmetric P), D = P(sel, sel) */
         for (int r = 0; r < 6; ++r) U[r] = sgn * P[6 * sel + r];
@@ -470,8 +479,13 @@ static vi project_one_speed(const vd *S, int sel, double sgn, vd *U, vd *G, vd *
     const vi bad = ~(D > tol_scale) | ~(dinv <= splat(DBL_MAX));
     Dinv[0] = dinv;
     for (int r = 0; r < 6; ++r) G[r] = U[r] * dinv;
-    for (int r = 0; r < 6; ++r)
+    for (int r = 0; r < 3; ++r)
         for (int c = 0; c < 6; ++c) Pplus[6 * r + c] = P[6 * r + c] - G[r] * U[c];
+    for (int r = 3; r < 6; ++r)
+        for (int c = 3; c < 6; ++c) Pplus[6 * r + c] = P[6 * r + c] - G[r] * U[c];
+    if (full) /* the lower-left block, for the forces only (sym6_to_parent does not read it) */
+        for (int r = 3; r < 6; ++r)
+            for (int c = 0; c < 3; ++c) Pplus[6 * r + c] = P[6 * r + c] - G[r] * U[c];
     return bad;
 }
 
@@ -606,14 +620,13 @@ int sd_lanes_forward_dynamics(const sd_model *m, const sd_lanes_ws *ws, int coun
                 pscale = vsel(aa > pscale, aa, pscale);
             }
             bad |= nk == 1 ? project_one_speed(S, ws->sel[k], ws->sgn[k], U + 6 * vk, G + 6 * vk, Dinv + 36 * k, P,
-                                               m->armature[vk], tol * pscale, Pplus)
+                                               m->armature[vk], tol * pscale, f != NULL, Pplus)
                            : project_speeds(nk, m->armature + vk, S, U + 6 * vk, G + 6 * vk, Dinv + 36 * k, P,
                                             tol * pscale, Pplus);
         }
-        if (par >= 0) {
-            if (m->last_child[par] == k)
-                for (int i = 0; i < 36; ++i) Pv[36 * par + i] = splat(ws->M6[36 * par + i]);
-            sym6_add_to_parent(Xup + 12 * k, Pplus, Pv + 36 * par);
+        if (par >= 0) { /* P(parent) = M(parent) + sum phi P+ phi*, the sum begun by the first child */
+            if (m->last_child[par] == k) sym6_set_parent(Xup + 12 * k, Pplus, ws->M6 + 36 * par, Pv + 36 * par);
+            else sym6_add_to_parent(Xup + 12 * k, Pplus, Pv + 36 * par);
         }
         vd *zk = z + 6 * k, *zp = zplus + 6 * k, Pa[6];
         sym6_mul(P, a + 6 * k, Pa); /* z(k) = sum phi z+(j) + P(k) a(k) + b(k) */
