@@ -518,11 +518,24 @@ static vi project_speeds(int nk, const double *armature, const vd *S, vd *U, vd 
 
 /* ---------------------------------------------------------------- the recursion */
 
-/* x[l * stride + i] of lane l's state (lanes past the real ones repeat the last: lane[l]). */
-static inline vd load_lanes(const double *x, long stride, int i, const int lane[NL])
+/* Where each lane's block of a stacked input starts (lanes past the real ones repeat the last
+ * state), found once per group: a load is then NL loads from fixed pointers, no index products. */
+typedef struct lane_rows {
+    const double *x[NL];
+} lane_rows;
+
+static inline lane_rows rows_of(const double *x, long stride, int count)
+{
+    lane_rows r;
+    for (int l = 0; l < NL; ++l) r.x[l] = x ? x + (l < count ? l : count - 1) * stride : NULL;
+    return r;
+}
+
+/* Entry i of every lane's block. */
+static inline vd load_row(const lane_rows *r, int i)
 {
     vd v;
-    for (int l = 0; l < NL; ++l) v[l] = x[lane[l] * stride + i];
+    for (int l = 0; l < NL; ++l) v[l] = r->x[l][i];
     return v;
 }
 
@@ -535,18 +548,17 @@ static inline vi finite_lanes(vd x) { return vabs(x) <= splat(DBL_MAX); }
 
 /* Placements Xup, H*, V, a, b (with f_ext) of every body in one base-to-tips pass (kinematics.c,
  * sd_update_motion); z zeroed for the gather that follows. */
-static void motion_lanes(const sd_model *m, const sd_lanes_ws *ws, const int lane[NL], const double *q,
-                         const double *u, const double *f_ext)
+static void motion_lanes(const sd_model *m, const sd_lanes_ws *ws, const lane_rows *qr, const double *u,
+                         const lane_rows *ur, const double *f_ext, const lane_rows *fr)
 {
     const int n = m->n;
-    const long nq = m->nq, nv = m->nv, nf = 6L * n;
     vd *Xup = (vd *)ws->Xup, *Sv = (vd *)ws->S, *V = (vd *)ws->V, *a = (vd *)ws->a, *b = (vd *)ws->b;
     vd *z = (vd *)ws->z;
     for (int k = 0; k < n; ++k) {
         const int nk = m->nv_k[k], vk = m->v_index[k], qk0 = m->q_index[k], par = m->parent[k];
         vd qk[7], uk[6], R[9], p[3], c[6], vJ[6];
-        for (int i = 0; i < m->nq_k[k]; ++i) qk[i] = load_lanes(q, nq, qk0 + i, lane);
-        for (int i = 0; i < nk; ++i) uk[i] = u ? load_lanes(u, nv, vk + i, lane) : splat(0.0);
+        for (int i = 0; i < m->nq_k[k]; ++i) qk[i] = load_row(qr, qk0 + i);
+        for (int i = 0; i < nk; ++i) uk[i] = u ? load_row(ur, vk + i) : splat(0.0);
         vd *S = Sv + 6 * vk, *X = Xup + 12 * k, *Vk = V + 6 * k, *ak = a + 6 * k, *bk = b + 6 * k;
         const int sel = ws->sel[k];
         if (sel >= 0) { /* H* = sgn e_sel (kinematics.c's fast path): V += H* u, a = V x H* u */
@@ -585,7 +597,7 @@ static void motion_lanes(const sd_model *m, const sd_lanes_ws *ws, const int lan
         rigid_inertia_mul(m->rigid + 13 * k, Vk, MV);
         force_cross(Vk, MV, bk);
         if (f_ext)
-            for (int r = 0; r < 6; ++r) bk[r] -= load_lanes(f_ext, nf, 6 * k + r, lane);
+            for (int r = 0; r < 6; ++r) bk[r] -= load_row(fr, 6 * k + r);
         for (int r = 0; r < 6; ++r) z[6 * k + r] = splat(0.0);
     }
 }
@@ -599,10 +611,10 @@ int sd_lanes_forward_dynamics(const sd_model *m, const sd_lanes_ws *ws, int coun
     vd *z = (vd *)ws->z, *zplus = (vd *)ws->zplus, *alpha = (vd *)ws->alpha, *Pv = (vd *)ws->P;
     vd *Pplus_all = (vd *)ws->Pplus, *Dinv = (vd *)ws->Dinv, *U = (vd *)ws->U, *G = (vd *)ws->G;
     vd *nu = (vd *)ws->nu;
-    int lane[NL];
-    for (int l = 0; l < NL; ++l) lane[l] = l < count ? l : count - 1;
+    const lane_rows qrows = rows_of(q, nq, count), urows = rows_of(u, nv, count), frows = rows_of(f_ext, nf, count),
+                    tr = rows_of(tau, nv, count), *qr = &qrows, *ur = &urows;
     vi bad = (vi)splat(0.0);
-    motion_lanes(m, ws, lane, q, u, f_ext);
+    motion_lanes(m, ws, qr, u, ur, f_ext, &frows);
 
     /* tips-to-base gather: 004 Eq 33 (riccati_step) and Eq 58a-d */
     const double tol = 1e-13;
@@ -634,15 +646,15 @@ int sd_lanes_forward_dynamics(const sd_model *m, const sd_lanes_ws *ws, int coun
         if (nk > 0) { /* eps = T - H z; nu = D^-1 eps; z+ = z + G eps */
             vd eps[6];
             if (ws->sel[k] >= 0) /* H = sgn e_sel^T */
-                eps[0] = load_lanes(tau, nv, vk, lane) - ws->sgn[k] * zk[ws->sel[k]];
+                eps[0] = load_row(&tr, vk) - ws->sgn[k] * zk[ws->sel[k]];
             else
-                for (int i = 0; i < nk; ++i) eps[i] = load_lanes(tau, nv, vk + i, lane) - s6_dot(S + 6 * i, zk);
+                for (int i = 0; i < nk; ++i) eps[i] = load_row(&tr, vk + i) - s6_dot(S + 6 * i, zk);
             if (m->has_passive) { /* T = tau + tau_passive (sd_passive_hinge; no spherical spring here) */
                 vd tp[6];
                 for (int i = 0; i < nk; ++i)
-                    tp[i] = u ? -m->damping[vk + i] * load_lanes(u, nv, vk + i, lane) : splat(0.0);
+                    tp[i] = u ? -m->damping[vk + i] * load_row(ur, vk + i) : splat(0.0);
                 if (m->stiffness[vk] != 0.0)
-                    tp[0] -= m->stiffness[vk] * (load_lanes(q, nq, m->q_index[k], lane) - m->spring_ref[vk]);
+                    tp[0] -= m->stiffness[vk] * (load_row(qr, m->q_index[k]) - m->spring_ref[vk]);
                 for (int i = 0; i < nk; ++i) eps[i] += tp[i];
             }
             for (int i = 0; i < nk; ++i) {
@@ -708,10 +720,10 @@ int sd_lanes_inverse_dynamics(const sd_model *m, const sd_lanes_ws *ws, int coun
     const long nq = m->nq, nv = m->nv, nf = 6L * n;
     vd *Xup = (vd *)ws->Xup, *Sv = (vd *)ws->S, *a = (vd *)ws->a, *b = (vd *)ws->b;
     vd *alpha = (vd *)ws->alpha, *fv = (vd *)ws->zplus; /* f(k) in z+'s place */
-    int lane[NL];
-    for (int l = 0; l < NL; ++l) lane[l] = l < count ? l : count - 1;
+    const lane_rows qrows = rows_of(q, nq, count), urows = rows_of(u, nv, count), frows = rows_of(f_ext, nf, count),
+                    ar = rows_of(qdd, nv, count), *qr = &qrows, *ur = &urows;
     vi bad = (vi)splat(0.0);
-    motion_lanes(m, ws, lane, q, u, f_ext);
+    motion_lanes(m, ws, qr, u, ur, f_ext, &frows);
     vd a0[6];
     for (int r = 0; r < 3; ++r) {
         a0[r] = splat(0.0);
@@ -723,11 +735,11 @@ int sd_lanes_inverse_dynamics(const sd_model *m, const sd_lanes_ws *ws, int coun
         vd *al = alpha + 6 * k, aJ[6], MA[6];
         motion_to_child(Xup + 12 * k, par < 0 ? a0 : alpha + 6 * par, al);
         for (int r = 0; r < 6; ++r) al[r] += a[6 * k + r];
-        if (ws->sel[k] >= 0) al[ws->sel[k]] += ws->sgn[k] * load_lanes(qdd, nv, vk, lane);
+        if (ws->sel[k] >= 0) al[ws->sel[k]] += ws->sgn[k] * load_row(&ar, vk);
         else {
             for (int r = 0; r < 6; ++r) aJ[r] = splat(0.0);
             for (int i = 0; i < nk; ++i) {
-                const vd x = load_lanes(qdd, nv, vk + i, lane);
+                const vd x = load_row(&ar, vk + i);
                 for (int r = 0; r < 6; ++r) aJ[r] += S[6 * i + r] * x;
             }
             for (int r = 0; r < 6; ++r) al[r] += aJ[r];
@@ -740,11 +752,11 @@ int sd_lanes_inverse_dynamics(const sd_model *m, const sd_lanes_ws *ws, int coun
         const vd *S = Sv + 6 * vk, *fk = fv + 6 * k;
         for (int i = 0; i < nk; ++i) {
             vd t = ws->sel[k] >= 0 ? ws->sgn[k] * fk[ws->sel[k]] : s6_dot(S + 6 * i, fk); /* H = sgn e_sel^T */
-            if (m->has_armature) t += m->armature[vk + i] * load_lanes(qdd, nv, vk + i, lane);
+            if (m->has_armature) t += m->armature[vk + i] * load_row(&ar, vk + i);
             if (m->has_passive) { /* - tau_passive (sd_passive_hinge) */
-                vd tp = u ? -m->damping[vk + i] * load_lanes(u, nv, vk + i, lane) : splat(0.0);
+                vd tp = u ? -m->damping[vk + i] * load_row(ur, vk + i) : splat(0.0);
                 if (i == 0 && m->stiffness[vk] != 0.0)
-                    tp -= m->stiffness[vk] * (load_lanes(q, nq, m->q_index[k], lane) - m->spring_ref[vk]);
+                    tp -= m->stiffness[vk] * (load_row(qr, m->q_index[k]) - m->spring_ref[vk]);
                 t -= tp;
             }
             bad |= ~finite_lanes(t);
