@@ -23,6 +23,9 @@
 
 #include <math.h>
 #include <string.h>
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -397,14 +400,96 @@ static inline void sd_m3_skew_mul(const double p[3], const double M[9], double o
     }
 }
 
+#if defined(__AVX2__)
+/* The AVX2 form of sd_sym6_add_to_parent below: the 3x3 blocks as three rows of 4 lanes each
+ * (lanes 0-2 hold a row, lane 3 is padding that no step moves into lanes 0-2), so that each row
+ * operation is one instruction. */
+#if defined(__FMA__)
+#define SD_AVX_MADD(a, b, c) _mm256_fmadd_pd((a), (b), (c))
+#else
+#define SD_AVX_MADD(a, b, c) _mm256_add_pd(_mm256_mul_pd((a), (b)), (c))
+#endif
+#define SD_AVX_LANE(v, l) _mm256_permute4x64_pd((v), (l) * 0x55) /* lane l in every lane */
+
+/* The columns of the 3x3 whose rows are a, b, c (lanes 0-2). */
+static inline void sd_avx_transpose3(__m256d a, __m256d b, __m256d c, __m256d out[3])
+{
+    const __m256d t0 = _mm256_unpacklo_pd(a, b), t1 = _mm256_unpackhi_pd(a, b), t2 = _mm256_unpacklo_pd(c, c),
+                  t3 = _mm256_unpackhi_pd(c, c);
+    out[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
+    out[1] = _mm256_permute2f128_pd(t1, t3, 0x20);
+    out[2] = _mm256_permute2f128_pd(t0, t2, 0x31);
+}
+
+/* The rows of R Y R^T from the rows of Y: T = R Y row by row (R's entries broadcast from memory),
+ * then T R^T = sum_l T_il (column l of R), Rc holding R's columns. */
+static inline void sd_avx_rotate3(const double R[9], const __m256d Rc[3], const __m256d Y[3], __m256d out[3])
+{
+    for (int i = 0; i < 3; ++i) {
+        __m256d t = _mm256_mul_pd(_mm256_broadcast_sd(R + 3 * i), Y[0]);
+        t = SD_AVX_MADD(_mm256_broadcast_sd(R + 3 * i + 1), Y[1], t);
+        t = SD_AVX_MADD(_mm256_broadcast_sd(R + 3 * i + 2), Y[2], t);
+        __m256d o = _mm256_mul_pd(SD_AVX_LANE(t, 0), Rc[0]);
+        o = SD_AVX_MADD(SD_AVX_LANE(t, 1), Rc[1], o);
+        out[i] = SD_AVX_MADD(SD_AVX_LANE(t, 2), Rc[2], o);
+    }
+}
+
+/* p x v for each lane-row v, with pyzx = (p1, p2, p0), pzxy = (p2, p0, p1) */
+static inline __m256d sd_avx_cross(__m256d pyzx, __m256d pzxy, __m256d v)
+{
+    const __m256d vyzx = _mm256_permute4x64_pd(v, 0xC9), vzxy = _mm256_permute4x64_pd(v, 0xD2);
+    return _mm256_sub_pd(_mm256_mul_pd(pyzx, vzxy), _mm256_mul_pd(pzxy, vyzx));
+}
+
+/* acc's row r (6 entries) += [lo lanes 0-2, hi lanes 0-2] */
+static inline void sd_avx_add_row6(double *row, __m256d lo, __m256d hi)
+{
+    const __m256d first = _mm256_blend_pd(lo, _mm256_permute4x64_pd(hi, 0x00), 0x8); /* lo0 lo1 lo2 hi0 */
+    const __m128d last = _mm256_castpd256_pd128(_mm256_permute4x64_pd(hi, 0x09));  /* hi1 hi2 */
+    _mm256_storeu_pd(row, _mm256_add_pd(_mm256_loadu_pd(row), first));
+    _mm_storeu_pd(row + 4, _mm_add_pd(_mm_loadu_pd(row + 4), last));
+}
+#endif
+
 /* acc += phi(parent, child) I phi*(parent, child): a symmetric 6x6 inertia-like quantity held in the
- * child frame (a composite or articulated inertia), moved to the parent frame and added to acc.
- * With the child blocks rotated into parent axes, A' = R A R^T, B' = R B R^T, C' = R C R^T, and
- * [p x] the shift, the parent blocks are
- *   [A' + S + S^T - [p x]C'[p x],  B' + [p x]C';  (.)^T,  C'],   S = [p x] B'^T,
- * using -B'[p x] = ([p x] B'^T)^T. Symmetry halves the work on A' and C'. */
+ * child frame (a composite or articulated inertia: 004 Eq 33's phi P+ phi*), moved to the parent
+ * frame and added to acc. With the child blocks of I = [A B; B^T C] rotated into parent axes,
+ * A' = R A R^T, B' = R B R^T, C' = R C R^T, and [p x] the shift, phi = [1 [p x]; 0 1] diag(R, R) gives
+ *   [A' + [p x] B'^T - K [p x],  K;  K^T,  C'],   K = B' + [p x] C'.
+ * With AVX2 (a -march=native build) the blocks are rows of 4 lanes and, with X_i the row i of X and
+ * v^T [p x] = -(p x v)^T, the top-left block is A' + V + W^T, V_i = p x K_i, W_j = p x B'_j: about
+ * 250 instructions instead of 600 (callgrind). Otherwise the scalar form below: the shift terms as
+ * S + S^T - [p x]C'[p x], S = [p x] B'^T, with symmetry halving the work on A' and C'. */
 static inline void sd_sym6_add_to_parent(const sd_transform *X, const double I[36], double acc[36])
 {
+#if defined(__AVX2__)
+    const double *R = X->R, *p = X->p;
+    __m256d Rc[3], Y[3], A2[3], B2[3], C2[3];
+    sd_avx_transpose3(_mm256_loadu_pd(R), _mm256_loadu_pd(R + 3), _mm256_loadu_pd(R + 6), Rc); /* R + 6: lane 3 is p[0] */
+    for (int l = 0; l < 3; ++l) Y[l] = _mm256_loadu_pd(I + 6 * l);
+    sd_avx_rotate3(R, Rc, Y, A2);
+    for (int l = 0; l < 3; ++l) Y[l] = _mm256_loadu_pd(I + 6 * l + 3);
+    sd_avx_rotate3(R, Rc, Y, B2);
+    for (int l = 0; l < 3; ++l) /* from one entry early (the last row ends the array), moved down a lane */
+        Y[l] = _mm256_permute4x64_pd(_mm256_loadu_pd(I + 6 * (3 + l) + 2), 0x39);
+    sd_avx_rotate3(R, Rc, Y, C2);
+    const __m256d p0 = _mm256_broadcast_sd(p), p1 = _mm256_broadcast_sd(p + 1), p2 = _mm256_broadcast_sd(p + 2);
+    __m256d K[3], KT[3], W[3], WT[3], TL[3];
+    K[0] = _mm256_add_pd(B2[0], _mm256_sub_pd(_mm256_mul_pd(p1, C2[2]), _mm256_mul_pd(p2, C2[1])));
+    K[1] = _mm256_add_pd(B2[1], _mm256_sub_pd(_mm256_mul_pd(p2, C2[0]), _mm256_mul_pd(p0, C2[2])));
+    K[2] = _mm256_add_pd(B2[2], _mm256_sub_pd(_mm256_mul_pd(p0, C2[1]), _mm256_mul_pd(p1, C2[0])));
+    const __m256d pyzx = _mm256_setr_pd(p[1], p[2], p[0], 0.0), pzxy = _mm256_setr_pd(p[2], p[0], p[1], 0.0);
+    for (int i = 0; i < 3; ++i) W[i] = sd_avx_cross(pyzx, pzxy, B2[i]);
+    sd_avx_transpose3(W[0], W[1], W[2], WT);
+    for (int i = 0; i < 3; ++i)
+        TL[i] = _mm256_add_pd(_mm256_add_pd(A2[i], sd_avx_cross(pyzx, pzxy, K[i])), WT[i]);
+    sd_avx_transpose3(K[0], K[1], K[2], KT);
+    for (int i = 0; i < 3; ++i) {
+        sd_avx_add_row6(acc + 6 * i, TL[i], K[i]);
+        sd_avx_add_row6(acc + 6 * (3 + i), KT[i], C2[i]);
+    }
+#else
     const double *R = X->R, *p = X->p;
     double T[9], A2[9], B2[9], C2[9];
     for (int i = 0; i < 3; ++i) /* T = R A */
@@ -443,6 +528,7 @@ static inline void sd_sym6_add_to_parent(const sd_transform *X, const double I[3
             acc[6 * (3 + j) + i] += b;
             acc[6 * (3 + i) + 3 + j] += C2[3 * i + j];
         }
+#endif
 }
 
 #ifdef __cplusplus
