@@ -20,14 +20,21 @@ void sd_base_acceleration(const sd_model *m, double a0[6])
     a0[5] = -m->gravity[2];
 }
 
+/* Xworld(k) = Xworld(parent) Xup(k). Out of line: its aligned temporary would otherwise make
+ * every body's placement (inlined into the sweeps) realign the stack, also when no world
+ * placements are asked for (ID, ABA without world forces). */
+SD_NOINLINE static void body_world(const sd_model *m, sd_data *d, int k)
+{
+    if (m->parent[k] < 0) d->Xworld[k] = d->Xup[k];
+    else sd_transform_compose(&d->Xworld[m->parent[k]], &d->Xup[k], &d->Xworld[k]);
+}
+
 /* Xup(k) = joint placement * X_J(q), H*(k), and Xworld(k) when asked. */
-static void body_placement(const sd_model *m, sd_data *d, int k, const double *q, int with_world)
+static inline void body_placement(const sd_model *m, sd_data *d, int k, const double *q, int with_world)
 {
     sd_hinge_placement(m, k, d->hinge_sel[k], d->hinge_sgn[k], q + m->q_index[k], &d->Xup[k],
                        d->S + 6 * m->v_index[k]);
-    if (!with_world) return;
-    if (m->parent[k] < 0) d->Xworld[k] = d->Xup[k];
-    else sd_transform_compose(&d->Xworld[m->parent[k]], &d->Xup[k], &d->Xworld[k]);
+    if (with_world) body_world(m, d, k);
 }
 
 void sd_update_placements(const sd_model *m, sd_data *d, const double *q, int with_world)
