@@ -256,9 +256,9 @@ static inline void sd_dinv_mul(const double *Dinv, int nk, const double *x, doub
  * spatial vector (sd_hinge_select), from the entries of V it touches: a revolute about e_i
  * (sel = i) gives [omega x w e_i; v x w e_i], a prismatic along e_i (sel = 3 + i) [0; omega x w e_i].
  * With (a, b) the axes after i cyclically, x x e_i = (.., x_i = 0, x_a = x_b, x_b = -x_a). */
-static inline void sd_motion_cross_axis(const double V[6], int sel, double w, double out[6])
+static inline __attribute__((always_inline)) void sd_motion_cross_axis_(const double V[6], int lin, int i, int a,
+                                                                        int b, double w, double out[6])
 {
-    const int lin = sel >= 3, i = lin ? sel - 3 : sel, a = (i + 1) % 3, b = (i + 2) % 3;
     const double *x = lin ? V : V + 3; /* what multiplies the linear part */
     out[i] = out[3 + i] = 0.0;
     if (lin) out[a] = out[b] = 0.0;
@@ -268,6 +268,18 @@ static inline void sd_motion_cross_axis(const double V[6], int sel, double w, do
     }
     out[3 + a] = w * x[b];
     out[3 + b] = -w * x[a];
+}
+/* The switch gives each of the six selections constant indices (no (i + 1) % 3 at run time). */
+static inline void sd_motion_cross_axis(const double V[6], int sel, double w, double out[6])
+{
+    switch (sel) {
+    case 0: sd_motion_cross_axis_(V, 0, 0, 1, 2, w, out); break;
+    case 1: sd_motion_cross_axis_(V, 0, 1, 2, 0, w, out); break;
+    case 2: sd_motion_cross_axis_(V, 0, 2, 0, 1, w, out); break;
+    case 3: sd_motion_cross_axis_(V, 1, 0, 1, 2, w, out); break;
+    case 4: sd_motion_cross_axis_(V, 1, 1, 2, 0, w, out); break;
+    default: sd_motion_cross_axis_(V, 1, 2, 0, 1, w, out); break;
+    }
 }
 
 /* ---- small dense linear algebra (dense.c) ---- */

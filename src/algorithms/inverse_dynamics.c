@@ -28,30 +28,40 @@ static sd_status newton_euler(const char *fn, const char *out, const sd_model *m
     sd_update_motion(m, d, q, u, f_ext, 0);
     double a0[6];
     sd_base_acceleration(m, a0);
+    /* The sweeps work in local 6-vectors and store once: the compiler cannot tell the workspace
+     * arrays (alpha, a, b, f) apart, so element-wise updates in place reload and store each entry. */
     for (int k = 0; k < m->n; ++k) { /* scatter */
-        double *alpha = d->alpha + 6 * k, *f = d->f + 6 * k;
+        const double *ak = d->a + 6 * k, *bk = d->b + 6 * k;
+        const int sel = d->hinge_sel[k];
+        double al[6], fk[6];
         /* alpha(k) = phi*(parent, k) alpha(parent) + H*(k) qdd(k) + a(k) */
-        sd_motion_to_child(&d->Xup[k], m->parent[k] < 0 ? a0 : d->alpha + 6 * m->parent[k], alpha);
-        for (int r = 0; r < 6; ++r) alpha[r] += d->a[6 * k + r];
-        if (qdd && d->hinge_sel[k] >= 0) alpha[d->hinge_sel[k]] += d->hinge_sgn[k] * qdd[m->v_index[k]];
+        sd_motion_to_child(&d->Xup[k], m->parent[k] < 0 ? a0 : d->alpha + 6 * m->parent[k], al);
+        for (int r = 0; r < 6; ++r) al[r] += ak[r];
+        if (qdd && sel >= 0) al[sel] += d->hinge_sgn[k] * qdd[m->v_index[k]];
         else if (qdd) {
             double aJ[6];
             sd_hinge_motion(m, d, k, qdd, aJ);
-            for (int r = 0; r < 6; ++r) alpha[r] += aJ[r];
+            for (int r = 0; r < 6; ++r) al[r] += aJ[r];
         }
         /* the body's own part of f(k) = M(k) alpha(k) + b(k); children are added in the gather */
-        sd_rigid_inertia_mul(m->rigid + 13 * k, alpha, f);
-        for (int r = 0; r < 6; ++r) f[r] += d->b[6 * k + r];
+        sd_rigid_inertia_mul(m->rigid + 13 * k, al, fk);
+        double *alpha = d->alpha + 6 * k, *f = d->f + 6 * k;
+        for (int r = 0; r < 6; ++r) {
+            alpha[r] = al[r];
+            f[r] = fk[r] + bk[r];
+        }
     }
     for (int k = m->n - 1; k >= 0; --k) { /* gather: f(k) += sum phi(k, j) f(j); T(k) = H(k) f(k) */
         const double *S = d->S + 6 * m->v_index[k], *f = d->f + 6 * k;
-        if (d->hinge_sel[k] >= 0) tau[m->v_index[k]] = d->hinge_sgn[k] * f[d->hinge_sel[k]]; /* H = sgn e_sel^T */
+        const int sel = d->hinge_sel[k], vk = m->v_index[k], p = m->parent[k];
+        if (sel >= 0) tau[vk] = d->hinge_sgn[k] * f[sel]; /* H = sgn e_sel^T */
         else
-            for (int i = 0; i < m->nv_k[k]; ++i) tau[m->v_index[k] + i] = sd_s6_dot(S + 6 * i, f);
-        if (m->parent[k] >= 0) {
+            for (int i = 0; i < m->nv_k[k]; ++i) tau[vk + i] = sd_s6_dot(S + 6 * i, f);
+        if (p >= 0) {
             double fp[6];
             sd_force_to_parent(&d->Xup[k], f, fp);
-            for (int r = 0; r < 6; ++r) d->f[6 * m->parent[k] + r] += fp[r];
+            double *fpar = d->f + 6 * p;
+            for (int r = 0; r < 6; ++r) fpar[r] += fp[r];
         }
     }
     if (m->has_armature || m->has_passive) joint_terms(m, q, u, qdd, tau);
