@@ -294,11 +294,11 @@ void sd_cholesky_solve(const double *L, int n, double *x);
 double sd_cholesky_logdet(const double *L, int n);
 /* Replace L (from sd_cholesky_factor) by (L L^T)^-1, both triangles. */
 void sd_cholesky_inverse(double *A, int n);
-/* Copy the lower triangle of the n x n row-major A onto its upper one; returns whether every entry
+/* Copy the upper triangle of the n x n row-major A onto its lower one; returns whether every entry
  * is finite. */
-int sd_mirror_lower(double *A, int n);
-/* The copy for rows [r0, r1) of A only (their strict lower part onto the columns r0 .. r1-1 of the
- * upper one), so a caller can mirror rows while they are in cache; no check. */
+int sd_mirror_upper(double *A, int n);
+/* Copy the strict lower part of rows [r0, r1) of A onto the columns r0 .. r1-1 of its upper
+ * triangle, so a caller can mirror rows while they are in cache; no check. */
 void sd_mirror_lower_rows(double *A, int n, int r0, int r1);
 /* Pivoted Cholesky (largest remaining diagonal first) of the symmetric n x n row-major A, in place:
  * stops when no remaining diagonal exceeds rtol * max|A_ij| and returns that rank. piv (n) receives

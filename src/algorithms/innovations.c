@@ -10,9 +10,6 @@
 #include <float.h>
 #include <math.h>
 #include <string.h>
-#if defined(__AVX__)
-#include <immintrin.h>
-#endif
 
 #include "internal.h"
 #include "node_engine.h"
@@ -405,52 +402,6 @@ static void minv_scatter(const sd_model *m, const sd_data *d, double *A, double 
     }
 }
 
-/* dst's 4 x 4 block (rows of stride n) = the transpose of src's: the 16 entries in 4 loads, two
- * unpacks and two lane permutes a pair of rows, and 4 stores (as dense.c's mirror_tile4, which
- * serves sd_mirror_lower: the lower triangle copied up; here the upper one is copied down). */
-static inline void transpose_tile4(const double *src, double *dst, size_t n)
-{
-#if defined(__AVX__)
-    const __m256d r0 = _mm256_loadu_pd(src), r1 = _mm256_loadu_pd(src + n), r2 = _mm256_loadu_pd(src + 2 * n),
-                  r3 = _mm256_loadu_pd(src + 3 * n);
-    const __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1), t2 = _mm256_unpacklo_pd(r2, r3),
-                  t3 = _mm256_unpackhi_pd(r2, r3);
-    _mm256_storeu_pd(dst, _mm256_permute2f128_pd(t0, t2, 0x20));
-    _mm256_storeu_pd(dst + n, _mm256_permute2f128_pd(t1, t3, 0x20));
-    _mm256_storeu_pd(dst + 2 * n, _mm256_permute2f128_pd(t0, t2, 0x31));
-    _mm256_storeu_pd(dst + 3 * n, _mm256_permute2f128_pd(t1, t3, 0x31));
-#else
-    for (size_t i = 0; i < 4; ++i)
-        for (size_t j = 0; j < 4; ++j) dst[j * n + i] = src[i * n + j];
-#endif
-}
-
-/* The lower triangle mirrors the upper: rows in groups of 4, the part right of the group's diagonal
- * block by 4 x 4 tiles (the scalar copy, ~9 instructions an entry, was ~28% of the 1000-link
- * chain's M^-1 and 6000 instructions of Talos's), the few entries next to the diagonal one by one.
- * Returns whether every entry is finite, checked on the upper rows as they are read (callgrind
- * counts fewer instructions so than in one pass over the whole matrix afterwards). */
-static int mirror_upper(double *A, int n)
-{
-    const size_t N = (size_t)n;
-    int finite = 1, i0 = 0;
-    for (; i0 + 4 <= n; i0 += 4) {
-        for (int i = i0; i < i0 + 4; ++i) {
-            finite &= sd_all_finite(A + (size_t)i * N + i, N - (size_t)i);
-            for (int c = i + 1; c < i0 + 4; ++c) A[(size_t)c * N + i] = A[(size_t)i * N + c];
-        }
-        int j = i0 + 4;
-        for (; j + 4 <= n; j += 4) transpose_tile4(A + (size_t)i0 * N + j, A + (size_t)j * N + i0, N);
-        for (int i = i0; i < i0 + 4; ++i)
-            for (int c = j; c < n; ++c) A[(size_t)c * N + i] = A[(size_t)i * N + c];
-    }
-    for (int i = i0; i < n; ++i) {
-        finite &= sd_all_finite(A + (size_t)i * N + i, N - (size_t)i);
-        for (int c = i + 1; c < n; ++c) A[(size_t)c * N + i] = A[(size_t)i * N + c];
-    }
-    return finite;
-}
-
 sd_status sd_mass_matrix_inverse(const sd_model *m, sd_data *d, const double *q, double *Minv)
 {
     if (m && m->nflex) return sd_nodes_not_offered(m, d, "sd_mass_matrix_inverse");
@@ -464,7 +415,7 @@ sd_status sd_mass_matrix_inverse(const sd_model *m, sd_data *d, const double *q,
      * and the multi-speed hinges' eps in the gather, then the saved alpha of branch bodies */
     minv_gather(m, d, d->psi, d->Y, Minv);
     minv_scatter(m, d, d->psi, d->Y, Minv);
-    const int finite = mirror_upper(Minv, nv);
+    const int finite = sd_mirror_upper(Minv, nv);
     if (finite) return SD_OK;
     return sd_check_output(d, fn, "Minv", Minv, (size_t)nv * (size_t)nv, SD_CAUSE_TINY_INERTIA);
 }

@@ -143,10 +143,30 @@ SD_NOINLINE void sd_mirror_lower_rows(double *A, int n, int r0, int r1)
         for (int c = 0; c < i; ++c) A[(size_t)c * N + i] = A[(size_t)i * N + c];
 }
 
-int sd_mirror_lower(double *A, int n)
+int sd_mirror_upper(double *A, int n)
 {
-    sd_mirror_lower_rows(A, n, 0, n);
-    return sd_all_finite(A, (size_t)n * (size_t)n);
+    /* Rows in groups of 4: the part right of the group's diagonal block by 4 x 4 tiles (the scalar
+     * copy, ~9 instructions an entry, was ~28% of the 1000-link chain's M^-1 and 6000 instructions
+     * of Talos's), the few entries next to the diagonal one by one. Finiteness is checked on the
+     * upper rows as they are read (callgrind counts fewer instructions so than in one pass over the
+     * whole matrix afterwards). */
+    const size_t N = (size_t)n;
+    int finite = 1, i0 = 0;
+    for (; i0 + 4 <= n; i0 += 4) {
+        for (int i = i0; i < i0 + 4; ++i) {
+            finite &= sd_all_finite(A + (size_t)i * N + i, N - (size_t)i);
+            for (int c = i + 1; c < i0 + 4; ++c) A[(size_t)c * N + i] = A[(size_t)i * N + c];
+        }
+        int j = i0 + 4;
+        for (; j + 4 <= n; j += 4) mirror_tile4(A + (size_t)i0 * N + j, A + (size_t)j * N + i0, N);
+        for (int i = i0; i < i0 + 4; ++i)
+            for (int c = j; c < n; ++c) A[(size_t)c * N + i] = A[(size_t)i * N + c];
+    }
+    for (int i = i0; i < n; ++i) {
+        finite &= sd_all_finite(A + (size_t)i * N + i, N - (size_t)i);
+        for (int c = i + 1; c < n; ++c) A[(size_t)c * N + i] = A[(size_t)i * N + c];
+    }
+    return finite;
 }
 
 int sd_pivoted_cholesky(double *A, int n, double rtol, int *piv, int *bad)
