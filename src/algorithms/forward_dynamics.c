@@ -175,23 +175,26 @@ SD_NOINLINE static sd_status riccati_step(const sd_model *m, sd_data *d, int k, 
     return SD_OK;
 }
 
-/* x(k) += tau_passive(k), the hinge's damping and spring forces (joint_dynamics.c). */
-SD_NOINLINE static void add_passive(const sd_model *m, int k, const double *q, const double *u, double *x)
+/* eps = -tau_passive for every speed, the hinges' damping and spring forces, before the gather:
+ * one loop over the speeds (sd_passive_subtract on zeros, as inverse dynamics), not a call per
+ * body. The gather then forms each hinge's eps = (tau - H z) - eps in place, i.e. T = tau +
+ * tau_passive, and a prescribed hinge, whose eps the gather leaves alone, reads it in the scatter.
+ * The values are those of sd_passive_hinge negated (0 + x = x, and negation is exact). */
+SD_NOINLINE static void passive_into_eps(const sd_model *m, sd_data *d, const double *q, const double *u)
 {
-    double tp[6];
-    sd_passive_hinge(m, k, q, u, tp);
-    for (int i = 0; i < m->nv_k[k]; ++i) x[i] += tp[i];
+    memset(d->eps, 0, (size_t)m->nv * sizeof(double));
+    sd_passive_subtract(m, q, u, d->eps);
 }
 
 /* A prescribed hinge's force H f (in tau) becomes what the actuator gives, H f + J qdd - tau_passive:
- * the hinge equation is H f = tau + tau_passive - J qdd. */
-SD_NOINLINE static void prescribed_joint_terms(const sd_model *m, int k, const double *q, const double *u,
-                                               const double *qdd, double *tau)
+ * the hinge equation is H f = tau + tau_passive - J qdd. ntp = -tau_passive (passive_into_eps), or
+ * NULL without passive forces. */
+SD_NOINLINE static void prescribed_joint_terms(const sd_model *m, int k, const double *ntp, const double *qdd,
+                                               double *tau)
 {
     const int nk = m->nv_k[k], vk = m->v_index[k];
-    double tp[6];
-    sd_passive_hinge(m, k, q, u, tp);
-    for (int i = 0; i < nk; ++i) tau[vk + i] += m->armature[vk + i] * qdd[vk + i] - tp[i];
+    for (int i = 0; i < nk; ++i)
+        tau[vk + i] += m->armature[vk + i] * qdd[vk + i] + (ntp ? ntp[vk + i] : 0.0); /* - (-ntp): exact */
 }
 
 sd_status sd_riccati_gather(const sd_model *m, sd_data *d, const unsigned char *prescribed)
@@ -217,6 +220,7 @@ sd_status sd_forward_dynamics_ex(const sd_model *m, sd_data *d, const double *q,
     const int want_forces = options && options->interbody_forces;
     sd_update_motion(m, d, q, u, f_ext, want_forces); /* world placements only to show forces in world axes */
     memset(d->z, 0, 6 * (size_t)m->n * sizeof(double));
+    if (m->has_passive) passive_into_eps(m, d, q, u);
     for (int k = m->n - 1; k >= 0; --k) { /* tips-to-base gather: 004 Eq 33 and Eq 58a-d */
         const sd_status st = riccati_step(m, d, k, pres[k], want_forces);
         if (st != SD_OK) return st;
@@ -232,10 +236,14 @@ sd_status sd_forward_dynamics_ex(const sd_model *m, sd_data *d, const double *q,
             for (int r = 0; r < 6; ++r) zplus[r] += PaJ[r];
         } else if (nk > 0) { /* eps = T - H z; nu = D^-1 eps; z+ = z + G eps */
             double *eps = d->eps + vk, *nu = d->nu + vk;
-            if (d->hinge_sel[k] >= 0) eps[0] = tau[vk] - d->hinge_sgn[k] * z[d->hinge_sel[k]]; /* H = sgn e_sel^T */
-            else
-                for (int i = 0; i < nk; ++i) eps[i] = tau[vk + i] - sd_s6_dot(S + 6 * i, z);
-            if (m->has_passive) add_passive(m, k, q, u, eps); /* T = tau + tau_passive */
+            if (d->hinge_sel[k] >= 0) { /* H = sgn e_sel^T */
+                const double e = tau[vk] - d->hinge_sgn[k] * z[d->hinge_sel[k]];
+                eps[0] = m->has_passive ? e - eps[0] : e; /* T = tau + tau_passive */
+            } else
+                for (int i = 0; i < nk; ++i) {
+                    const double e = tau[vk + i] - sd_s6_dot(S + 6 * i, z);
+                    eps[i] = m->has_passive ? e - eps[i] : e;
+                }
             sd_dinv_mul(d->Dinv + 36 * k, nk, eps, nu);
             for (int i = 0; i < nk; ++i)
                 for (int r = 0; r < 6; ++r) zplus[r] += d->G[6 * (vk + i) + r] * eps[i];
@@ -258,7 +266,8 @@ sd_status sd_forward_dynamics_ex(const sd_model *m, sd_data *d, const double *q,
             sd_sym6_mul(d->P + 36 * k, ap, f);
             for (int r = 0; r < 6; ++r) f[r] += d->zplus[6 * k + r];
             for (int i = 0; i < nk; ++i) tau[vk + i] = sd_s6_dot(S + 6 * i, f);
-            if (m->has_passive || m->has_armature) prescribed_joint_terms(m, k, q, u, qdd, tau);
+            if (m->has_passive || m->has_armature)
+                prescribed_joint_terms(m, k, m->has_passive ? d->eps : NULL, qdd, tau);
         } else
             for (int i = 0; i < nk; ++i) /* qdd = nu - G* alpha+ */
                 qdd[vk + i] = d->nu[vk + i] - sd_s6_dot(d->G + 6 * (vk + i), ap);
