@@ -12,9 +12,11 @@ src="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$src/build-bench-table}"
 runs="${RUNS:-3}"
 batches="${BATCHES:-31}"
+mkdir -p "$build" # the logs go inside it, not beside it in the sources
 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DSOADYN_NATIVE="${NATIVE:-ON}" -DSOADYN_BUILD_TESTS=OFF \
-      > "$build.cmake.log" 2>&1 || { cat "$build.cmake.log" >&2; exit 1; }
-cmake --build "$build" -j"${JOBS:-2}" --target soadyn_bench > "$build.build.log" 2>&1 || { tail -30 "$build.build.log" >&2; exit 1; }
+      > "$build/bench_table.cmake.log" 2>&1 || { cat "$build/bench_table.cmake.log" >&2; exit 1; }
+cmake --build "$build" -j"${JOBS:-2}" --target soadyn_bench > "$build/bench_table.build.log" 2>&1 ||
+  { tail -30 "$build/bench_table.build.log" >&2; exit 1; }
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 args=(--peers --batches "$batches")
