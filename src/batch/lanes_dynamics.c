@@ -11,13 +11,14 @@
  * becomes one vector operation on four lanes, with no shuffles. A hinge whose H* selects one entry
  * of a spatial vector (sd_hinge_select: a revolute about or prismatic along a frame axis) takes
  * the scalar path's fast kernels here too (axis_placement_lanes, motion_cross_axis, U = sgn P(:, i)).
- * The code is those files',
- * operation for operation and in the same order, so a lane's result is the scalar one to the last
- * bit but for the sine and cosine, which are this file's own (1 ulp). It is written with GCC/Clang
+ * The code follows those files' operations and order, but for two things: the sine and cosine
+ * are this file's own (1 ulp), and the transport phi P+ phi* takes a shorter form (sym6_to_parent)
+ * and a free hinge's H* = 1 its own kernel (project_free, the same numbers). A lane's result
+ * therefore differs from the scalar one by round-off only (batch.h: within 1e-13 of each state's
+ * largest entry). Floating-point contraction stays off (ISO C mode). It is written with GCC/Clang
  * vector extensions (vector_size) so that the lane count is the compile-time constant
  * SD_BATCH_LANES; the file is compiled with -mavx2 -mfma (src/batch/sources.cmake) and batch.c
- * calls it only when the processor has both. Floating-point contraction stays off (ISO C mode):
- * the products and sums are those of the scalar path.
+ * calls it only when the processor has both.
  *
  * Glossary: see src/internal.h. The workspace (batch_internal.h) holds one vector per scalar
  * entry of sd_data's arrays.
@@ -238,9 +239,14 @@ static inline void m3_skew_mul(const vd p[3], const vd M[9], vd out[9])
     }
 }
 
-/* acc += phi I phi* (sd_sym6_add_to_parent, the same blocks in the same order); with `first`, the
- * parent's first child, acc = M(parent) + phi I phi* instead, M's broadcast fused into the sum
- * (the same numbers as broadcasting M into acc first, without that pass of 36 stores and loads).
+/* acc += phi I phi* (sd_sym6_add_to_parent's algebra); with `first`, the parent's first child,
+ * acc = M(parent) + phi I phi* instead, M's broadcast fused into the sum (the same numbers as
+ * broadcasting M into acc first, without that pass of 36 stores and loads). With A' = R A R^T,
+ * B' = R B R^T, C' = R C R^T and K = B' + [p x] C' (the upper-right block), the upper-left block is
+ *   A' + [p x] K^T + ([p x] B'^T)^T,
+ * symmetric: its upper triangle is formed and mirrored, as C''s is, and the lower-left block is
+ * K^T, so acc stays exactly symmetric and 21 sums do for 36 entries (the old form,
+ * A' + S + S^T + [p x] ([p x] C')^T with S = [p x] B'^T, formed all 9 entries of three products).
  * Reads the upper-right and the two diagonal 3x3 blocks of I only. */
 static inline __attribute__((always_inline)) void sym6_to_parent(const vd *X, const vd *I, int first,
                                                                 const double *M, vd *acc)
@@ -251,7 +257,7 @@ static inline __attribute__((always_inline)) void sym6_to_parent(const vd *X, co
         for (int j = 0; j < 3; ++j) T[3 * i + j] = R[3 * i] * I[j] + R[3 * i + 1] * I[6 + j] + R[3 * i + 2] * I[12 + j];
     for (int i = 0; i < 3; ++i)
         for (int j = i; j < 3; ++j)
-            A2[3 * i + j] = A2[3 * j + i] = T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2];
+            A2[3 * i + j] = T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2];
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j)
             T[3 * i + j] = R[3 * i] * I[21 + j] + R[3 * i + 1] * I[27 + j] + R[3 * i + 2] * I[33 + j];
@@ -264,23 +270,24 @@ static inline __attribute__((always_inline)) void sym6_to_parent(const vd *X, co
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j)
             B2[3 * i + j] = T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2];
-    vd PC[9], Bt[9], S[9], CPt[9], PCt[9];
+    vd PC[9], K[9];
     m3_skew_mul(p, C2, PC);
+    for (int i = 0; i < 9; ++i) K[i] = B2[i] + PC[i];
+    const int a1[3] = {1, 2, 0}, a2[3] = {2, 0, 1}; /* row i of [p x] is p[a1] e_a2 - p[a2] e_a1 */
     for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) Bt[3 * i + j] = B2[3 * j + i];
-    m3_skew_mul(p, Bt, S);
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) PCt[3 * i + j] = PC[3 * j + i];
-    m3_skew_mul(p, PCt, CPt);
+        for (int j = i; j < 3; ++j) {
+            /* ([p x] K^T)_ij = row i of [p x] . row j of K; ([p x] B'^T)_ji = row j of [p x] . row i of B' */
+            const vd v = p[a1[i]] * K[3 * j + a2[i]] - p[a2[i]] * K[3 * j + a1[i]];
+            const vd w = p[a1[j]] * B2[3 * i + a2[j]] - p[a2[j]] * B2[3 * i + a1[j]];
+            const vd tl = (A2[3 * i + j] + v) + w;
+            const int e = 6 * i + j, et = 6 * j + i, c = 6 * (3 + i) + 3 + j, ct = 6 * (3 + j) + 3 + i;
+            acc[e] = acc[et] = (first ? splat(M[e]) : acc[e]) + tl;
+            acc[c] = acc[ct] = (first ? splat(M[c]) : acc[c]) + C2[3 * i + j];
+        }
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) {
-            const vd a = A2[3 * i + j] + S[3 * i + j] + S[3 * j + i] + CPt[3 * j + i];
-            const vd b = B2[3 * i + j] + PC[3 * i + j];
-            const int e0 = 6 * i + j, e1 = 6 * i + 3 + j, e2 = 6 * (3 + j) + i, e3 = 6 * (3 + i) + 3 + j;
-            acc[e0] = (first ? splat(M[e0]) : acc[e0]) + a;
-            acc[e1] = (first ? splat(M[e1]) : acc[e1]) + b;
-            acc[e2] = (first ? splat(M[e2]) : acc[e2]) + b;
-            acc[e3] = (first ? splat(M[e3]) : acc[e3]) + C2[3 * i + j];
+            const int e1 = 6 * i + 3 + j, e2 = 6 * (3 + j) + i;
+            acc[e1] = acc[e2] = (first ? splat(M[e1]) : acc[e1]) + K[3 * i + j];
         }
 }
 
@@ -516,6 +523,34 @@ static vi project_speeds(int nk, const double *armature, const vd *S, vd *U, vd 
     return bad;
 }
 
+/* The same for a free hinge, whose H* is the 6x6 identity (hinge_lanes): U = P H* is P (P is
+ * symmetric) and D = H U + J is P + J, copies where project_speeds forms 36 dot products of 6 for
+ * each (the same numbers: the products by 0 and 1 are exact); G = U D^-1 as there. P+ only when
+ * the parent or the forces read it (a floating base has no parent). */
+static vi project_free(const double *armature, vd *G, vd *Dinv, const vd *P, vd tol_scale, int need_pplus,
+                       vd *Pplus)
+{
+    for (int i = 0; i < 36; ++i) Dinv[i] = P[i];
+    for (int i = 0; i < 6; ++i) Dinv[7 * i] += armature[i];
+    vi bad = cholesky_lanes(Dinv, 6, tol_scale);
+    cholesky_inverse_lanes(Dinv, 6);
+    for (int i = 0; i < 6; ++i) bad |= ~(vabs(Dinv[7 * i]) <= splat(DBL_MAX));
+    for (int r = 0; r < 6; ++r)
+        for (int i = 0; i < 6; ++i) {
+            vd g = splat(0.0);
+            for (int j = 0; j < 6; ++j) g += P[6 * j + r] * Dinv[6 * j + i];
+            G[6 * i + r] = g;
+        }
+    if (need_pplus)
+        for (int r = 0; r < 6; ++r)
+            for (int c = r; c < 6; ++c) {
+                vd v = P[6 * r + c];
+                for (int i = 0; i < 6; ++i) v -= G[6 * i + r] * P[6 * i + c];
+                Pplus[6 * r + c] = Pplus[6 * c + r] = v;
+            }
+    return bad;
+}
+
 /* ---------------------------------------------------------------- the recursion */
 
 /* Where each lane's block of a stacked input starts (lanes past the real ones repeat the last
@@ -631,10 +666,15 @@ int sd_lanes_forward_dynamics(const sd_model *m, const sd_lanes_ws *ws, int coun
                 const vd aa = vabs(P[7 * i]);
                 pscale = vsel(aa > pscale, aa, pscale);
             }
-            bad |= nk == 1 ? project_one_speed(S, ws->sel[k], ws->sgn[k], U + 6 * vk, G + 6 * vk, Dinv + 36 * k, P,
-                                               m->armature[vk], tol * pscale, f != NULL, Pplus)
-                           : project_speeds(nk, m->armature + vk, S, U + 6 * vk, G + 6 * vk, Dinv + 36 * k, P,
-                                            tol * pscale, Pplus);
+            if (nk == 1)
+                bad |= project_one_speed(S, ws->sel[k], ws->sgn[k], U + 6 * vk, G + 6 * vk, Dinv + 36 * k, P,
+                                         m->armature[vk], tol * pscale, f != NULL, Pplus);
+            else if (m->hinge[k] == SD_HINGE_FREE)
+                bad |= project_free(m->armature + vk, G + 6 * vk, Dinv + 36 * k, P, tol * pscale,
+                                    par >= 0 || f != NULL, Pplus);
+            else
+                bad |= project_speeds(nk, m->armature + vk, S, U + 6 * vk, G + 6 * vk, Dinv + 36 * k, P,
+                                      tol * pscale, Pplus);
         }
         if (par >= 0) { /* P(parent) = M(parent) + sum phi P+ phi*, the sum begun by the first child */
             if (m->last_child[par] == k) sym6_set_parent(Xup + 12 * k, Pplus, ws->M6 + 36 * par, Pv + 36 * par);
@@ -647,6 +687,8 @@ int sd_lanes_forward_dynamics(const sd_model *m, const sd_lanes_ws *ws, int coun
             vd eps[6];
             if (ws->sel[k] >= 0) /* H = sgn e_sel^T */
                 eps[0] = load_row(&tr, vk) - ws->sgn[k] * zk[ws->sel[k]];
+            else if (m->hinge[k] == SD_HINGE_FREE) /* H = 1 */
+                for (int i = 0; i < 6; ++i) eps[i] = load_row(&tr, vk + i) - zk[i];
             else
                 for (int i = 0; i < nk; ++i) eps[i] = load_row(&tr, vk + i) - s6_dot(S + 6 * i, zk);
             if (m->has_passive) { /* T = tau + tau_passive (sd_passive_hinge; no spherical spring here) */
@@ -691,6 +733,8 @@ int sd_lanes_forward_dynamics(const sd_model *m, const sd_lanes_ws *ws, int coun
         if (ws->sel[k] >= 0) { /* alpha = alpha+ + H* qdd + a */
             for (int r = 0; r < 6; ++r) al[r] = ap[r] + a[6 * k + r];
             al[ws->sel[k]] += ws->sgn[k] * qk[0];
+        } else if (m->hinge[k] == SD_HINGE_FREE) { /* H* = 1: aJ = qdd */
+            for (int r = 0; r < 6; ++r) al[r] = (ap[r] + a[6 * k + r]) + qk[r];
         } else {
             for (int r = 0; r < 6; ++r) aJ[r] = splat(0.0);
             for (int i = 0; i < nk; ++i)
