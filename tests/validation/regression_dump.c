@@ -350,7 +350,7 @@ static void read_vector(reader *rd, const char *name, double *v, int n)
 static struct {
     char name[32];
     double worst;
-    char where[160];
+    char where[600];
 } summary[MAXQ];
 static int nsummary = 0;
 
@@ -375,7 +375,7 @@ static int compare_quantity(reader *rd, const quantity *x, const char *model, in
 {
     expect(rd, x->name);
     const char *t = next_token(rd);
-    char where[160];
+    char where[600]; /* a model name of up to 512 characters and its state */
     snprintf(where, sizeof where, "%s state %d", model, state);
     if (t != NULL && strcmp(t, "ERR") == 0) {
         const long old_status = read_long(rd, "a status");
