@@ -9,13 +9,11 @@
 
 #include "internal.h"
 
-/* Index of the first entry that is not finite, or -1. One multiply-add per entry in the common
- * case: x * 0 is 0 for every finite x and NaN otherwise. */
+/* Index of the first entry that is not finite, or -1: the vectorised bit test of sd_all_finite in the
+ * common case, the search for the index only when it fails. */
 static ptrdiff_t first_non_finite(const double *x, size_t n)
 {
-    double s = 0.0;
-    for (size_t i = 0; i < n; ++i) s += x[i] * 0.0;
-    if (s == 0.0) return -1;
+    if (sd_all_finite(x, n)) return -1;
     for (size_t i = 0; i < n; ++i)
         if (!isfinite(x[i])) return (ptrdiff_t)i;
     return -1;
@@ -49,8 +47,8 @@ sd_status sd_check_call(const sd_model *m, sd_data *d, const char *fn, const dou
 sd_status sd_check_output(sd_data *d, const char *fn, const char *name, const double *x, size_t n,
                           const char *cause)
 {
-    if (sd_all_finite(x, n)) return SD_OK;
     const ptrdiff_t bad = first_non_finite(x, n);
+    if (bad < 0) return SD_OK;
     return sd_data_fail(d, SD_E_NOT_FINITE, "%s: %s[%td] came out %g: %s", fn, name, bad, x[bad], cause);
 }
 
