@@ -192,9 +192,16 @@ void sd_hinge_transform(const sd_model *m, int k, const double *qk, sd_transform
 #define SD_HINGE_SEL_CONSTANT (-1)
 #define SD_HINGE_SEL_VARYING (-2)
 int sd_hinge_select(const sd_model *m, int k, double *sgn);
+/* s[l], c[l] = sin, cos of theta = sgn q of body k0 + l for l = 0 .. 3 when it is a revolute whose H*
+ * selects an axis (sel 0 .. 2; 0 and 1 for the others and past the last body): four bodies' angles
+ * in one vector kernel (common/sincos4.h), for sd_hinge_placement. */
+void sd_hinge_sincos4(const sd_model *m, const signed char *sel, const double *sgn, const double *q, int k0,
+                      double s[4], double c[4]);
 /* Xup(k) = placement(k) * X_J(q) and H*(k) in one step, with sel and sgn from sd_hinge_select:
- * for a selecting hinge the joint rotation is a plane rotation applied to two columns. */
-void sd_hinge_placement(const sd_model *m, int k, int sel, double sgn, const double *qk, sd_transform *X, double *S);
+ * for a selecting hinge the joint rotation is a plane rotation applied to two columns, by the
+ * angle whose sin s and cos c sd_hinge_sincos4 gave (read only for sel 0 .. 2). */
+void sd_hinge_placement(const sd_model *m, int k, int sel, double sgn, const double *qk, double s, double c,
+                        sd_transform *X, double *S);
 /* dH*(k)/dt u(k) in the body frame: the hinge part of the Coriolis acceleration a(k). */
 void sd_hinge_velocity_term(const sd_model *m, int k, const double *qk, const double *uk, double c[6]);
 void sd_hinge_neutral(sd_hinge_type type, double *qk);

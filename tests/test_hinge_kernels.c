@@ -2,7 +2,8 @@
  * tests/test_hinge_kernels.c — the rigid fast path's hinge kernels (issue 12 item 1) against the
  * generic computation they replace:
  *   sd_hinge_placement (a plane rotation of two placement columns for a hinge about or along a
- *   coordinate axis) = placement * sd_hinge_transform, for every axis and sign and every hinge type;
+ *   coordinate axis, by the angle's sin and cos from sd_hinge_sincos4) = placement *
+ *   sd_hinge_transform (libm's sin and cos), for every axis and sign and every hinge type;
  *   sd_motion_cross_axis = sd_motion_cross with the hinge motion;
  *   every algorithm on random trees whose revolute and prismatic axes are +-x, +-y, +-z (the fast
  *   path) = the same algorithm on the twin tree whose axes are tilted by 1e-300 (the same physics
@@ -46,7 +47,16 @@ static void check_placement_kernel(uint64_t *rng)
                     sd_transform XJ, Xref, X;
                     sd_hinge_transform(m, k, q + m->q_index[k], &XJ, S_ref);
                     sd_transform_compose(&m->placement[k], &XJ, &Xref);
-                    sd_hinge_placement(m, k, found, sgn_found, q + m->q_index[k], &X, S);
+                    /* the angle's sin and cos as the sweeps get them: k in lane 0 of four bodies */
+                    signed char *sel_of = malloc((size_t)m->n);
+                    double *sgn_of = malloc((size_t)m->n * sizeof(double)), s4[4], c4[4];
+                    for (int j = 0; j < m->n; ++j) sel_of[j] = -1, sgn_of[j] = 1.0;
+                    sel_of[k] = (signed char)found;
+                    sgn_of[k] = sgn_found;
+                    sd_hinge_sincos4(m, sel_of, sgn_of, q, k, s4, c4);
+                    sd_hinge_placement(m, k, found, sgn_found, q + m->q_index[k], s4[0], c4[0], &X, S);
+                    free(sel_of);
+                    free(sgn_of);
                     for (int i = 0; i < 9; ++i) CHECK_CLOSE(X.R[i], Xref.R[i], 1e-14);
                     for (int i = 0; i < 3; ++i) CHECK_CLOSE(X.p[i], Xref.p[i], 1e-14);
                     for (int i = 0; i < 6 * m->nv_k[k]; ++i) CHECK_CLOSE(S[i], S_ref[i], 0.0);

@@ -10,8 +10,9 @@
  * qdd n x nv, f_ext and inter-body forces n x 6 nbodies, M and M^-1 n x nv^2 (row-major). Optional
  * inputs (u, f_ext) are NULL for all states or given for all. Every state's result is the one the
  * single-state call (soadyn/dynamics.h) gives at that state: bit for bit on the scalar path; on the
- * SIMD path within 1e-13 of each state's largest entry (its sine and cosine are its own, about 1
- * ulp, and the recursion carries that on; 4.5e-14 is the largest seen in tests/batch).
+ * SIMD path within 1e-13 of each state's largest entry (its transport of articulated inertias takes
+ * a shorter form, which rounds differently, and the recursion carries that on; 4.5e-14 is the largest
+ * seen in tests/batch).
  *
  * SIMD across states: the articulated-body recursion (004 Alg 6.1) runs on 4 states at once, one
  * state per lane of an AVX2 register (chosen at run time when the processor has AVX2 and FMA; the

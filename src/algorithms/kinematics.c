@@ -29,17 +29,25 @@ SD_NOINLINE static void body_world(const sd_model *m, sd_data *d, int k)
     else sd_transform_compose(&d->Xworld[m->parent[k]], &d->Xup[k], &d->Xworld[k]);
 }
 
-/* Xup(k) = joint placement * X_J(q), H*(k), and Xworld(k) when asked. */
-static inline void body_placement(const sd_model *m, sd_data *d, int k, const double *q, int with_world)
+/* Xup(k) = joint placement * X_J(q), H*(k), and Xworld(k) when asked; s, c: sin and cos of its
+ * angle (sd_hinge_sincos4). */
+static inline void body_placement(const sd_model *m, sd_data *d, int k, const double *q, double s, double c,
+                                  int with_world)
 {
-    sd_hinge_placement(m, k, d->hinge_sel[k], d->hinge_sgn[k], q + m->q_index[k], &d->Xup[k],
+    sd_hinge_placement(m, k, d->hinge_sel[k], d->hinge_sgn[k], q + m->q_index[k], s, c, &d->Xup[k],
                        d->S + 6 * m->v_index[k]);
     if (with_world) body_world(m, d, k);
 }
 
+/* The sweeps below go in groups of four bodies, whose revolute angles take one vector sincos. */
+
 void sd_update_placements(const sd_model *m, sd_data *d, const double *q, int with_world)
 {
-    for (int k = 0; k < m->n; ++k) body_placement(m, d, k, q, with_world);
+    for (int k0 = 0; k0 < m->n; k0 += 4) {
+        double s[4], c[4];
+        sd_hinge_sincos4(m, d->hinge_sel, d->hinge_sgn, q, k0, s, c);
+        for (int k = k0; k < k0 + 4 && k < m->n; ++k) body_placement(m, d, k, q, s[k - k0], c[k - k0], with_world);
+    }
     d->current = SD_CURRENT_PLACEMENTS | (with_world ? SD_CURRENT_WORLD : 0u);
 }
 
@@ -112,9 +120,13 @@ void sd_update_motion(const sd_model *m, sd_data *d, const double *q, const doub
                       int with_world)
 {
     /* one pass: on trees past the caches' size, memory traffic is the cost */
-    for (int k = 0; k < m->n; ++k) {
-        body_placement(m, d, k, q, with_world);
-        body_velocities(m, d, k, q, u, f_ext);
+    for (int k0 = 0; k0 < m->n; k0 += 4) {
+        double s[4], c[4];
+        sd_hinge_sincos4(m, d->hinge_sel, d->hinge_sgn, q, k0, s, c);
+        for (int k = k0; k < k0 + 4 && k < m->n; ++k) {
+            body_placement(m, d, k, q, s[k - k0], c[k - k0], with_world);
+            body_velocities(m, d, k, q, u, f_ext);
+        }
     }
     d->current = SD_CURRENT_PLACEMENTS | SD_CURRENT_VELOCITIES | (with_world ? SD_CURRENT_WORLD : 0u);
 }

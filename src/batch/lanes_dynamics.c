@@ -11,8 +11,8 @@
  * becomes one vector operation on four lanes, with no shuffles. A hinge whose H* selects one entry
  * of a spatial vector (sd_hinge_select: a revolute about or prismatic along a frame axis) takes
  * the scalar path's fast kernels here too (axis_placement_lanes, motion_cross_axis, U = sgn P(:, i)).
- * The code follows those files' operations and order, but for two things: the sine and cosine
- * are this file's own (1 ulp), and the transport phi P+ phi* takes a shorter form (sym6_to_parent)
+ * The code follows those files' operations and order (the sine and cosine are theirs too,
+ * sincos4.h), but for two things: the transport phi P+ phi* takes a shorter form (sym6_to_parent)
  * and a free hinge's H* = 1 its own kernel (project_free, the same numbers). A lane's result
  * therefore differs from the scalar one by round-off only (batch.h: within 1e-13 of each state's
  * largest entry). Floating-point contraction stays off (ISO C mode). It is written with GCC/Clang
@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "batch_internal.h"
+#include "common/sincos4.h"
 
 #define NL SD_BATCH_LANES
 typedef double vd __attribute__((vector_size(8 * NL)));
@@ -70,39 +71,19 @@ static inline vd vsqrt(vd x)
 #endif
 }
 
-/* sin x and cos x of every lane: x = n pi/2 + r with |r| <= pi/4 (Cody-Waite reduction in three
- * parts, exact products for |n| < 2^29), the minimax polynomials of Cephes' sin.c/cos.c on r, and
- * the quadrant n mod 4 choosing and signing them; about 1 ulp. Lanes beyond |x| = 1e5 (angles of
- * thousands of turns) take libm's sin and cos instead, whose reduction is exact everywhere. */
+/* sin x and cos x of every lane: the kernel of the single-state sweeps (sincos4.h), four lanes at
+ * a time, so a lane's values are the scalar path's bits. */
 static void vsincos(vd x, vd *s, vd *c)
 {
-    if (any_lane(vabs(x) > splat(1e5))) {
-        for (int l = 0; l < NL; ++l) {
-            (*s)[l] = sin(x[l]);
-            (*c)[l] = cos(x[l]);
+    for (int h = 0; h < NL; h += 4) {
+        double xh[4], sh[4], ch[4];
+        for (int l = 0; l < 4; ++l) xh[l] = x[h + l];
+        sd_sincos4(xh, sh, ch);
+        for (int l = 0; l < 4; ++l) {
+            (*s)[h + l] = sh[l];
+            (*c)[h + l] = ch[l];
         }
-        return;
     }
-    const double DP1 = 2 * 7.85398125648498535156E-1, DP2 = 2 * 3.77489470793079817668E-8,
-                 DP3 = 2 * 2.69515142907905952645E-15; /* pi/2 = DP1 + DP2 + DP3 */
-    const vd magic = splat(0x1.8p52);                   /* adding it rounds to an integer */
-    const vd t = x * splat(0.63661977236758134308) + magic; /* 2/pi */
-    const vd n = t - magic;
-    const vi j = (vi)t; /* the low bits of t's mantissa are n's, two's complement */
-    const vd r = ((x - n * splat(DP1)) - n * splat(DP2)) - n * splat(DP3);
-    const vd z = r * r;
-    const vd ps = ((((splat(1.58962301576546568060E-10) * z + splat(-2.50507477628578072866E-8)) * z +
-                     splat(2.75573136213857245213E-6)) * z + splat(-1.98412698295895385996E-4)) * z +
-                   splat(8.33333333332211858878E-3)) * z + splat(-1.66666666666666307295E-1);
-    const vd pc = ((((splat(-1.13585365213876817300E-11) * z + splat(2.08757008419747316778E-9)) * z +
-                     splat(-2.75573141792967388112E-7)) * z + splat(2.48015872888517045348E-5)) * z +
-                   splat(-1.38888888888730564116E-3)) * z + splat(4.16666666666665929218E-2);
-    const vd sr = r + r * z * ps;
-    const vd cr = (splat(1.0) - splat(0.5) * z) + z * z * pc;
-    const vi odd = (j & 1) != 0; /* quadrants 1, 3: sine and cosine trade places */
-    const vd sv = vsel(odd, cr, sr), cv = vsel(odd, sr, cr);
-    *s = (vd)((vi)sv ^ ((j & 2) << 62));       /* sin negative in quadrants 2, 3 */
-    *c = (vd)((vi)cv ^ (((j + 1) & 2) << 62)); /* cos negative in quadrants 1, 2 */
 }
 
 /* ---------------------------------------------------------------- spatial.h, one vector per number */

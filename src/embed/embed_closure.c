@@ -266,8 +266,10 @@ static void place_bodies(const sd_embedding *e, sd_data *tree, const double *q, 
     const sd_model *m = e->model;
     for (int l = 0; l < nd->nb; ++l) {
         const int k = e->node_bodies[nd->body0 + l];
-        sd_hinge_placement(m, k, tree->hinge_sel[k], tree->hinge_sgn[k], q + m->q_index[k], &tree->Xup[k],
-                           tree->S + 6 * m->v_index[k]);
+        double s[4], c[4]; /* the kernel's values for k in lane 0: a lane's bits are its own */
+        sd_hinge_sincos4(m, tree->hinge_sel, tree->hinge_sgn, q, k, s, c);
+        sd_hinge_placement(m, k, tree->hinge_sel[k], tree->hinge_sgn[k], q + m->q_index[k], s[0], c[0],
+                           &tree->Xup[k], tree->S + 6 * m->v_index[k]);
     }
 }
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "common/sincos4.h"
 
 static const struct {
     const char *name;
@@ -163,30 +164,36 @@ SD_NOINLINE static void generic_placement(const sd_model *m, int k, const double
     sd_transform_compose(&m->placement[k], &XJ, X);
 }
 
-/* The kernel of a selecting hinge: one sincos of theta = sgn q (libm's, for its accuracy) for a
- * revolute, none for a prismatic; the switch is a jump table on the fixed sel. */
-static void axis_placement(const sd_transform *Xp, int sel, double sgn, double qk, sd_transform *X)
+/* The kernel of a selecting hinge, with sin and cos of theta = sgn q from sd_hinge_sincos4 for a
+ * revolute; the switch is a jump table on the fixed sel. */
+static void axis_placement(const sd_transform *Xp, int sel, double sgn, double qk, double s, double c, sd_transform *X)
 {
-    const double theta = sgn * qk;
-    if (sel >= 3) {
-        switch (sel) {
-        case 3: axis_slide(Xp, 0, theta, X); return;
-        case 4: axis_slide(Xp, 1, theta, X); return;
-        default: axis_slide(Xp, 2, theta, X); return;
-        }
-    }
-    const double s = sin(theta), c = cos(theta); /* one sincos call (checked in callgrind) */
     switch (sel) {
     case 0: rotate_x(Xp, c, s, X); return;
     case 1: rotate_y(Xp, c, s, X); return;
-    default: rotate_z(Xp, c, s, X); return;
+    case 2: rotate_z(Xp, c, s, X); return;
+    case 3: axis_slide(Xp, 0, sgn * qk, X); return;
+    case 4: axis_slide(Xp, 1, sgn * qk, X); return;
+    default: axis_slide(Xp, 2, sgn * qk, X); return;
     }
 }
 
-void sd_hinge_placement(const sd_model *m, int k, int sel, double sgn, const double *qk, sd_transform *X, double *S)
+void sd_hinge_sincos4(const sd_model *m, const signed char *sel, const double *sgn, const double *q, int k0,
+                      double s[4], double c[4])
+{
+    double theta[4];
+    for (int l = 0; l < 4; ++l) {
+        const int k = k0 + l;
+        theta[l] = k < m->n && sel[k] >= 0 && sel[k] < 3 ? sgn[k] * q[m->q_index[k]] : 0.0;
+    }
+    sd_sincos4(theta, s, c);
+}
+
+void sd_hinge_placement(const sd_model *m, int k, int sel, double sgn, const double *qk, double s, double c,
+                        sd_transform *X, double *S)
 {
     if (sel >= 0) {
-        axis_placement(&m->placement[k], sel, sgn, qk[0], X);
+        axis_placement(&m->placement[k], sel, sgn, qk[0], s, c, X);
         memset(S, 0, 6 * sizeof(double));
         S[sel] = sgn;
         return;
