@@ -39,32 +39,51 @@ typedef struct sd_transform {
 
 /* ---------------------------------------------------------------- 3-vectors and 3x3 matrices */
 
+/* x y + z, fused into one instruction with one rounding where the compiler targets FMA (-mfma,
+ * -march=native on x86-64; every AArch64): C11 does not contract x * y + z by itself, and the
+ * kernels below are nothing but such sums (a third fewer instructions). Without FMA it is x * y + z
+ * with the operations in the order written, the same bits as the plain expressions. */
+static inline double sd_madd(double x, double y, double z)
+{
+#if defined(__FMA__) || defined(__ARM_FEATURE_FMA)
+    return fma(x, y, z);
+#else
+    return x * y + z;
+#endif
+}
+
+/* a0 b0 + a1 b1 + a2 b2, summed in that order */
+static inline double sd_dot3(double a0, double b0, double a1, double b1, double a2, double b2)
+{
+    return sd_madd(a2, b2, sd_madd(a1, b1, a0 * b0));
+}
+
 static inline void sd_v3_set(double out[3], double x, double y, double z) { out[0] = x; out[1] = y; out[2] = z; }
-static inline double sd_v3_dot(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+static inline double sd_v3_dot(const double a[3], const double b[3]) { return sd_dot3(a[0], b[0], a[1], b[1], a[2], b[2]); }
 static inline double sd_v3_norm(const double a[3]) { return sqrt(sd_v3_dot(a, a)); }
 
 /* out = a x b (out may alias neither a nor b) */
 static inline void sd_v3_cross(const double a[3], const double b[3], double out[3])
 {
-    out[0] = a[1] * b[2] - a[2] * b[1];
-    out[1] = a[2] * b[0] - a[0] * b[2];
-    out[2] = a[0] * b[1] - a[1] * b[0];
+    out[0] = sd_madd(a[1], b[2], -(a[2] * b[1]));
+    out[1] = sd_madd(a[2], b[0], -(a[0] * b[2]));
+    out[2] = sd_madd(a[0], b[1], -(a[1] * b[0]));
 }
 
 /* out = R a */
 static inline void sd_m3_mul_v(const double R[9], const double a[3], double out[3])
 {
-    out[0] = R[0] * a[0] + R[1] * a[1] + R[2] * a[2];
-    out[1] = R[3] * a[0] + R[4] * a[1] + R[5] * a[2];
-    out[2] = R[6] * a[0] + R[7] * a[1] + R[8] * a[2];
+    out[0] = sd_dot3(R[0], a[0], R[1], a[1], R[2], a[2]);
+    out[1] = sd_dot3(R[3], a[0], R[4], a[1], R[5], a[2]);
+    out[2] = sd_dot3(R[6], a[0], R[7], a[1], R[8], a[2]);
 }
 
 /* out = R^T a */
 static inline void sd_m3t_mul_v(const double R[9], const double a[3], double out[3])
 {
-    out[0] = R[0] * a[0] + R[3] * a[1] + R[6] * a[2];
-    out[1] = R[1] * a[0] + R[4] * a[1] + R[7] * a[2];
-    out[2] = R[2] * a[0] + R[5] * a[1] + R[8] * a[2];
+    out[0] = sd_dot3(R[0], a[0], R[3], a[1], R[6], a[2]);
+    out[1] = sd_dot3(R[1], a[0], R[4], a[1], R[7], a[2]);
+    out[2] = sd_dot3(R[2], a[0], R[5], a[1], R[8], a[2]);
 }
 
 /* out = A B (out must not alias A or B) */
@@ -72,7 +91,7 @@ static inline void sd_m3_mul(const double A[9], const double B[9], double out[9]
 {
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j)
-            out[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j];
+            out[3 * i + j] = sd_dot3(A[3 * i], B[j], A[3 * i + 1], B[3 + j], A[3 * i + 2], B[6 + j]);
 }
 
 /* out = A^T B (out must not alias A or B) */
@@ -80,7 +99,7 @@ static inline void sd_m3t_mul(const double A[9], const double B[9], double out[9
 {
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j)
-            out[3 * i + j] = A[i] * B[j] + A[3 + i] * B[3 + j] + A[6 + i] * B[6 + j];
+            out[3 * i + j] = sd_dot3(A[i], B[j], A[3 + i], B[3 + j], A[6 + i], B[6 + j]);
 }
 
 /* out = A B^T (out must not alias A or B) */
@@ -88,7 +107,7 @@ static inline void sd_m3_mul_t(const double A[9], const double B[9], double out[
 {
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j)
-            out[3 * i + j] = A[3 * i] * B[3 * j] + A[3 * i + 1] * B[3 * j + 1] + A[3 * i + 2] * B[3 * j + 2];
+            out[3 * i + j] = sd_dot3(A[3 * i], B[3 * j], A[3 * i + 1], B[3 * j + 1], A[3 * i + 2], B[3 * j + 2]);
 }
 
 static inline void sd_m3_identity(double out[9])
@@ -291,7 +310,7 @@ static inline void sd_force_cross(const double V[6], const double f[6], double o
 
 static inline double sd_s6_dot(const double a[6], const double b[6])
 {
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
+    return sd_madd(a[5], b[5], sd_madd(a[4], b[4], sd_madd(a[3], b[3], sd_dot3(a[0], b[0], a[1], b[1], a[2], b[2]))));
 }
 
 /* ---------------------------------------------------------------- spatial inertias */
@@ -376,7 +395,7 @@ static inline void sd_rigid_inertia_mul(const double ri[13], const double V[6], 
     sd_m3_mul_v(Io, V, out);
     for (int i = 0; i < 3; ++i) {
         out[i] += hxv[i];
-        out[3 + i] = m * V[3 + i] - hxw[i];
+        out[3 + i] = sd_madd(m, V[3 + i], -hxw[i]);
     }
 }
 
@@ -386,7 +405,7 @@ static inline void sd_sym6_mul(const double I[36], const double v[6], double out
 {
     double acc[6] = {0, 0, 0, 0, 0, 0};
     for (int j = 0; j < 6; ++j)
-        for (int i = 0; i < 6; ++i) acc[i] += v[j] * I[6 * j + i];
+        for (int i = 0; i < 6; ++i) acc[i] = sd_madd(v[j], I[6 * j + i], acc[i]);
     for (int i = 0; i < 6; ++i) out[i] = acc[i];
 }
 
