@@ -165,8 +165,8 @@ static inline int oracle_descriptor_solve(const double *M, const double *rhs, co
     }
     /* rank judged against the size of a unit row's compliance, 1 / (smallest eigenvalue of M), so
      * that a constraint whose two sides cancel (G of round-off) has rank 0 */
-    double wmin = w[0];
-    for (int i = 1; i < nv; ++i) wmin = fmin(wmin, w[i]);
+    double wmin = INFINITY; /* (not w[0]: GCC without LTO warns it may be unset when nv is 0) */
+    for (int i = 0; i < nv; ++i) wmin = fmin(wmin, w[i]);
     const int rank = oracle_pinv_solve_cond(S, nc, g, lambda, 1e-10, 1.0 / wmin, cond, ambiguous);
     for (int i = 0; i < nv; ++i) {
         double s = Mr[i];
