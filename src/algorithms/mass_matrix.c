@@ -15,22 +15,11 @@
 #include "internal.h"
 #include "node_engine.h"
 
-/* x y + z in one fused instruction where the processor has it (a -march=native build): C11 does not
- * contract x * y + z by itself, and the row runs below are nothing but these. */
-static inline double mm_madd(double x, double y, double z)
-{
-#if defined(__FMA__)
-    return fma(x, y, z);
-#else
-    return x * y + z;
-#endif
-}
-
 /* One entry X . H*(a) of the 6 x nv row-stored H* (6 multiply-adds). */
 static inline double mm_entry(const double *restrict X, const double *restrict ST, size_t n, int a)
 {
     double e = X[0] * ST[a];
-    for (int j = 1; j < 6; ++j) e = mm_madd(X[j], ST[j * n + a], e);
+    for (int j = 1; j < 6; ++j) e = sd_madd(X[j], ST[j * n + a], e);
     return e;
 }
 
@@ -61,7 +50,7 @@ static inline void mm_group4(const mm_lanes x[6], const double *restrict S0, con
     _mm256_storeu_pd(row + a, e);
 #else
     for (int t = a; t < a + 4; ++t)
-        row[t] = mm_madd(x[5], S5[t], mm_madd(x[4], S4[t], mm_madd(x[3], S3[t], mm_madd(x[2], S2[t], mm_madd(x[1], S1[t], x[0] * S0[t])))));
+        row[t] = sd_madd(x[5], S5[t], sd_madd(x[4], S4[t], sd_madd(x[3], S3[t], sd_madd(x[2], S2[t], sd_madd(x[1], S1[t], x[0] * S0[t])))));
 #endif
 }
 
@@ -104,36 +93,18 @@ static inline __attribute__((always_inline)) void mm_row(const double *restrict 
     }
 }
 
-/* The three small products of the sweep, as spatial.h has them (same equations) but with fused
- * multiply-adds (mm_madd), which C11 does not contract by itself: about a third fewer instructions
- * (per body 220 -> 144 for the inertia, per speed 82 -> 52 and 70 -> 57 for the other two, gcc -O3
- * -march=native). */
-
-/* H* moved to the world: w = R s_w, v = R s_v + p x w (sd_motion_to_parent). */
-static inline void mm_motion_to_world(const sd_transform *X, const double s[6], double out[6])
-{
-    const double *R = X->R, *p = X->p;
-    for (int i = 0; i < 3; ++i) {
-        out[i] = mm_madd(R[3 * i + 2], s[2], mm_madd(R[3 * i + 1], s[1], R[3 * i] * s[0]));
-        out[3 + i] = mm_madd(R[3 * i + 2], s[5], mm_madd(R[3 * i + 1], s[4], R[3 * i] * s[3]));
-    }
-    out[3] += mm_madd(p[1], out[2], -p[2] * out[1]);
-    out[4] += mm_madd(p[2], out[0], -p[0] * out[2]);
-    out[5] += mm_madd(p[0], out[1], -p[1] * out[0]);
-}
-
 /* H* moved to the world when it is sgn e_sel (sd_hinge_select, sel >= 0: a revolute or prismatic
  * hinge along a body axis): w = sgn R_sel and v = p x w for a revolute about e_sel, w = 0 and
- * v = sgn R_(sel-3) for a prismatic hinge; the numbers mm_motion_to_world gives (its products with
+ * v = sgn R_(sel-3) for a prismatic hinge; the numbers sd_motion_to_parent gives (its products with
  * the zeros of s are zeros), 3 multiplications and a cross product where it takes 18 + 6. */
 static inline void mm_axis_to_world(const sd_transform *X, int sel, double sgn, double out[6])
 {
     const double *R = X->R, *p = X->p;
     if (sel < 3) {
         for (int i = 0; i < 3; ++i) out[i] = sgn * R[3 * i + sel];
-        out[3] = mm_madd(p[1], out[2], -p[2] * out[1]);
-        out[4] = mm_madd(p[2], out[0], -p[0] * out[2]);
-        out[5] = mm_madd(p[0], out[1], -p[1] * out[0]);
+        out[3] = sd_madd(p[1], out[2], -p[2] * out[1]);
+        out[4] = sd_madd(p[2], out[0], -p[0] * out[2]);
+        out[5] = sd_madd(p[0], out[1], -p[1] * out[0]);
     } else {
         for (int i = 0; i < 3; ++i) {
             out[i] = 0.0;
@@ -167,7 +138,7 @@ static inline void mm_inertia_to_world(const sd_transform *X, double m, const do
                                         _mm256_fmadd_pd(c1, _mm256_set1_pd(c[1]), _mm256_fmadd_pd(c0, _mm256_set1_pd(c[0]), pv)));
     double cw[4];
     _mm256_storeu_pd(cw, cwv);
-    const double c2 = mm_madd(cw[2], cw[2], mm_madd(cw[1], cw[1], cw[0] * cw[0]));
+    const double c2 = sd_madd(cw[2], cw[2], sd_madd(cw[1], cw[1], cw[0] * cw[0]));
     const __m256d mv = _mm256_set1_pd(m), c2b = _mm256_set1_pd(c2), zero = _mm256_setzero_pd();
     __m256d f[3];
     for (int i = 0; i < 3; ++i) {
@@ -193,35 +164,21 @@ static inline void mm_inertia_to_world(const sd_transform *X, double m, const do
     const double *R = X->R;
     double cw[3], T[9];
     for (int i = 0; i < 3; ++i) {
-        cw[i] = mm_madd(R[3 * i + 2], c[2], mm_madd(R[3 * i + 1], c[1], mm_madd(R[3 * i], c[0], X->p[i])));
+        cw[i] = sd_madd(R[3 * i + 2], c[2], sd_madd(R[3 * i + 1], c[1], sd_madd(R[3 * i], c[0], X->p[i])));
         for (int j = 0; j < 3; ++j)
-            T[3 * i + j] = mm_madd(R[3 * i + 2], Ic[6 + j], mm_madd(R[3 * i + 1], Ic[3 + j], R[3 * i] * Ic[j]));
+            T[3 * i + j] = sd_madd(R[3 * i + 2], Ic[6 + j], sd_madd(R[3 * i + 1], Ic[3 + j], R[3 * i] * Ic[j]));
     }
-    const double c2 = mm_madd(cw[2], cw[2], mm_madd(cw[1], cw[1], cw[0] * cw[0]));
+    const double c2 = sd_madd(cw[2], cw[2], sd_madd(cw[1], cw[1], cw[0] * cw[0]));
     out[0] = m;
     for (int i = 0; i < 3; ++i) {
         out[1 + i] = m * cw[i];
         for (int j = i; j < 3; ++j) {
-            const double v = mm_madd(T[3 * i + 2], R[3 * j + 2], mm_madd(T[3 * i + 1], R[3 * j + 1], T[3 * i] * R[3 * j])) +
+            const double v = sd_madd(T[3 * i + 2], R[3 * j + 2], sd_madd(T[3 * i + 1], R[3 * j + 1], T[3 * i] * R[3 * j])) +
                              m * ((i == j) * c2 - cw[i] * cw[j]);
             out[4 + 3 * i + j] = out[4 + 3 * j + i] = v;
         }
     }
 #endif
-}
-
-/* X = R H* for a rigid inertia R in the 13-number form: [Io w + h x v; m v - h x w]
- * (sd_rigid_inertia_mul). */
-static inline void mm_inertia_mul(const double ri[13], const double V[6], double out[6])
-{
-    const double m = ri[0], *h = ri + 1, *Io = ri + 4, *w = V, *v = V + 3;
-    for (int i = 0; i < 3; ++i) out[i] = mm_madd(Io[3 * i + 2], w[2], mm_madd(Io[3 * i + 1], w[1], Io[3 * i] * w[0]));
-    out[0] += mm_madd(h[1], v[2], -h[2] * v[1]);
-    out[1] += mm_madd(h[2], v[0], -h[0] * v[2]);
-    out[2] += mm_madd(h[0], v[1], -h[1] * v[0]);
-    out[3] = mm_madd(m, v[0], -mm_madd(h[1], w[2], -h[2] * w[1]));
-    out[4] = mm_madd(m, v[1], -mm_madd(h[2], w[0], -h[0] * w[2]));
-    out[5] = mm_madd(m, v[2], -mm_madd(h[0], w[1], -h[1] * w[0]));
 }
 
 /* Whether every |x[i]| < 2^e (so NaN and infinity fail): the absolute value's bits plus
@@ -292,7 +249,7 @@ sd_status sd_mass_matrix(const sd_model *m, sd_data *d, const double *q, double 
         double *s = SW + 6 * c;
         const int b = m->v_body[c], sel = d->hinge_sel[b];
         if (sel >= 0) mm_axis_to_world(&d->Xworld[b], sel, d->hinge_sgn[b], s);
-        else mm_motion_to_world(&d->Xworld[b], d->S + 6 * c, s);
+        else sd_motion_to_parent(&d->Xworld[b], d->S + 6 * c, s);
         for (int r = 0; r < 6; ++r) ST[(size_t)r * nv + c] = s[r];
     }
     mm_ancestor_runs(m, runs);
@@ -315,7 +272,7 @@ sd_status sd_mass_matrix(const sd_model *m, sd_data *d, const double *q, double 
         for (int i = 0; i < nk; ++i) {
             /* X = R(k) H*(k), once per speed (F = I^c S of the composite-body algorithm) */
             double X[6];
-            mm_inertia_mul(Rk, SW + 6 * (vk + i), X);
+            sd_rigid_inertia_mul(Rk, SW + 6 * (vk + i), X);
             /* M(vk + i, a) = H(a) phi(a, k) X for a = k's speeds up to vk + i and its ancestors': row
              * vk + i of the lower triangle */
             mm_row(X, ST, nv, runs, k, vk + i + 1, M + (size_t)(vk + i) * nv);
