@@ -275,12 +275,15 @@ static void test_transforms(uint64_t *rng)
         sd_transform_compose(&a, &c, &c);
         CHECK_ARRAY_CLOSE(c.R, ab.R, 9, 0.0, "compose aliasing b, R");
         CHECK_ARRAY_CLOSE(c.p, ab.p, 3, 0.0, "compose aliasing b, p");
-        /* every build (scalar, AVX2, FMA) gives the sums in the written order: the same bits */
+        /* every build (scalar, AVX2, FMA) gives the written sums in their order: the same bits */
         for (int i = 0; i < 3; ++i) {
-            for (int j = 0; j < 3; ++j)
-                CHECK(ab.R[3 * i + j] ==
-                      sd_dot3(a.R[3 * i], b.R[j], a.R[3 * i + 1], b.R[3 + j], a.R[3 * i + 2], b.R[6 + j]));
-            CHECK(ab.p[i] == sd_dot3(a.R[3 * i], b.p[0], a.R[3 * i + 1], b.p[1], a.R[3 * i + 2], b.p[2]) + a.p[i]);
+            for (int j = 0; j < 3; ++j) {
+                volatile double t0 = a.R[3 * i] * b.R[j], t1 = a.R[3 * i + 1] * b.R[3 + j],
+                                t2 = a.R[3 * i + 2] * b.R[6 + j]; /* volatile: never contracted */
+                CHECK(ab.R[3 * i + j] == t0 + t1 + t2);
+            }
+            volatile double t0 = a.R[3 * i] * b.p[0], t1 = a.R[3 * i + 1] * b.p[1], t2 = a.R[3 * i + 2] * b.p[2];
+            CHECK(ab.p[i] == t0 + t1 + t2 + a.p[i]);
         }
         /* the placement's meaning: p is the child origin, columns of R the child axes */
         const double origin[3] = {0, 0, 0}, e1[3] = {1, 0, 0};

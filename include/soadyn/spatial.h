@@ -39,60 +39,32 @@ typedef struct sd_transform {
 
 /* ---------------------------------------------------------------- 3-vectors and 3x3 matrices */
 
-#if defined(__AVX2__)
-/* a b + c on 4 lanes, fused where the target has FMA (as sd_madd below) */
-#if defined(__FMA__)
-#define SD_AVX_MADD(a, b, c) _mm256_fmadd_pd((a), (b), (c))
-#else
-#define SD_AVX_MADD(a, b, c) _mm256_add_pd(_mm256_mul_pd((a), (b)), (c))
-#endif
-#endif
-
-/* x y + z, fused into one instruction with one rounding where the compiler targets FMA (-mfma,
- * -march=native on x86-64; every AArch64): C11 does not contract x * y + z by itself, and the
- * kernels below are nothing but such sums (a third fewer instructions). Without FMA it is x * y + z
- * with the operations in the order written, the same bits as the plain expressions. */
-static inline double sd_madd(double x, double y, double z)
-{
-#if defined(__FMA__) || defined(__ARM_FEATURE_FMA)
-    return fma(x, y, z);
-#else
-    return x * y + z;
-#endif
-}
-
-/* a0 b0 + a1 b1 + a2 b2, summed in that order */
-static inline double sd_dot3(double a0, double b0, double a1, double b1, double a2, double b2)
-{
-    return sd_madd(a2, b2, sd_madd(a1, b1, a0 * b0));
-}
-
 static inline void sd_v3_set(double out[3], double x, double y, double z) { out[0] = x; out[1] = y; out[2] = z; }
-static inline double sd_v3_dot(const double a[3], const double b[3]) { return sd_dot3(a[0], b[0], a[1], b[1], a[2], b[2]); }
+static inline double sd_v3_dot(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 static inline double sd_v3_norm(const double a[3]) { return sqrt(sd_v3_dot(a, a)); }
 
 /* out = a x b (out may alias neither a nor b) */
 static inline void sd_v3_cross(const double a[3], const double b[3], double out[3])
 {
-    out[0] = sd_madd(a[1], b[2], -(a[2] * b[1]));
-    out[1] = sd_madd(a[2], b[0], -(a[0] * b[2]));
-    out[2] = sd_madd(a[0], b[1], -(a[1] * b[0]));
+    out[0] = a[1] * b[2] - a[2] * b[1];
+    out[1] = a[2] * b[0] - a[0] * b[2];
+    out[2] = a[0] * b[1] - a[1] * b[0];
 }
 
 /* out = R a */
 static inline void sd_m3_mul_v(const double R[9], const double a[3], double out[3])
 {
-    out[0] = sd_dot3(R[0], a[0], R[1], a[1], R[2], a[2]);
-    out[1] = sd_dot3(R[3], a[0], R[4], a[1], R[5], a[2]);
-    out[2] = sd_dot3(R[6], a[0], R[7], a[1], R[8], a[2]);
+    out[0] = R[0] * a[0] + R[1] * a[1] + R[2] * a[2];
+    out[1] = R[3] * a[0] + R[4] * a[1] + R[5] * a[2];
+    out[2] = R[6] * a[0] + R[7] * a[1] + R[8] * a[2];
 }
 
 /* out = R^T a */
 static inline void sd_m3t_mul_v(const double R[9], const double a[3], double out[3])
 {
-    out[0] = sd_dot3(R[0], a[0], R[3], a[1], R[6], a[2]);
-    out[1] = sd_dot3(R[1], a[0], R[4], a[1], R[7], a[2]);
-    out[2] = sd_dot3(R[2], a[0], R[5], a[1], R[8], a[2]);
+    out[0] = R[0] * a[0] + R[3] * a[1] + R[6] * a[2];
+    out[1] = R[1] * a[0] + R[4] * a[1] + R[7] * a[2];
+    out[2] = R[2] * a[0] + R[5] * a[1] + R[8] * a[2];
 }
 
 /* out = A B (out must not alias A or B) */
@@ -100,7 +72,7 @@ static inline void sd_m3_mul(const double A[9], const double B[9], double out[9]
 {
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j)
-            out[3 * i + j] = sd_dot3(A[3 * i], B[j], A[3 * i + 1], B[3 + j], A[3 * i + 2], B[6 + j]);
+            out[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j];
 }
 
 /* out = A^T B (out must not alias A or B) */
@@ -108,7 +80,7 @@ static inline void sd_m3t_mul(const double A[9], const double B[9], double out[9
 {
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j)
-            out[3 * i + j] = sd_dot3(A[i], B[j], A[3 + i], B[3 + j], A[6 + i], B[6 + j]);
+            out[3 * i + j] = A[i] * B[j] + A[3 + i] * B[3 + j] + A[6 + i] * B[6 + j];
 }
 
 /* out = A B^T (out must not alias A or B) */
@@ -116,7 +88,7 @@ static inline void sd_m3_mul_t(const double A[9], const double B[9], double out[
 {
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j)
-            out[3 * i + j] = sd_dot3(A[3 * i], B[3 * j], A[3 * i + 1], B[3 * j + 1], A[3 * i + 2], B[3 * j + 2]);
+            out[3 * i + j] = A[3 * i] * B[3 * j] + A[3 * i + 1] * B[3 * j + 1] + A[3 * i + 2] * B[3 * j + 2];
 }
 
 static inline void sd_m3_identity(double out[9])
@@ -227,16 +199,16 @@ static inline void sd_transform_compose(const sd_transform *a, const sd_transfor
 {
 #if defined(__AVX2__)
     /* Row i of [a.R b.R | a.R b.p + a.p] as one vector: sum_j a.R_ij [row j of b.R, b.p_j], then
-     * a.p_i added to lane 3: the products and sums of the scalar form below in its order (so its
-     * bits), in ~40 instructions instead of ~100 (the world placements of M and M^-1). Everything
+     * a.p_i added to lane 3: the scalar form's products and sums in its order, so its bits (none
+     * fused), in ~45 instructions instead of ~100 (the world placements of M and M^-1). Everything
      * is read before anything is written, so out may alias a or b. */
     __m256d B[3], row[3];
     for (int j = 0; j < 3; ++j) /* [R_j0 R_j1 R_j2 p_j]; the load of row 2 reads p[0], inside *b */
         B[j] = _mm256_blend_pd(_mm256_loadu_pd(b->R + 3 * j), _mm256_broadcast_sd(b->p + j), 0x8);
     for (int i = 0; i < 3; ++i) {
         __m256d r = _mm256_mul_pd(_mm256_broadcast_sd(a->R + 3 * i), B[0]);
-        r = SD_AVX_MADD(_mm256_broadcast_sd(a->R + 3 * i + 1), B[1], r);
-        r = SD_AVX_MADD(_mm256_broadcast_sd(a->R + 3 * i + 2), B[2], r);
+        r = _mm256_add_pd(r, _mm256_mul_pd(_mm256_broadcast_sd(a->R + 3 * i + 1), B[1]));
+        r = _mm256_add_pd(r, _mm256_mul_pd(_mm256_broadcast_sd(a->R + 3 * i + 2), B[2]));
         row[i] = _mm256_blend_pd(r, _mm256_add_pd(r, _mm256_broadcast_sd(a->p + i)), 0x8);
     }
     /* rows at R, R + 3, R + 6, each 4-wide store's lane 3 overwritten by the next row, then p */
@@ -344,7 +316,7 @@ static inline void sd_force_cross(const double V[6], const double f[6], double o
 
 static inline double sd_s6_dot(const double a[6], const double b[6])
 {
-    return sd_madd(a[5], b[5], sd_madd(a[4], b[4], sd_madd(a[3], b[3], sd_dot3(a[0], b[0], a[1], b[1], a[2], b[2]))));
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
 }
 
 /* ---------------------------------------------------------------- spatial inertias */
@@ -429,7 +401,7 @@ static inline void sd_rigid_inertia_mul(const double ri[13], const double V[6], 
     sd_m3_mul_v(Io, V, out);
     for (int i = 0; i < 3; ++i) {
         out[i] += hxv[i];
-        out[3 + i] = sd_madd(m, V[3 + i], -hxw[i]);
+        out[3 + i] = m * V[3 + i] - hxw[i];
     }
 }
 
@@ -439,7 +411,7 @@ static inline void sd_sym6_mul(const double I[36], const double v[6], double out
 {
     double acc[6] = {0, 0, 0, 0, 0, 0};
     for (int j = 0; j < 6; ++j)
-        for (int i = 0; i < 6; ++i) acc[i] = sd_madd(v[j], I[6 * j + i], acc[i]);
+        for (int i = 0; i < 6; ++i) acc[i] += v[j] * I[6 * j + i];
     for (int i = 0; i < 6; ++i) out[i] = acc[i];
 }
 
@@ -457,6 +429,11 @@ static inline void sd_m3_skew_mul(const double p[3], const double M[9], double o
 /* The AVX2 form of sd_sym6_add_to_parent below: the 3x3 blocks as three rows of 4 lanes each
  * (lanes 0-2 hold a row, lane 3 is padding that no step moves into lanes 0-2), so that each row
  * operation is one instruction. */
+#if defined(__FMA__)
+#define SD_AVX_MADD(a, b, c) _mm256_fmadd_pd((a), (b), (c))
+#else
+#define SD_AVX_MADD(a, b, c) _mm256_add_pd(_mm256_mul_pd((a), (b)), (c))
+#endif
 #define SD_AVX_LANE(v, l) _mm256_permute4x64_pd((v), (l) * 0x55) /* lane l in every lane */
 
 /* The columns of the 3x3 whose rows are a, b, c (lanes 0-2). */

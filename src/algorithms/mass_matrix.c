@@ -15,11 +15,23 @@
 #include "internal.h"
 #include "node_engine.h"
 
+/* x y + z in one fused instruction where the processor has it (a -march=native build): C11 does not
+ * contract x * y + z by itself, and the row runs below are nothing but these independent sums (in
+ * the sweeps' dependent chains fused sums cost time instead: spatial.h keeps them separate). */
+static inline double mm_madd(double x, double y, double z)
+{
+#if defined(__FMA__)
+    return fma(x, y, z);
+#else
+    return x * y + z;
+#endif
+}
+
 /* One entry X . H*(a) of the 6 x nv row-stored H* (6 multiply-adds). */
 static inline double mm_entry(const double *restrict X, const double *restrict ST, size_t n, int a)
 {
     double e = X[0] * ST[a];
-    for (int j = 1; j < 6; ++j) e = sd_madd(X[j], ST[j * n + a], e);
+    for (int j = 1; j < 6; ++j) e = mm_madd(X[j], ST[j * n + a], e);
     return e;
 }
 
@@ -50,7 +62,7 @@ static inline void mm_group4(const mm_lanes x[6], const double *restrict S0, con
     _mm256_storeu_pd(row + a, e);
 #else
     for (int t = a; t < a + 4; ++t)
-        row[t] = sd_madd(x[5], S5[t], sd_madd(x[4], S4[t], sd_madd(x[3], S3[t], sd_madd(x[2], S2[t], sd_madd(x[1], S1[t], x[0] * S0[t])))));
+        row[t] = mm_madd(x[5], S5[t], mm_madd(x[4], S4[t], mm_madd(x[3], S3[t], mm_madd(x[2], S2[t], mm_madd(x[1], S1[t], x[0] * S0[t])))));
 #endif
 }
 
@@ -102,9 +114,7 @@ static inline void mm_axis_to_world(const sd_transform *X, int sel, double sgn, 
     const double *R = X->R, *p = X->p;
     if (sel < 3) {
         for (int i = 0; i < 3; ++i) out[i] = sgn * R[3 * i + sel];
-        out[3] = sd_madd(p[1], out[2], -p[2] * out[1]);
-        out[4] = sd_madd(p[2], out[0], -p[0] * out[2]);
-        out[5] = sd_madd(p[0], out[1], -p[1] * out[0]);
+        sd_v3_cross(p, out, out + 3); /* as sd_motion_to_parent, whose v = R 0 adds nothing */
     } else {
         for (int i = 0; i < 3; ++i) {
             out[i] = 0.0;
@@ -138,7 +148,7 @@ static inline void mm_inertia_to_world(const sd_transform *X, double m, const do
                                         _mm256_fmadd_pd(c1, _mm256_set1_pd(c[1]), _mm256_fmadd_pd(c0, _mm256_set1_pd(c[0]), pv)));
     double cw[4];
     _mm256_storeu_pd(cw, cwv);
-    const double c2 = sd_madd(cw[2], cw[2], sd_madd(cw[1], cw[1], cw[0] * cw[0]));
+    const double c2 = mm_madd(cw[2], cw[2], mm_madd(cw[1], cw[1], cw[0] * cw[0]));
     const __m256d mv = _mm256_set1_pd(m), c2b = _mm256_set1_pd(c2), zero = _mm256_setzero_pd();
     __m256d f[3];
     for (int i = 0; i < 3; ++i) {
@@ -164,16 +174,16 @@ static inline void mm_inertia_to_world(const sd_transform *X, double m, const do
     const double *R = X->R;
     double cw[3], T[9];
     for (int i = 0; i < 3; ++i) {
-        cw[i] = sd_madd(R[3 * i + 2], c[2], sd_madd(R[3 * i + 1], c[1], sd_madd(R[3 * i], c[0], X->p[i])));
+        cw[i] = mm_madd(R[3 * i + 2], c[2], mm_madd(R[3 * i + 1], c[1], mm_madd(R[3 * i], c[0], X->p[i])));
         for (int j = 0; j < 3; ++j)
-            T[3 * i + j] = sd_madd(R[3 * i + 2], Ic[6 + j], sd_madd(R[3 * i + 1], Ic[3 + j], R[3 * i] * Ic[j]));
+            T[3 * i + j] = mm_madd(R[3 * i + 2], Ic[6 + j], mm_madd(R[3 * i + 1], Ic[3 + j], R[3 * i] * Ic[j]));
     }
-    const double c2 = sd_madd(cw[2], cw[2], sd_madd(cw[1], cw[1], cw[0] * cw[0]));
+    const double c2 = mm_madd(cw[2], cw[2], mm_madd(cw[1], cw[1], cw[0] * cw[0]));
     out[0] = m;
     for (int i = 0; i < 3; ++i) {
         out[1 + i] = m * cw[i];
         for (int j = i; j < 3; ++j) {
-            const double v = sd_madd(T[3 * i + 2], R[3 * j + 2], sd_madd(T[3 * i + 1], R[3 * j + 1], T[3 * i] * R[3 * j])) +
+            const double v = mm_madd(T[3 * i + 2], R[3 * j + 2], mm_madd(T[3 * i + 1], R[3 * j + 1], T[3 * i] * R[3 * j])) +
                              m * ((i == j) * c2 - cw[i] * cw[j]);
             out[4 + 3 * i + j] = out[4 + 3 * j + i] = v;
         }
