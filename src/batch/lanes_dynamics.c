@@ -88,7 +88,7 @@ static inline vd vsqrt(vd x)
 }
 
 /* sin x and cos x of every lane: the kernel of the single-state sweeps (sincos4.h), four lanes at
- * a time, so a lane's values are the scalar path's bits. */
+ * a time (its sums fused here, as the rest of this file's). */
 static void vsincos(vd x, vd *s, vd *c)
 {
     for (int h = 0; h < NL; h += 4) {

@@ -12,9 +12,10 @@
  * reduction is exact everywhere.
  *
  * Every lane's result depends on its own angle only (the fallback is chosen per lane), so an
- * angle gets the same bits whichever other angles share its call: the batch kernel, the sweeps and
- * the embedded aggregates' placements agree bit for bit. Written with GCC/Clang vector extensions;
- * floating-point contraction stays off (ISO C mode), so the bits do not depend on -mfma either.
+ * angle gets the same bits whichever other angles share its call: the sweeps and the embedded
+ * aggregates' placements agree bit for bit. Written with GCC/Clang vector extensions. In ISO C mode
+ * (the library's) nothing is contracted, so the bits do not depend on -mfma either; the batch
+ * kernel's file is compiled with contraction (lanes_dynamics.c), where the same sums are fused.
  */
 #ifndef SOADYN_SINCOS4_H
 #define SOADYN_SINCOS4_H
