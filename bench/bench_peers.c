@@ -318,7 +318,7 @@ int bench_peers(int argc, char **argv)
     const char *files[3] = {SOADYN_SOURCE_DIR "/models/iiwa14.urdf", "hyq/hyq_no_sensors.urdf",
                             "talos/talos_reduced.urdf"};
     for (int r = 0; r < 4; ++r) {
-        char path[1024], copy[1100], generated[1100] = "";
+        char path[1100], copy[1100], generated[1100] = "";
         sd_model *m = NULL;
         void *peer = NULL;
         const char *note = "not built";
