@@ -4,11 +4,12 @@
  * (lanes_dynamics.c: one angle per state).
  *
  * Why not libm: a revolute hinge needs one sine and one cosine per evaluation, and libm's sincos
- * (correctly rounded in practice, branchy argument reduction) cost ~80 instructions an angle, 10%
+ * (correctly rounded in practice, branchy argument reduction) cost ~85 instructions an angle, 10%
  * of a robot arm's inverse dynamics. Here x = n pi/2 + r with |r| <= pi/4 (Cody-Waite reduction in
  * three parts, exact products for |n| < 2^29), the minimax polynomials of Cephes' sin.c and cos.c
- * on r, and the quadrant n mod 4 choosing and signing them: about 1 ulp, ~15 instructions an angle
- * in vectors of 4. An angle beyond |x| = 1e5 (thousands of turns) takes libm's sin and cos, whose
+ * on r, and the quadrant n mod 4 choosing and signing them: within 2 ulp of libm's values
+ * (tests/test_sincos4.c), ~40 instructions an angle with the gathering of the angles
+ * (sd_hinge_sincos4). An angle beyond |x| = 1e5 (thousands of turns) takes libm's sin and cos, whose
  * reduction is exact everywhere.
  *
  * Every lane's result depends on its own angle only (the fallback is chosen per lane), so an
