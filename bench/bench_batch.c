@@ -2,11 +2,12 @@
  * bench/bench_batch.c — states per second of the batched forward dynamics (soadyn/batch.h,
  * issue 12): the iiwa 14 (models/iiwa14.urdf) and a Talos-like humanoid (../shared/models/talos/
  * talos_reduced.urdf on a free base when present, else the free + 31 humanoid that bench.c builds),
- * on 1 thread scalar, 1 thread SIMD, 2 threads scalar and 2 threads SIMD (one context, its pool of
- * threads), and "2 independent" scalar and SIMD: two threads each running its own 1-thread context
- * on its half of the states at the same time, sharing nothing, which is what this machine's two
- * cores give for this work (two vCPUs of a VM can slow each other down): the ceiling of the pool's
- * speed-up, so that pool / ceiling is what the pool itself loses. The six settings are timed in
+ * on 1 thread scalar, 1 thread SIMD (the widest kernel: AVX-512 where the processor has it),
+ * 2 threads scalar and 2 threads SIMD (one context, its pool of threads), "2 independent" scalar
+ * and SIMD: two threads each running its own 1-thread context on its half of the states at the same
+ * time, sharing nothing, which is what this machine's two cores give for this work (two vCPUs of a
+ * VM can slow each other down): the ceiling of the pool's speed-up, so that pool / ceiling is what
+ * the pool itself loses; and 1 thread on the 4-lane AVX2 kernel. The seven settings are timed in
  * turns, batch after batch (so that a change of the machine's load hits all alike), and each
  * reports the median of its batches: wall-clock states per second, and the CPU time the process
  * spent per state (all threads), which a machine shared with other jobs inflates far less than the
@@ -154,19 +155,23 @@ static void *helper_main(void *arg)
     }
 }
 
-enum { SETTINGS = 6 };
-static const char *names[SETTINGS] = {"1 thread scalar",  "1 thread SIMD",        "2 threads scalar",
-                                      "2 threads SIMD",   "2 independent scalar", "2 independent SIMD"};
+/* Settings 0-5 in pairs (even: scalar, odd: the widest SIMD kernel); 6 the 4-lane AVX2 kernel on 1
+ * thread, which is setting 1 itself on a processor without AVX-512. */
+enum { SETTINGS = 7 };
+static const char *names[SETTINGS] = {"1 thread scalar",      "1 thread SIMD",      "2 threads scalar",
+                                      "2 threads SIMD",       "2 independent scalar", "2 independent SIMD",
+                                      "1 thread SIMD AVX2"};
 
-/* One batch of setting s (odd s: SIMD); exits on a failure (the random states must not fail). */
+/* One batch of setting s; exits on a failure (the random states must not fail). */
 static void one_batch(int s, sd_batch **b, sd_batch *(*own)[2], independent_pair *p, long states,
                       const double *q, const double *u, const double *tau, double *qdd)
 {
     sd_status st;
     const char *msg;
-    if (s < 4) {
-        st = sd_forward_dynamics_batch(b[s], states, q, u, tau, NULL, qdd, NULL);
-        msg = sd_batch_error(b[s]);
+    if (s < 4 || s == 6) {
+        sd_batch *one = b[s < 4 ? s : 4];
+        st = sd_forward_dynamics_batch(one, states, q, u, tau, NULL, qdd, NULL);
+        msg = sd_batch_error(one);
     } else {
         p->half[0].batch = own[s % 2][0], p->half[1].batch = own[s % 2][1];
         pthread_barrier_wait(&p->start);
@@ -203,18 +208,20 @@ static void run(const char *label, const char *name, const sd_model *m, long sta
             tau[i * nv + j] = 2 * sd_random_uniform(&rng) - 1;
         }
     }
-    sd_batch *b[4], *own[2][2];
+    sd_batch *b[5], *own[2][2];
     for (int s = 0; s < 4; ++s) {
         b[s] = sd_batch_new(m, s < 2 ? 1 : 2, NULL);
         sd_batch_set_simd(b[s], s % 2 ? SD_BATCH_SIMD_AUTO : SD_BATCH_SIMD_OFF);
     }
+    b[4] = sd_batch_new(m, 1, NULL);
+    sd_batch_set_simd(b[4], SD_BATCH_SIMD_AVX2);
     for (int simd = 0; simd < 2; ++simd)
         for (int h = 0; h < 2; ++h) {
             own[simd][h] = sd_batch_new(m, 1, NULL);
             sd_batch_set_simd(own[simd][h], simd ? SD_BATCH_SIMD_AUTO : SD_BATCH_SIMD_OFF);
         }
-    /* the halves: whole SIMD groups of 4 */
-    const long first = (states / 2 + 3) / 4 * 4 < states ? (states / 2 + 3) / 4 * 4 : states;
+    /* the halves: whole SIMD groups of 8 (and so of 4) */
+    const long first = (states / 2 + 7) / 8 * 8 < states ? (states / 2 + 7) / 8 * 8 : states;
     independent_pair pair = {.quit = 0};
     pair.half[0] = (half_job){NULL, first, q, u, tau, qdd, SD_OK};
     pair.half[1] = (half_job){NULL, states - first, q + first * nq, u + first * nv, tau + first * nv,
@@ -246,7 +253,7 @@ static void run(const char *label, const char *name, const sd_model *m, long sta
     /* ratios of times within a round, before the sort below */
     const double simd1 = median_ratio(t, 0, 1, batches, work), pool_s = median_ratio(t, 0, 2, batches, work),
                  pool_v = median_ratio(t, 1, 3, batches, work), ind_s = median_ratio(t, 0, 4, batches, work),
-                 ind_v = median_ratio(t, 1, 5, batches, work);
+                 ind_v = median_ratio(t, 1, 5, batches, work), wide = median_ratio(t, 6, 1, batches, work);
     double rate[SETTINGS], cpu[SETTINGS];
     for (int s = 0; s < SETTINGS; ++s) {
         qsort(t + s * batches, (size_t)batches, sizeof(double), compare_doubles);
@@ -261,6 +268,8 @@ static void run(const char *label, const char *name, const sd_model *m, long sta
            "    scalar: pool %.2fx, 2 independent %.2fx (pool / ceiling %.0f%%);\n"
            "    SIMD:   pool %.2fx, 2 independent %.2fx (pool / ceiling %.0f%%)\n",
            simd1, pool_s, ind_s, 100 * pool_s / ind_s, pool_v, ind_v, 100 * pool_v / ind_v);
+    printf("  %s / AVX2 on 1 thread: %.2fx wall, %.2fx CPU\n", sd_batch_simd_lanes(b[1]) == 8 ? "AVX-512" : "SIMD", wide,
+           cpu[6] / cpu[1]);
     printf("  CPU:  SIMD / scalar on 1 thread %.2fx; CPU(1 thread) / CPU(2 threads): scalar pool %.3f, "
            "independent %.3f;\n        SIMD pool %.3f, independent %.3f\n",
            cpu[0] / cpu[1], cpu[0] / cpu[2], cpu[0] / cpu[4], cpu[1] / cpu[3], cpu[1] / cpu[5]);
@@ -271,7 +280,7 @@ static void run(const char *label, const char *name, const sd_model *m, long sta
            "cores give here)\n",
            name, load_average(), cpu[0] / cpu[1], cpu[0], cpu[1], rate[3] * 1e-3, pool_v, ind_v,
            100 * pool_v / ind_v);
-    for (int s = 0; s < 4; ++s) sd_batch_free(b[s]);
+    for (int s = 0; s < 5; ++s) sd_batch_free(b[s]);
     for (int simd = 0; simd < 2; ++simd) sd_batch_free(own[simd][0]), sd_batch_free(own[simd][1]);
     free(t), free(c), free(work), free(q), free(u), free(tau), free(qdd);
 }

@@ -20,18 +20,17 @@
  * seen, cond(M) up to 1.4e6). The SIMD inverse dynamics, which solves nothing, is within 1e-13 of
  * the largest inter-body force.
  *
- * SIMD across states: the articulated-body recursion (004 Alg 6.1) runs on 4 states at once, one
- * state per lane of an AVX2 register (chosen at run time when the processor has AVX2 and FMA; the
- * lane count is a compile-time constant of the library, SOADYN_BATCH_LANES in
- * src/batch/batch_internal.h, so an 8-lane AVX-512 build is a recompile; GCC/Clang vector
- * extensions). It covers every rigid hinge type (fixed, revolute, prismatic, spherical, free,
- * universal, planar), the armature, damping and springs (but a spring on a spherical hinge),
- * external forces and the inter-body forces. Models with flexible bodies or a spherical hinge's
- * spring take the scalar path (sd_batch_simd_lanes() says 0 and sd_batch_simd_note() why), as does
- * a group of states with a
- * non-finite input, a singular hinge or a non-finite result, so that its error is the one the
- * single-state call reports. The inverse dynamics (004 Alg 3.1) has the same SIMD kernel on the
- * same models; M and M^-1 run the single-state calls on every thread.
+ * SIMD across states: the articulated-body recursion (004 Alg 6.1) runs on 8 states at once, one
+ * state per lane of an AVX-512 register, or on 4 per AVX2 register, the widest the processor has
+ * (chosen at run time; both kernels are in every x86-64 build, GCC/Clang vector extensions;
+ * sd_batch_set_simd(b, SD_BATCH_SIMD_AVX2) keeps to 4). It covers every rigid hinge type (fixed,
+ * revolute, prismatic, spherical, free, universal, planar), the armature, damping and springs (but
+ * a spring on a spherical hinge), external forces and the inter-body forces. Models with flexible
+ * bodies or a spherical hinge's spring take the scalar path (sd_batch_simd_lanes() says 0 and
+ * sd_batch_simd_note() why), as does a group of states with a non-finite input, a singular hinge or
+ * a non-finite result, so that its error is the one the single-state call reports. The inverse
+ * dynamics (004 Alg 3.1) has the same SIMD kernels on the same models; M and M^-1 run the
+ * single-state calls on every thread.
  *
  * Errors: a call returns the status of the first failing state (the lowest index); sd_batch_error()
  * gives its message prefixed with "state i: ", sd_batch_error_state() its index i. The outputs of
@@ -50,10 +49,11 @@ extern "C" {
 
 typedef struct sd_batch sd_batch;
 
-/* Whether the forward dynamics may use the SIMD kernel. */
+/* Whether the forward and inverse dynamics may use a SIMD kernel, and which. */
 typedef enum sd_batch_simd {
-    SD_BATCH_SIMD_AUTO = 0, /* when the processor and the model allow it (the default) */
-    SD_BATCH_SIMD_OFF       /* always the scalar single-state calls */
+    SD_BATCH_SIMD_AUTO = 0, /* the widest the processor and the model allow: AVX-512, else AVX2 (the default) */
+    SD_BATCH_SIMD_OFF,      /* always the scalar single-state calls */
+    SD_BATCH_SIMD_AVX2      /* at most the 4-lane AVX2 kernel, even where AVX-512 is there */
 } sd_batch_simd;
 
 /* A batch context for `model` (which must outlive it) with `threads` threads (>= 1; the calling
@@ -67,8 +67,8 @@ SD_API void sd_batch_free(sd_batch *batch);
 
 SD_API sd_status sd_batch_set_simd(sd_batch *batch, sd_batch_simd mode);
 SD_API int sd_batch_threads(const sd_batch *batch);
-/* States per SIMD step of the forward dynamics with the current setting: 4 (AVX2) when the SIMD
- * kernel runs, 0 when the scalar path does (sd_batch_simd_note() says why). */
+/* States per SIMD step of the forward dynamics with the current setting: 8 (AVX-512) or 4 (AVX2)
+ * when a SIMD kernel runs, 0 when the scalar path does (sd_batch_simd_note() says why). */
 SD_API int sd_batch_simd_lanes(const sd_batch *batch);
 SD_API const char *sd_batch_simd_note(const sd_batch *batch);
 

@@ -1,8 +1,8 @@
 /*
  * src/batch/batch.c — the batch context of soadyn/batch.h: a pool of POSIX threads kept waiting
  * between calls, one sd_data (and one SIMD scratch) per thread, the split of the states among the
- * threads, and the choice per group of states between the SIMD kernel (lanes_dynamics.c)
- * and the single-state calls of dynamics.h.
+ * threads, the choice of SIMD kernel (lanes_dynamics.c at 8 states per step with AVX-512, at 4 with
+ * AVX2, or none) and per group of states between it and the single-state calls of dynamics.h.
  *
  * The states are handed out in chunks of whole SIMD groups by an atomic counter, in ascending order,
  * to whichever thread is free (a static split into halves made the whole batch wait for a preempted
@@ -49,9 +49,10 @@ typedef struct batch_worker {
 struct sd_batch {
     const sd_model *model;
     int threads;
-    int simd_capable; /* the processor and the model allow the kernel */
+    const sd_lanes_kernel *widest; /* the widest kernel the processor and the model allow, or NULL */
+    const sd_lanes_kernel *kernel; /* the one the mode chooses (the workers' scratch laid out for it), or NULL */
     sd_batch_simd mode;
-    char note[200];
+    char note[200]; /* why there is no kernel, when widest is NULL */
     batch_worker *workers;
     int started; /* threads running besides the caller's */
     pthread_mutex_t mutex;
@@ -59,7 +60,7 @@ struct sd_batch {
     unsigned generation;
     int pending, quit;
     batch_job job;
-    long chunk; /* states per chunk of the current call, a multiple of SD_BATCH_LANES */
+    long chunk; /* states per chunk of the current call, a multiple of the kernel's lanes */
     /* The two counters every thread updates, on a cache line of their own (the pads) so that
      * taking a chunk does not evict the job and the workers' fields from the other core. */
     char pad0[64];
@@ -72,15 +73,15 @@ struct sd_batch {
 
 /* ---------------------------------------------------------------- the SIMD kernel's scratch */
 
-size_t sd_lanes_ws_doubles(const sd_model *m)
+size_t sd_lanes_ws_doubles(const sd_model *m, int lanes)
 {
     const size_t n = (size_t)m->n, nv = (size_t)m->nv;
-    return SD_BATCH_LANES * (12 * n + 6 * nv + 36 * n + 3 * 36 * n + 2 * 6 * nv + nv) + 36 * n + 2 * n;
+    return (size_t)lanes * (12 * n + 6 * nv + 36 * n + 3 * 36 * n + 2 * 6 * nv + nv) + 36 * n + 2 * n;
 }
 
-void sd_lanes_ws_layout(const sd_model *m, double *block, sd_lanes_ws *ws)
+void sd_lanes_ws_layout(const sd_model *m, int lanes, double *block, sd_lanes_ws *ws)
 {
-    const size_t n = (size_t)m->n, nv = (size_t)m->nv, L = SD_BATCH_LANES;
+    const size_t n = (size_t)m->n, nv = (size_t)m->nv, L = (size_t)lanes;
     double *p = block;
     ws->Xup = p; p += L * 12 * n;
     ws->S = p; p += L * 6 * nv;
@@ -105,14 +106,18 @@ void sd_lanes_ws_layout(const sd_model *m, double *block, sd_lanes_ws *ws)
     }
 }
 
-/* Whether this processor runs the kernel (compiled for AVX2 + FMA). */
-static int cpu_has_simd(void)
+/* The widest kernel this build has and this processor runs (its instructions, and the operating
+ * system's saving of their registers, which __builtin_cpu_supports checks too), or NULL. */
+static const sd_lanes_kernel *cpu_kernel(void)
 {
 #if defined(SOADYN_BATCH_SIMD) && (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return NULL;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+        return &sd_lanes_avx512;
+    return &sd_lanes_avx2;
 #else
-    return 0;
+    return NULL;
 #endif
 }
 
@@ -193,21 +198,20 @@ static int group_inputs_finite(const sd_model *m, const batch_job *j, long i, in
            sd_all_finite(j->x + i * nv, c * nv) && (!j->f_ext || sd_all_finite(j->f_ext + i * nf, c * nf));
 }
 
-/* The SIMD kernel (FD or ID) on a group, or 1 (do it scalar) in a build without it. */
-static int lanes_fd(const sd_model *m, const sd_lanes_ws *ws, int count, const batch_job *j, long i)
+/* The SIMD kernel (FD or ID) on a group. */
+static int lanes_fd(const sd_model *m, const sd_lanes_kernel *kernel, const sd_lanes_ws *ws, int count,
+                    const batch_job *j, long i)
 {
-#ifdef SOADYN_BATCH_SIMD
     const long nq = m->nq, nv = m->nv, nf = 6L * m->n;
     const double *u = j->u ? j->u + i * nv : NULL, *fe = j->f_ext ? j->f_ext + i * nf : NULL;
     double *f = j->f ? j->f + i * nf : NULL;
     if (j->kind == JOB_ID)
-        return sd_lanes_inverse_dynamics(m, ws, count, j->q + i * nq, u, j->x + i * nv, fe, j->out + i * nv, f);
-    return sd_lanes_forward_dynamics(m, ws, count, j->q + i * nq, u, j->x + i * nv, fe, j->out + i * nv, f);
-#else
-    (void)m, (void)ws, (void)count, (void)j, (void)i;
-    return 1;
-#endif
+        return kernel->inverse_dynamics(m, ws, count, j->q + i * nq, u, j->x + i * nv, fe, j->out + i * nv, f);
+    return kernel->forward_dynamics(m, ws, count, j->q + i * nq, u, j->x + i * nv, fe, j->out + i * nv, f);
 }
+
+/* States per group: the kernel's lanes; the scalar path takes its chunks as the AVX2 kernel's. */
+static int group_lanes(const sd_batch *b) { return b->kernel ? b->kernel->lanes : 4; }
 
 /* Lowers fail_bound to state i (other threads may lower it at the same time). */
 static void lower_fail_bound(sd_batch *b, long i)
@@ -223,10 +227,10 @@ static int run_chunk(sd_batch *b, batch_worker *w, int simd, long lo, long hi)
 {
     const sd_model *m = b->model;
     const batch_job *j = &b->job;
-    const long L = SD_BATCH_LANES;
+    const long L = group_lanes(b);
     for (long i = lo; i < hi; i += L) {
         const int count = (int)(hi - i < L ? hi - i : L);
-        if (simd && group_inputs_finite(m, j, i, count) && lanes_fd(m, &w->ws, count, j, i) == 0) continue;
+        if (simd && group_inputs_finite(m, j, i, count) && lanes_fd(m, b->kernel, &w->ws, count, j, i) == 0) continue;
         for (long s = i; s < i + count; ++s) {
             const sd_status st = scalar_state(m, w->data, j, s);
             if (st != SD_OK) {
@@ -246,7 +250,7 @@ static int run_chunk(sd_batch *b, batch_worker *w, int simd, long lo, long hi)
 static void run_range(sd_batch *b, batch_worker *w)
 {
     const batch_job *j = &b->job;
-    const int simd = (j->kind == JOB_FD || j->kind == JOB_ID) && w->scratch && b->mode == SD_BATCH_SIMD_AUTO;
+    const int simd = (j->kind == JOB_FD || j->kind == JOB_ID) && b->kernel;
     w->err_state = -1;
     for (;;) {
         const long lo = atomic_fetch_add_explicit(&b->next_chunk, 1, memory_order_relaxed) * b->chunk;
@@ -307,12 +311,13 @@ static sd_status run_job(sd_batch *b)
 }
 
 /* States per chunk: whole SIMD groups, about 8 chunks per thread so that a thread slowed by the
- * machine leaves its share to the others, at most 8 groups (32 states: 25 us of work for the iiwa
- * on the SIMD path, 280 us for Talos on the scalar one) so that the wait at the end is short, and
+ * machine leaves its share to the others, at most 8 groups (32 states at 4 lanes, 64 at 8: about
+ * 20 us of work for the iiwa on the SIMD path, 280 us for Talos on the scalar one at 4) so that the
+ * wait at the end is short, and
  * at least one group. One atomic increment per chunk costs nothing against that. */
-static long chunk_states(long n, int threads)
+static long chunk_states(long n, int threads, long L)
 {
-    const long L = SD_BATCH_LANES, groups = (n + L - 1) / L, per = groups / (8L * threads);
+    const long groups = (n + L - 1) / L, per = groups / (8L * threads);
     return L * (per < 1 ? 1 : per > 8 ? 8 : per);
 }
 
@@ -338,7 +343,7 @@ static sd_status start_job(sd_batch *b, const char *fn, batch_job *job)
                                 : job->kind == JOB_ID ? "NULL q, qdd or tau"
                                                       : "NULL q or output");
     b->job = *job;
-    b->chunk = chunk_states(job->n, b->threads);
+    b->chunk = chunk_states(job->n, b->threads, group_lanes(b));
     return run_job(b);
 }
 
@@ -390,24 +395,24 @@ sd_batch *sd_batch_new(const sd_model *m, int threads, sd_error *err)
     pthread_mutex_init(&b->mutex, NULL);
     pthread_cond_init(&b->go, NULL);
     pthread_cond_init(&b->done, NULL);
-    if (!cpu_has_simd()) {
+    const sd_lanes_kernel *cpu = cpu_kernel();
+    if (!cpu)
         snprintf(b->note, sizeof b->note, "scalar path: this build or processor has no AVX2 + FMA kernel");
-    } else if (model_has_simd(m, b->note, sizeof b->note)) {
-        b->simd_capable = 1;
-        snprintf(b->note, sizeof b->note, "SIMD: %d states per AVX2 step", SD_BATCH_LANES);
-    }
+    else if (model_has_simd(m, b->note, sizeof b->note))
+        b->widest = b->kernel = cpu;
     b->workers = calloc((size_t)threads, sizeof *b->workers);
     if (!b->workers) goto out_of_memory;
-    const size_t doubles = sd_lanes_ws_doubles(m), bytes = (doubles * sizeof(double) + 63) / 64 * 64;
+    const size_t doubles = b->widest ? sd_lanes_ws_doubles(m, b->widest->lanes) : 0,
+                 bytes = (doubles * sizeof(double) + 63) / 64 * 64;
     for (int t = 0; t < threads; ++t) {
         batch_worker *w = &b->workers[t];
         w->batch = b;
         w->id = t;
         w->err_state = -1;
         if (!(w->data = sd_data_new(m))) goto out_of_memory;
-        if (b->simd_capable) {
+        if (b->widest) {
             if (!(w->scratch = aligned_alloc(64, bytes))) goto out_of_memory;
-            sd_lanes_ws_layout(m, w->scratch, &w->ws);
+            sd_lanes_ws_layout(m, b->widest->lanes, w->scratch, &w->ws);
         }
     }
     for (int t = 1; t < threads; ++t) {
@@ -430,23 +435,29 @@ out_of_memory:
 sd_status sd_batch_set_simd(sd_batch *b, sd_batch_simd mode)
 {
     if (!b) return SD_E_ARGUMENT;
-    if (mode != SD_BATCH_SIMD_AUTO && mode != SD_BATCH_SIMD_OFF) return fail_call(b, "sd_batch_set_simd", "unknown mode");
+    if (mode != SD_BATCH_SIMD_AUTO && mode != SD_BATCH_SIMD_OFF && mode != SD_BATCH_SIMD_AVX2)
+        return fail_call(b, "sd_batch_set_simd", "unknown mode");
     b->mode = mode;
+    const sd_lanes_kernel *k = NULL;
+#ifdef SOADYN_BATCH_SIMD
+    if (b->widest && mode != SD_BATCH_SIMD_OFF) k = mode == SD_BATCH_SIMD_AVX2 ? &sd_lanes_avx2 : b->widest;
+#endif
+    if (k && k != b->kernel) /* the scratch holds the widest kernel's layout, so any narrower one fits */
+        for (int t = 0; t < b->threads; ++t) sd_lanes_ws_layout(b->model, k->lanes, b->workers[t].scratch, &b->workers[t].ws);
+    b->kernel = k;
     return SD_OK;
 }
 
 int sd_batch_threads(const sd_batch *b) { return b ? b->threads : 0; }
 
-int sd_batch_simd_lanes(const sd_batch *b)
-{
-    return b && b->simd_capable && b->mode == SD_BATCH_SIMD_AUTO ? SD_BATCH_LANES : 0;
-}
+int sd_batch_simd_lanes(const sd_batch *b) { return b && b->kernel ? b->kernel->lanes : 0; }
 
 const char *sd_batch_simd_note(const sd_batch *b)
 {
     if (!b) return "";
-    return b->simd_capable && b->mode == SD_BATCH_SIMD_OFF ? "scalar path: SIMD switched off (sd_batch_set_simd)"
-                                                           : b->note;
+    if (!b->widest) return b->note;
+    if (!b->kernel) return "scalar path: SIMD switched off (sd_batch_set_simd)";
+    return b->kernel->lanes == 8 ? "SIMD: 8 states per AVX-512 step" : "SIMD: 4 states per AVX2 step";
 }
 
 const char *sd_batch_error(const sd_batch *b) { return b ? b->error : ""; }

@@ -1,6 +1,6 @@
 /*
- * src/batch/lanes_dynamics.c — the dynamics on SD_BATCH_LANES states at once, one state per lane of
- * a vector register: the articulated-body forward dynamics (004 Alg 6.1: the Riccati gather Eq 33,
+ * src/batch/lanes_dynamics.c — the dynamics on NL states at once (4 with AVX2, 8 with AVX-512), one
+ * state per lane of a vector register: the articulated-body forward dynamics (004 Alg 6.1: the Riccati gather Eq 33,
  * the residual gather Eq 58a-d, the acceleration scatter Eq 58e-g) and the Newton-Euler inverse
  * dynamics (004 Alg 3.1), after one shared kinematics pass.
  *
@@ -33,8 +33,12 @@
  * call reports an overflow.)
  *
  * It is written with GCC/Clang vector extensions (vector_size) so that the lane count is the
- * compile-time constant SD_BATCH_LANES; the file is compiled with -mavx2 -mfma and batch.c calls
- * it only when the processor has both.
+ * compile-time constant NL and the same text serves both widths: compiled on its own with -mavx2
+ * -mfma it is the 4-lane kernel sd_lanes_avx2; lanes_dynamics_avx512.c includes it with NL 8 and
+ * -mavx512f (sd_lanes_avx512). batch.c calls a kernel only when the processor has its instructions.
+ * Why both: on this project's machines (AMD EPYC, AVX-512 on 256-bit units) the 8-lane build does
+ * the same arithmetic in half the instructions and with 32 vector registers instead of 16, so the
+ * 6x6 blocks spill less (bench/results/batch.md has the measured gain).
  *
  * Glossary: see src/internal.h. The workspace (batch_internal.h) holds one vector per scalar
  * entry of sd_data's arrays.
@@ -47,7 +51,13 @@
 #include "batch_internal.h"
 #include "common/sincos4.h"
 
-#define NL SD_BATCH_LANES
+/* The lane count of this compilation: 4 states per AVX2 register when this file is compiled on
+ * its own; lanes_dynamics_avx512.c includes it with 8 (AVX-512) under another table's name. */
+#ifndef SD_LANES_KERNEL
+#define SD_LANES_WIDTH 4
+#define SD_LANES_KERNEL sd_lanes_avx2
+#endif
+#define NL SD_LANES_WIDTH
 typedef double vd __attribute__((vector_size(8 * NL)));
 typedef long long vi __attribute__((vector_size(8 * NL)));
 
@@ -83,7 +93,7 @@ static inline vd vsqrt(vd x)
 #elif NL == 8
     return (vd)_mm512_sqrt_pd((__m512d)x);
 #else
-#error "SD_BATCH_LANES must be 4 (AVX2) or 8 (AVX-512)"
+#error "SD_LANES_WIDTH must be 4 (AVX2) or 8 (AVX-512)"
 #endif
 }
 
@@ -634,8 +644,8 @@ static void motion_lanes(const sd_model *m, const sd_lanes_ws *ws, const lane_ro
     }
 }
 
-int sd_lanes_forward_dynamics(const sd_model *m, const sd_lanes_ws *ws, int count, const double *q,
-                              const double *u, const double *tau, const double *f_ext, double *qdd, double *f)
+static int lanes_forward_dynamics(const sd_model *m, const sd_lanes_ws *ws, int count, const double *q,
+                                  const double *u, const double *tau, const double *f_ext, double *qdd, double *f)
 {
     const int n = m->n;
     const long nq = m->nq, nv = m->nv, nf = 6L * n;
@@ -751,11 +761,11 @@ int sd_lanes_forward_dynamics(const sd_model *m, const sd_lanes_ws *ws, int coun
     return any_lane(bad);
 }
 
-/* Newton-Euler inverse dynamics (004 Alg 3.1, inverse_dynamics.c) on SD_BATCH_LANES states: the
+/* Newton-Euler inverse dynamics (004 Alg 3.1, inverse_dynamics.c) on NL states: the
  * scatter alpha(k) = phi* alpha(parent) + a(k) + H* qdd, f(k) = M(k) alpha(k) + b(k), then the
  * gather f(k) += phi f(children), T(k) = H(k) f(k), and the joint terms J qdd - tau_passive. */
-int sd_lanes_inverse_dynamics(const sd_model *m, const sd_lanes_ws *ws, int count, const double *q,
-                              const double *u, const double *qdd, const double *f_ext, double *tau, double *f)
+static int lanes_inverse_dynamics(const sd_model *m, const sd_lanes_ws *ws, int count, const double *q,
+                                  const double *u, const double *qdd, const double *f_ext, double *tau, double *f)
 {
     const int n = m->n;
     const long nq = m->nq, nv = m->nv, nf = 6L * n;
@@ -816,3 +826,5 @@ int sd_lanes_inverse_dynamics(const sd_model *m, const sd_lanes_ws *ws, int coun
     }
     return any_lane(bad);
 }
+
+const sd_lanes_kernel SD_LANES_KERNEL = {NL, lanes_forward_dynamics, lanes_inverse_dynamics};

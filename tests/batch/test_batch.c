@@ -41,7 +41,23 @@ static double max_rel_diff(const double *x, const double *y, long n)
 }
 
 static double worst_simd = 0.0; /* the SIMD inverse dynamics, and qdd's plain relative difference */
-static long simd_states = 0, simd_identical = 0;
+static long simd_states = 0, simd_identical = 0, states_by_lanes[9];
+
+/* The settings every check runs: the scalar path, the widest kernel the processor has (8 lanes with
+ * AVX-512), the 4-lane AVX2 kernel (the same as the widest without AVX-512). */
+static const sd_batch_simd simd_modes[3] = {SD_BATCH_SIMD_OFF, SD_BATCH_SIMD_AUTO, SD_BATCH_SIMD_AVX2};
+
+/* Sets mode s of simd_modes and checks the lane count it reports: 0 for the scalar path, at most 4
+ * for AVX2, and a width the kernels have. */
+static int set_simd_mode(sd_batch *b, int s)
+{
+    CHECK(sd_batch_set_simd(b, simd_modes[s]) == SD_OK);
+    const int lanes = sd_batch_simd_lanes(b);
+    CHECK(lanes == 0 || lanes == 4 || lanes == 8);
+    if (simd_modes[s] == SD_BATCH_SIMD_OFF) CHECK(lanes == 0);
+    if (simd_modes[s] == SD_BATCH_SIMD_AVX2) CHECK(lanes <= 4);
+    return lanes;
+}
 
 /* ---------------------------------------------------------------- the SIMD forward dynamics' yardstick
  *
@@ -179,10 +195,8 @@ static void check_model(const sd_model *m, uint64_t *rng, long count)
         CHECK(b != NULL);
         if (!b) continue;
         CHECK(sd_batch_threads(b) == threads);
-        for (int simd = 0; simd < 2; ++simd) {
-            CHECK(sd_batch_set_simd(b, simd ? SD_BATCH_SIMD_AUTO : SD_BATCH_SIMD_OFF) == SD_OK);
-            const int lanes = sd_batch_simd_lanes(b);
-            if (!simd) CHECK(lanes == 0);
+        for (int simd = 0; simd < 3; ++simd) {
+            const int lanes = set_simd_mode(b, simd);
             /* forward dynamics with u, f_ext and forces; without u, f_ext, forces */
             CHECK(sd_forward_dynamics_batch(b, count, q, u, tau, fext, out, fout) == SD_OK);
             CHECK(sd_batch_error_state(b) == -1 && sd_batch_error(b)[0] == '\0');
@@ -197,6 +211,7 @@ static void check_model(const sd_model *m, uint64_t *rng, long count)
                 if (!ok) fprintf(stderr, "  state %ld of %ld, %d threads, nv %ld\n", i, count, threads, nv);
                 CHECK(ok);
                 ++simd_states;
+                ++states_by_lanes[lanes];
                 simd_identical += memcmp(out + i * nv, qdd_ref + i * nv, (size_t)nv * 8) == 0 &&
                                   memcmp(fout + i * nf, f_ref + i * nf, (size_t)nf * 8) == 0;
             }
@@ -249,8 +264,8 @@ static void check_errors(const sd_model *m, uint64_t *rng)
     for (long i = 0; i < count; ++i) random_state(m, rng, q + i * nq, u + i * nv, tau + i * nv);
     for (int threads = 1; threads <= 3; ++threads) {
         sd_batch *b = sd_batch_new(m, threads, NULL);
-        for (int simd = 0; simd < 2; ++simd) {
-            sd_batch_set_simd(b, simd ? SD_BATCH_SIMD_AUTO : SD_BATCH_SIMD_OFF);
+        for (int simd = 0; simd < 3; ++simd) {
+            set_simd_mode(b, simd);
             for (int kind = 0; kind < 2; ++kind) { /* a NaN in q; speeds whose products overflow */
                 const double saved = kind == 0 ? q[bad * nq + nq - 1] : u[bad * nv];
                 if (kind == 0) q[bad * nq + nq - 1] = NAN;
@@ -313,15 +328,15 @@ static void check_failure_positions(const sd_model *m, uint64_t *rng)
         ys[i] = fd_yardstick_at(m, d, q + i * nq, u + i * nv, tau + i * nv, NULL, ref + i * nv);
     }
     /* single failures; two in one chunk; two far apart; two on each side of a chunk boundary (chunks
-     * of 12 states with 2 threads, 8 with 3), where the higher may be met first */
+     * of 12 states with 2 threads, 8 with 3 at 4 lanes; of 8 with either at 8), where the higher may be met
+     * first */
     static const long bads[][2] = {{0, -1}, {101, -1}, {202, -1}, {7, 6}, {150, 40}, {190, 12},
                                    {12, 11}, {24, 23}, {8, 7}, {16, 15}};
     long cases = 0;
     for (int threads = 2; threads <= 3; ++threads) {
         sd_batch *b = sd_batch_new(m, threads, NULL);
-        for (int simd = 0; simd < 2; ++simd) {
-            sd_batch_set_simd(b, simd ? SD_BATCH_SIMD_AUTO : SD_BATCH_SIMD_OFF);
-            const int lanes = sd_batch_simd_lanes(b);
+        for (int simd = 0; simd < 3; ++simd) {
+            const int lanes = set_simd_mode(b, simd);
             for (size_t c = 0; c < sizeof bads / sizeof bads[0]; ++c)
                 for (int rep = 0; rep < 8; ++rep) {
                     const long b0 = bads[c][0], b1 = bads[c][1], first = b1 >= 0 && b1 < b0 ? b1 : b0;
@@ -443,9 +458,11 @@ int main(void)
     b = sd_batch_new(m, 1, NULL);
     CHECK(sd_forward_dynamics_batch(b, -1, NULL, NULL, NULL, NULL, NULL, NULL) == SD_E_ARGUMENT);
     CHECK(sd_forward_dynamics_batch(b, 0, NULL, NULL, NULL, NULL, NULL, NULL) == SD_OK);
-    printf("SIMD kernel: %d of 36 random models (%s); %ld SIMD states, %ld bit-identical to the scalar call, "
-           "largest relative difference %.3g (qdd, and the inverse dynamics')\n",
-           simd_models, sd_batch_simd_note(b), simd_states, simd_identical, worst_simd);
+    CHECK(sd_batch_set_simd(b, (sd_batch_simd)3) == SD_E_ARGUMENT && strstr(sd_batch_error(b), "unknown mode"));
+    printf("SIMD kernel: %d of 36 random models (%s); %ld SIMD states (%ld at 8 lanes, %ld at 4), %ld bit-identical "
+           "to the scalar call, largest relative difference %.3g (qdd, and the inverse dynamics')\n",
+           simd_models, sd_batch_simd_note(b), simd_states, states_by_lanes[8], states_by_lanes[4], simd_identical,
+           worst_simd);
     printf("forward dynamics: largest backward error %.3g of S (bound %.0e), forward differences at most %.3g of "
            "their cond(M) bounds, largest cond(M) %.3g\n",
            worst_backward, FD_TOL, worst_forward, worst_cond);
