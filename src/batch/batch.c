@@ -313,8 +313,8 @@ static sd_status run_job(sd_batch *b)
 /* States per chunk: whole SIMD groups, about 8 chunks per thread so that a thread slowed by the
  * machine leaves its share to the others, at most 8 groups (32 states at 4 lanes, 64 at 8: about
  * 20 us of work for the iiwa on the SIMD path, 280 us for Talos on the scalar one at 4) so that the
- * wait at the end is short, and
- * at least one group. One atomic increment per chunk costs nothing against that. */
+ * wait at the end is short, and at least one group. One atomic increment per chunk costs nothing
+ * against that. */
 static long chunk_states(long n, int threads, long L)
 {
     const long groups = (n + L - 1) / L, per = groups / (8L * threads);
