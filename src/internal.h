@@ -103,6 +103,8 @@ struct sd_data {
     unsigned char *prescribed_none; /* all-zero flags, for the plain forward dynamics */
     signed char *hinge_sel;    /* per body: sd_hinge_select(), fixed by the model, set by sd_data_new */
     double *hinge_sgn;         /* per body: its sign (+-1) */
+    signed char *hinge_plane;  /* per body: i when Xup's rotation is a plane rotation about e_i (a
+                                  revolute about e_i, placement unrotated: sd_plane_axis), else -1 */
     size_t block_bytes;        /* the one block holding every array above */
     double *dense;             /* nv x nv, allocated by the first Cholesky forward dynamics, else NULL */
     unsigned current;          /* SD_CURRENT_* flags: what holds the state of the last call */
@@ -288,6 +290,67 @@ static inline void sd_motion_cross_axis(const double V[6], int sel, double w, do
     default: sd_motion_cross_axis_(V, 1, 2, 0, 1, w, out); break;
     }
 }
+
+/* Xup's rotation when it is a plane rotation about e_i (sd_data's hinge_plane[k] = i): a revolute
+ * hinge about e_i whose placement has the identity rotation (most joints of URDF files written with
+ * rpy="0 0 0": Talos, the chains). R = [e_i, c e_a + s e_b, -s e_a + c e_b] with (a, b) the axes
+ * after i cyclically, so R^T x and R x take 4 multiplications where the 3x3 products take 9: the
+ * others are with R's exact zeros and one, and the sums left are the 3x3 product's own, so the
+ * numbers are the same for finite x. c and s are read off R itself (hinge.c's plane_rotation
+ * writes c = R(a, a) and s = R(b, a) exactly when the placement is unrotated). */
+static inline __attribute__((always_inline)) void sd_plane_rt_mul_(const double R[9], int i, int a, int b,
+                                                                   const double x[3], double out[3])
+{
+    const double c = R[3 * a + a], s = R[3 * b + a];
+    out[i] = x[i];
+    out[a] = c * x[a] + s * x[b];
+    out[b] = c * x[b] - s * x[a];
+}
+
+static inline __attribute__((always_inline)) void sd_plane_r_mul_(const double R[9], int i, int a, int b,
+                                                                  const double x[3], double out[3])
+{
+    const double c = R[3 * a + a], s = R[3 * b + a];
+    out[i] = x[i];
+    out[a] = c * x[a] - s * x[b];
+    out[b] = s * x[a] + c * x[b];
+}
+
+/* sd_motion_to_child (phi*(parent, k) m) with the plane kernel when plane = hinge_plane[k] >= 0; the
+ * switch gives each axis constant indices. */
+static inline void sd_motion_to_child_plane(const sd_transform *X, int plane, const double m_p[6], double m_c[6])
+{
+    double v[3];
+    sd_v3_cross(m_p, X->p, v);
+    v[0] += m_p[3];
+    v[1] += m_p[4];
+    v[2] += m_p[5];
+    if (plane < 0) sd_m3t_mul_v(X->R, m_p, m_c), sd_m3t_mul_v(X->R, v, m_c + 3);
+    else if (plane == 2) sd_plane_rt_mul_(X->R, 2, 0, 1, m_p, m_c), sd_plane_rt_mul_(X->R, 2, 0, 1, v, m_c + 3);
+    else if (plane == 1) sd_plane_rt_mul_(X->R, 1, 2, 0, m_p, m_c), sd_plane_rt_mul_(X->R, 1, 2, 0, v, m_c + 3);
+    else sd_plane_rt_mul_(X->R, 0, 1, 2, m_p, m_c), sd_plane_rt_mul_(X->R, 0, 1, 2, v, m_c + 3);
+}
+
+/* sd_force_to_parent (phi(parent, k) f) the same way. */
+static inline void sd_force_to_parent_plane(const sd_transform *X, int plane, const double f_c[6], double f_p[6])
+{
+    double n[3], f[3], pxf[3];
+    if (plane < 0) sd_m3_mul_v(X->R, f_c, n), sd_m3_mul_v(X->R, f_c + 3, f);
+    else if (plane == 2) sd_plane_r_mul_(X->R, 2, 0, 1, f_c, n), sd_plane_r_mul_(X->R, 2, 0, 1, f_c + 3, f);
+    else if (plane == 1) sd_plane_r_mul_(X->R, 1, 2, 0, f_c, n), sd_plane_r_mul_(X->R, 1, 2, 0, f_c + 3, f);
+    else sd_plane_r_mul_(X->R, 0, 1, 2, f_c, n), sd_plane_r_mul_(X->R, 0, 1, 2, f_c + 3, f);
+    sd_v3_cross(X->p, f, pxf);
+    f_p[0] = n[0] + pxf[0];
+    f_p[1] = n[1] + pxf[1];
+    f_p[2] = n[2] + pxf[2];
+    f_p[3] = f[0];
+    f_p[4] = f[1];
+    f_p[5] = f[2];
+}
+
+/* i when body k's hinge is a revolute about e_i (sel = i) and its placement's rotation is exactly
+ * the identity, in a model without flexible bodies; else -1 (hinge.c; sd_data's hinge_plane). */
+int sd_plane_axis(const sd_model *m, int k, int sel);
 
 /* ---- small dense linear algebra (dense.c) ---- */
 

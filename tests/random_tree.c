@@ -81,6 +81,8 @@ sd_model *random_tree(uint64_t *rng, int n, int flags)
         d.parent = parent[k] >= 0 ? names[parent[k]] : NULL;
         d.hinge = hinge[k];
         random_rotation(rng, d.placement.R);
+        if (flags & RT_UNROTATED)
+            for (int e = 0; e < 9; ++e) d.placement.R[e] = e % 4 == 0 ? 1.0 : 0.0;
         random_vector(rng, d.placement.p, 3, 0.5);
         random_vector(rng, d.axis, 3, 1.0);
         random_vector(rng, d.axis2, 3, 1.0);

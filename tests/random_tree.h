@@ -17,8 +17,10 @@ enum {
     RT_ONLY_1DOF = 8,   /* revolute and prismatic hinges only */
     RT_AXIS_ALIGNED = 16, /* revolute and prismatic axes are +-x, +-y or +-z (the rigid fast path's
                              selecting hinges); the draws, and so the rest of the model, unchanged */
-    RT_AXIS_NUDGED = 32   /* with RT_AXIS_ALIGNED: each such axis tilted by 1e-300, the same physics
+    RT_AXIS_NUDGED = 32,  /* with RT_AXIS_ALIGNED: each such axis tilted by 1e-300, the same physics
                              through the generic-axis path (the reference for the fast one) */
+    RT_UNROTATED = 64     /* every placement's rotation is the identity (with RT_AXIS_ALIGNED, the
+                             plane kernels' case, sd_plane_axis); the draws unchanged */
 };
 
 /* A random model of n bodies; aborts the test on a builder error (which is then a bug). */

@@ -5,11 +5,15 @@
  *   coordinate axis, by the angle's sin and cos from sd_hinge_sincos4) = placement *
  *   sd_hinge_transform (libm's sin and cos), for every axis and sign and every hinge type;
  *   sd_motion_cross_axis = sd_motion_cross with the hinge motion;
+ *   sd_motion_to_child_plane and sd_force_to_parent_plane (a revolute about e_i on an unrotated
+ *   placement) = sd_motion_to_child and sd_force_to_parent, bit for bit;
  *   every algorithm on random trees whose revolute and prismatic axes are +-x, +-y, +-z (the fast
  *   path) = the same algorithm on the twin tree whose axes are tilted by 1e-300 (the same physics
  *   through the generic-axis path): ID, bias forces, ABA with inter-body forces, M, M^-1,
- *   placements, velocities and accelerations, at 1e-10.
+ *   placements, velocities and accelerations, at 1e-10; also with every placement unrotated, so
+ *   that the plane kernels run in the sweeps.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,6 +82,43 @@ static void check_placement_kernel(uint64_t *rng)
     sd_model_free(m);
 }
 
+/* The plane kernels against the 3x3 products they replace, on Xup as the sweeps make it (an
+ * unrotated placement with a random origin, angles over several turns, both signs of the axis). */
+static void check_plane_kernels(uint64_t *rng)
+{
+    sd_model *m = random_tree(rng, 12, RT_ONLY_1DOF | RT_AXIS_ALIGNED | RT_UNROTATED);
+    sd_data *d = sd_data_new(m);
+    int planes = 0;
+    for (int k = 0; k < m->n; ++k) {
+        const int sel = d->hinge_sel[k];
+        CHECK(d->hinge_plane[k] == (sel >= 0 && sel < 3 ? sel : -1));
+        if (d->hinge_plane[k] < 0) continue;
+        ++planes;
+        for (int trial = 0; trial < 200; ++trial) {
+            const double theta = 40.0 * (sd_random_uniform(rng) - 0.5);
+            sd_transform X;
+            double S[6], mp[6], fc[6], out[6], ref[6];
+            sd_hinge_placement(m, k, sel, d->hinge_sgn[k], &theta, sin(d->hinge_sgn[k] * theta),
+                               cos(d->hinge_sgn[k] * theta), &X, S);
+            random_vector(rng, mp, 6, 3.0);
+            random_vector(rng, fc, 6, 3.0);
+            sd_motion_to_child(&X, mp, ref);
+            sd_motion_to_child_plane(&X, d->hinge_plane[k], mp, out);
+            CHECK(memcmp(out, ref, sizeof out) == 0);
+            sd_force_to_parent(&X, fc, ref);
+            sd_force_to_parent_plane(&X, d->hinge_plane[k], fc, out);
+            CHECK(memcmp(out, ref, sizeof out) == 0);
+        }
+    }
+    CHECK(planes > 0);
+    /* a rotated placement is never taken for a plane */
+    sd_model *r = random_tree(rng, 12, RT_ONLY_1DOF | RT_AXIS_ALIGNED);
+    for (int k = 0; k < r->n; ++k) CHECK(sd_plane_axis(r, k, 0) == -1);
+    sd_model_free(r);
+    sd_data_free(d);
+    sd_model_free(m);
+}
+
 static void check_close_array(const double *a, const double *b, int n, double tol)
 {
     for (int i = 0; i < n; ++i) CHECK_CLOSE(a[i], b[i], tol);
@@ -90,9 +131,11 @@ static void check_twin_trees(uint64_t seed, int n, int flags)
     sd_model *A = random_tree(&ra, n, flags | RT_AXIS_ALIGNED);
     sd_model *B = random_tree(&rb, n, flags | RT_AXIS_ALIGNED | RT_AXIS_NUDGED);
     sd_data *da = sd_data_new(A), *db = sd_data_new(B);
-    int fast = 0, generic_selects = 0;
+    int fast = 0, generic_selects = 0, planes = 0;
     for (int k = 0; k < n; ++k) {
         fast += da->hinge_sel[k] >= 0;
+        planes += da->hinge_plane[k] >= 0;
+        CHECK(db->hinge_plane[k] < 0);
         generic_selects += db->hinge_sel[k] >= 0;
     }
     CHECK(generic_selects == 0);
@@ -145,6 +188,8 @@ static void check_twin_trees(uint64_t seed, int n, int flags)
         check_close_array(va, vb, 6, 1e-10);
     }
     if (n >= 10 && !(flags & RT_ONLY_1DOF)) CHECK(fast > 0);
+    if (n >= 10 && (flags & RT_UNROTATED)) CHECK(planes > 0);
+    if (!(flags & RT_UNROTATED)) CHECK(planes == 0);
     free(q); free(u); free(w); free(fext); free(xa); free(xb); free(Ma); free(Mb);
     sd_data_free(da); sd_data_free(db);
     sd_model_free(A); sd_model_free(B);
@@ -154,9 +199,11 @@ int main(void)
 {
     uint64_t rng = 0x5eed12;
     check_placement_kernel(&rng);
+    check_plane_kernels(&rng);
     static const int sizes[] = {1, 2, 3, 7, 20, 60, 150};
     static const int flag_sets[] = {0, RT_CHAIN, RT_FREE_ROOT, RT_MASSLESS, RT_ONLY_1DOF, RT_CHAIN | RT_ONLY_1DOF,
-                                    RT_FREE_ROOT | RT_ONLY_1DOF | RT_MASSLESS};
+                                    RT_FREE_ROOT | RT_ONLY_1DOF | RT_MASSLESS, RT_UNROTATED,
+                                    RT_CHAIN | RT_ONLY_1DOF | RT_UNROTATED, RT_FREE_ROOT | RT_MASSLESS | RT_UNROTATED};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i)
         for (size_t f = 0; f < sizeof flag_sets / sizeof flag_sets[0]; ++f)
             for (int s = 0; s < 3; ++s) check_twin_trees(1000 * i + 10 * f + s + 1, sizes[i], flag_sets[f]);

@@ -250,7 +250,7 @@ sd_status sd_forward_dynamics_ex(const sd_model *m, sd_data *d, const double *q,
         }
         if (m->parent[k] >= 0) {
             double zp[6];
-            sd_force_to_parent(&d->Xup[k], zplus, zp);
+            sd_force_to_parent_plane(&d->Xup[k], d->hinge_plane[k], zplus, zp);
             for (int r = 0; r < 6; ++r) d->z[6 * m->parent[k] + r] += zp[r];
         }
     }
@@ -260,7 +260,7 @@ sd_status sd_forward_dynamics_ex(const sd_model *m, sd_data *d, const double *q,
         const int nk = m->nv_k[k], vk = m->v_index[k];
         const double *S = d->S + 6 * vk;
         double *ap = d->alpha_plus + 6 * k, *alpha = d->alpha + 6 * k;
-        sd_motion_to_child(&d->Xup[k], m->parent[k] < 0 ? a0 : d->alpha + 6 * m->parent[k], ap);
+        sd_motion_to_child_plane(&d->Xup[k], d->hinge_plane[k], m->parent[k] < 0 ? a0 : d->alpha + 6 * m->parent[k], ap);
         if (pres[k]) { /* T(k) = H(k) f(k), f(k) = P+ alpha+ + z+ with P+ = P */
             double f[6];
             sd_sym6_mul(d->P + 36 * k, ap, f);

@@ -35,7 +35,7 @@ static sd_status newton_euler(const char *fn, const char *out, const sd_model *m
         const int sel = d->hinge_sel[k];
         double al[6], fk[6];
         /* alpha(k) = phi*(parent, k) alpha(parent) + H*(k) qdd(k) + a(k) */
-        sd_motion_to_child(&d->Xup[k], m->parent[k] < 0 ? a0 : d->alpha + 6 * m->parent[k], al);
+        sd_motion_to_child_plane(&d->Xup[k], d->hinge_plane[k], m->parent[k] < 0 ? a0 : d->alpha + 6 * m->parent[k], al);
         for (int r = 0; r < 6; ++r) al[r] += ak[r];
         if (qdd && sel >= 0) al[sel] += d->hinge_sgn[k] * qdd[m->v_index[k]];
         else if (qdd) {
@@ -59,7 +59,7 @@ static sd_status newton_euler(const char *fn, const char *out, const sd_model *m
             for (int i = 0; i < m->nv_k[k]; ++i) tau[vk + i] = sd_s6_dot(S + 6 * i, f);
         if (p >= 0) {
             double fp[6];
-            sd_force_to_parent(&d->Xup[k], f, fp);
+            sd_force_to_parent_plane(&d->Xup[k], d->hinge_plane[k], f, fp);
             double *fpar = d->f + 6 * p;
             for (int r = 0; r < 6; ++r) fpar[r] += fp[r];
         }

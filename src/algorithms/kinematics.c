@@ -95,7 +95,7 @@ static void body_velocities(const sd_model *m, sd_data *d, int k, const double *
         const int sel = d->hinge_sel[k];
         double MV[6];
         if (m->parent[k] < 0) memset(V, 0, 6 * sizeof(double)); /* the inertial frame does not move */
-        else sd_motion_to_child(&d->Xup[k], d->V + 6 * m->parent[k], V);
+        else sd_motion_to_child_plane(&d->Xup[k], d->hinge_plane[k], d->V + 6 * m->parent[k], V);
         if (sel >= 0) { /* H* = sgn e_sel: V += H* u, a = V x H* u */
             const double w = d->hinge_sgn[k] * u[m->v_index[k]];
             V[sel] += w;

@@ -58,6 +58,7 @@ static size_t layout(sd_data *d, const sd_model *m, char *base)
     d->prescribed_none = carve(c, n, 1);
     d->hinge_sel = carve(c, n, 1);
     d->hinge_sgn = carve(c, n, sizeof(double));
+    d->hinge_plane = carve(c, n, 1);
     return c->used;
 }
 
@@ -77,7 +78,10 @@ sd_data *sd_data_new(const sd_model *m)
     d->block_bytes = bytes;
     d->model = m;
     for (int k = 0; k < m->n; ++k) /* what the rigid fast path exploits in each hinge (hinge.c) */
+    {
         d->hinge_sel[k] = (signed char)sd_hinge_select(m, k, &d->hinge_sgn[k]);
+        d->hinge_plane[k] = (signed char)sd_plane_axis(m, k, d->hinge_sel[k]);
+    }
     if (m->loops && !(d->loops = sd_loops_data_new(m))) { /* closed-loop workspace (src/loops) */
         sd_data_free(d);
         return NULL;

@@ -110,6 +110,15 @@ int sd_hinge_select(const sd_model *m, int k, double *sgn)
     return SD_HINGE_SEL_CONSTANT;
 }
 
+int sd_plane_axis(const sd_model *m, int k, int sel)
+{
+    if (m->nflex || sel < 0 || sel > 2) return -1; /* a flexible parent deforms the placement (node engine) */
+    static const double identity[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    for (int i = 0; i < 9; ++i)
+        if (m->placement[k].R[i] != identity[i]) return -1;
+    return sel;
+}
+
 /* Xup = placement * X_J(q) when H* = sgn e_sel (sd_hinge_select): the joint rotation is a plane
  * rotation by theta = sgn q in the two axes a, b that follow the hinge axis i cyclically, so the
  * product with the placement's rotation P only mixes two of its columns,
