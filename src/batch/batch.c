@@ -81,7 +81,7 @@ struct sd_batch {
 size_t sd_lanes_ws_doubles(const sd_model *m, int lanes)
 {
     const size_t n = (size_t)m->n, nv = (size_t)m->nv;
-    return (size_t)lanes * (12 * n + 6 * nv + 36 * n + 3 * 36 * n + 2 * 6 * nv + nv) + 36 * n + 2 * n;
+    return (size_t)lanes * (12 * n + 6 * nv + 36 * n + 3 * 36 * n + 2 * 6 * nv + nv) + 36 * n + 3 * n;
 }
 
 void sd_lanes_ws_layout(const sd_model *m, int lanes, double *block, sd_lanes_ws *ws)
@@ -105,9 +105,12 @@ void sd_lanes_ws_layout(const sd_model *m, int lanes, double *block, sd_lanes_ws
     ws->M6 = p; p += 36 * n;
     ws->sgn = p; p += n;
     ws->sel = (int *)p; /* n ints in n doubles */
+    p += n;
+    ws->plane = (int *)p;
     for (size_t k = 0; k < n; ++k) {
         sd_rigid_inertia_to_sym6(m->rigid + 13 * k, ws->M6 + 36 * k);
         ws->sel[k] = sd_hinge_select(m, (int)k, &ws->sgn[k]);
+        ws->plane[k] = sd_plane_axis(m, (int)k, ws->sel[k]);
     }
 }
 

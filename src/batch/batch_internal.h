@@ -20,6 +20,7 @@ typedef struct sd_lanes_ws {
     double *M6;    /* 36 per body, one double each (not per lane): M(k) as a 6x6, broadcast into P */
     double *sgn;   /* 1 per body: the sign of H* = sgn e_sel (sd_hinge_select), 1 otherwise */
     int *sel;      /* 1 per body: sd_hinge_select(), fixed by the model (in a block of n doubles) */
+    int *plane;    /* 1 per body: sd_plane_axis(), likewise */
 } sd_lanes_ws;
 
 /* Doubles of one thread's scratch for model m and a kernel of `lanes` states per step, and its

@@ -187,6 +187,56 @@ static inline void force_to_parent(const vd *X, const vd f_c[6], vd f_p[6])
     f_p[3] = f[0]; f_p[4] = f[1]; f_p[5] = f[2];
 }
 
+/* The same two when R is a plane rotation about e_i (plane = sd_plane_axis() >= 0; internal.h's
+ * sd_motion_to_child_plane): R^T x and R x from c = R(a, a) and s = R(b, a), 4 products a
+ * 3-vector where the 3x3 takes 9. */
+static inline __attribute__((always_inline)) void plane_rt_mul(const vd *R, int i, int a, int b, const vd x[3],
+                                                               vd out[3])
+{
+    const vd c = R[3 * a + a], s = R[3 * b + a];
+    out[i] = x[i];
+    out[a] = c * x[a] + s * x[b];
+    out[b] = c * x[b] - s * x[a];
+}
+
+static inline __attribute__((always_inline)) void plane_r_mul(const vd *R, int i, int a, int b, const vd x[3],
+                                                              vd out[3])
+{
+    const vd c = R[3 * a + a], s = R[3 * b + a];
+    out[i] = x[i];
+    out[a] = c * x[a] - s * x[b];
+    out[b] = s * x[a] + c * x[b];
+}
+
+static inline void motion_to_child_plane(const vd *X, int plane, const vd m_p[6], vd m_c[6])
+{
+    if (plane < 0) {
+        motion_to_child(X, m_p, m_c);
+        return;
+    }
+    vd v[3];
+    v3_cross(m_p, X + 9, v);
+    v[0] += m_p[3]; v[1] += m_p[4]; v[2] += m_p[5];
+    if (plane == 2) plane_rt_mul(X, 2, 0, 1, m_p, m_c), plane_rt_mul(X, 2, 0, 1, v, m_c + 3);
+    else if (plane == 1) plane_rt_mul(X, 1, 2, 0, m_p, m_c), plane_rt_mul(X, 1, 2, 0, v, m_c + 3);
+    else plane_rt_mul(X, 0, 1, 2, m_p, m_c), plane_rt_mul(X, 0, 1, 2, v, m_c + 3);
+}
+
+static inline void force_to_parent_plane(const vd *X, int plane, const vd f_c[6], vd f_p[6])
+{
+    if (plane < 0) {
+        force_to_parent(X, f_c, f_p);
+        return;
+    }
+    vd n[3], f[3], pxf[3];
+    if (plane == 2) plane_r_mul(X, 2, 0, 1, f_c, n), plane_r_mul(X, 2, 0, 1, f_c + 3, f);
+    else if (plane == 1) plane_r_mul(X, 1, 2, 0, f_c, n), plane_r_mul(X, 1, 2, 0, f_c + 3, f);
+    else plane_r_mul(X, 0, 1, 2, f_c, n), plane_r_mul(X, 0, 1, 2, f_c + 3, f);
+    v3_cross(X + 9, f, pxf);
+    f_p[0] = n[0] + pxf[0]; f_p[1] = n[1] + pxf[1]; f_p[2] = n[2] + pxf[2];
+    f_p[3] = f[0]; f_p[4] = f[1]; f_p[5] = f[2];
+}
+
 static inline void motion_cross(const vd V[6], const vd mv[6], vd out[6])
 {
     vd a[3], b[3];
@@ -612,7 +662,7 @@ static void motion_lanes(const sd_model *m, const sd_lanes_ws *ws, const lane_ro
             if (par < 0)
                 for (int r = 0; r < 6; ++r) Vk[r] = splat(0.0);
             else
-                motion_to_child(X, V + 6 * par, Vk);
+                motion_to_child_plane(X, ws->plane[k], V + 6 * par, Vk);
             Vk[sel] += w;
             motion_cross_axis(Vk, sel, w, ak);
         } else {
@@ -716,7 +766,7 @@ static int lanes_forward_dynamics(const sd_model *m, const sd_lanes_ws *ws, int 
         }
         if (par >= 0) {
             vd fp[6];
-            force_to_parent(Xup + 12 * k, zp, fp);
+            force_to_parent_plane(Xup + 12 * k, ws->plane[k], zp, fp);
             for (int r = 0; r < 6; ++r) z[6 * par + r] += fp[r];
         }
     }
@@ -731,7 +781,7 @@ static int lanes_forward_dynamics(const sd_model *m, const sd_lanes_ws *ws, int 
         const int nk = m->nv_k[k], vk = m->v_index[k], par = m->parent[k];
         const vd *S = Sv + 6 * vk;
         vd ap[6], qk[6], aJ[6], *al = alpha + 6 * k;
-        motion_to_child(Xup + 12 * k, par < 0 ? a0 : alpha + 6 * par, ap);
+        motion_to_child_plane(Xup + 12 * k, ws->plane[k], par < 0 ? a0 : alpha + 6 * par, ap);
         for (int i = 0; i < nk; ++i) { /* qdd = nu - G* alpha+ */
             qk[i] = nu[vk + i] - s6_dot(G + 6 * (vk + i), ap);
             bad |= ~finite_lanes(qk[i]);
@@ -784,7 +834,7 @@ static int lanes_inverse_dynamics(const sd_model *m, const sd_lanes_ws *ws, int 
         const int nk = m->nv_k[k], vk = m->v_index[k], par = m->parent[k];
         const vd *S = Sv + 6 * vk;
         vd *al = alpha + 6 * k, aJ[6], MA[6];
-        motion_to_child(Xup + 12 * k, par < 0 ? a0 : alpha + 6 * par, al);
+        motion_to_child_plane(Xup + 12 * k, ws->plane[k], par < 0 ? a0 : alpha + 6 * par, al);
         for (int r = 0; r < 6; ++r) al[r] += a[6 * k + r];
         if (ws->sel[k] >= 0) al[ws->sel[k]] += ws->sgn[k] * load_row(&ar, vk);
         else {
@@ -820,7 +870,7 @@ static int lanes_inverse_dynamics(const sd_model *m, const sd_lanes_ws *ws, int 
             }
         if (par >= 0) {
             vd fp[6];
-            force_to_parent(Xup + 12 * k, fk, fp);
+            force_to_parent_plane(Xup + 12 * k, ws->plane[k], fk, fp);
             for (int r = 0; r < 6; ++r) fv[6 * par + r] += fp[r];
         }
     }

@@ -408,8 +408,10 @@ static sd_model *chain_with(double armature, double damping, int ball)
 int main(void)
 {
     uint64_t rng = 12;
-    /* the last three: hinges along +-x, +-y, +-z, which the scalar path and the kernel take by their
-     * axis-selecting kernels (sd_hinge_select) */
+    /* from the sixth: hinges along +-x, +-y, +-z, which the scalar path and the kernel take by their
+     * axis-selecting kernels (sd_hinge_select); the last three also on unrotated placements, where
+     * both take the plane kernels (sd_plane_axis), drawn after the others (whose draws stay as
+     * they were before those kernels) */
     const int flags[] = {0,
                          RT_CHAIN,
                          RT_MASSLESS,
@@ -418,19 +420,24 @@ int main(void)
                          RT_FREE_ROOT | RT_MASSLESS,
                          RT_AXIS_ALIGNED,
                          RT_AXIS_ALIGNED | RT_FREE_ROOT | RT_ONLY_1DOF,
-                         RT_AXIS_ALIGNED | RT_CHAIN | RT_MASSLESS};
+                         RT_AXIS_ALIGNED | RT_CHAIN | RT_MASSLESS,
+                         RT_AXIS_ALIGNED | RT_UNROTATED,
+                         RT_AXIS_ALIGNED | RT_FREE_ROOT | RT_ONLY_1DOF | RT_UNROTATED,
+                         RT_AXIS_ALIGNED | RT_CHAIN | RT_ONLY_1DOF | RT_UNROTATED};
+    const size_t nflags = sizeof flags / sizeof flags[0], first_plane = nflags - 3;
     const long counts[] = {1, 3, 5, 7, 13};
     int simd_models = 0;
-    for (int rep = 0; rep < 4; ++rep)
-        for (size_t f = 0; f < sizeof flags / sizeof flags[0]; ++f) {
-            const int n = 1 + (int)(sd_random_uniform(&rng) * 14);
-            sd_model *m = random_tree(&rng, n, flags[f]);
-            check_model(m, &rng, counts[(rep + f) % 5]);
-            sd_batch *b = sd_batch_new(m, 1, NULL);
-            simd_models += sd_batch_simd_lanes(b) > 0;
-            sd_batch_free(b);
-            sd_model_free(m);
-        }
+    for (int plane = 0; plane < 2; ++plane)
+        for (int rep = 0; rep < 4; ++rep)
+            for (size_t f = plane ? first_plane : 0; f < (plane ? nflags : first_plane); ++f) {
+                const int n = 1 + (int)(sd_random_uniform(&rng) * 14);
+                sd_model *m = random_tree(&rng, n, flags[f]);
+                check_model(m, &rng, counts[(rep + f) % 5]);
+                sd_batch *b = sd_batch_new(m, 1, NULL);
+                simd_models += sd_batch_simd_lanes(b) > 0;
+                sd_batch_free(b);
+                sd_model_free(m);
+            }
     sd_model *m = random_tree(&rng, 9, RT_FREE_ROOT);
     check_errors(m, &rng);
     check_failure_positions(m, &rng);
@@ -459,10 +466,10 @@ int main(void)
     CHECK(sd_forward_dynamics_batch(b, -1, NULL, NULL, NULL, NULL, NULL, NULL) == SD_E_ARGUMENT);
     CHECK(sd_forward_dynamics_batch(b, 0, NULL, NULL, NULL, NULL, NULL, NULL) == SD_OK);
     CHECK(sd_batch_set_simd(b, (sd_batch_simd)3) == SD_E_ARGUMENT && strstr(sd_batch_error(b), "unknown mode"));
-    printf("SIMD kernel: %d of 36 random models (%s); %ld SIMD states (%ld at 8 lanes, %ld at 4), %ld bit-identical "
+    printf("SIMD kernel: %d of %d random models (%s); %ld SIMD states (%ld at 8 lanes, %ld at 4), %ld bit-identical "
            "to the scalar call, largest relative difference %.3g (qdd, and the inverse dynamics')\n",
-           simd_models, sd_batch_simd_note(b), simd_states, states_by_lanes[8], states_by_lanes[4], simd_identical,
-           worst_simd);
+           simd_models, (int)(4 * nflags), sd_batch_simd_note(b), simd_states,
+           states_by_lanes[8], states_by_lanes[4], simd_identical, worst_simd);
     printf("forward dynamics: largest backward error %.3g of S (bound %.0e), forward differences at most %.3g of "
            "their cond(M) bounds, largest cond(M) %.3g\n",
            worst_backward, FD_TOL, worst_forward, worst_cond);
