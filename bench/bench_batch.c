@@ -268,8 +268,8 @@ static void run(const char *label, const char *name, const sd_model *m, long sta
            "    scalar: pool %.2fx, 2 independent %.2fx (pool / ceiling %.0f%%);\n"
            "    SIMD:   pool %.2fx, 2 independent %.2fx (pool / ceiling %.0f%%)\n",
            simd1, pool_s, ind_s, 100 * pool_s / ind_s, pool_v, ind_v, 100 * pool_v / ind_v);
-    printf("  %s / AVX2 on 1 thread: %.2fx wall, %.2fx CPU\n", sd_batch_simd_lanes(b[1]) == 8 ? "AVX-512" : "SIMD", wide,
-           cpu[6] / cpu[1]);
+    printf("  %s / AVX2 on 1 thread: %.2fx wall, %.2fx CPU\n", sd_batch_simd_lanes(b[1]) == 8 ? "AVX-512" : "SIMD",
+           wide, cpu[6] / cpu[1]);
     printf("  CPU:  SIMD / scalar on 1 thread %.2fx; CPU(1 thread) / CPU(2 threads): scalar pool %.3f, "
            "independent %.3f;\n        SIMD pool %.3f, independent %.3f\n",
            cpu[0] / cpu[1], cpu[0] / cpu[2], cpu[0] / cpu[4], cpu[1] / cpu[3], cpu[1] / cpu[5]);

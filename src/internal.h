@@ -296,7 +296,7 @@ static inline void sd_motion_cross_axis(const double V[6], int sel, double w, do
  * rpy="0 0 0": Talos, the chains). R = [e_i, c e_a + s e_b, -s e_a + c e_b] with (a, b) the axes
  * after i cyclically, so R^T x and R x take 4 multiplications where the 3x3 products take 9: the
  * others are with R's exact zeros and one, and the sums left are the 3x3 product's own, so the
- * numbers are the same for finite x. c and s are read off R itself (hinge.c's plane_rotation
+ * numbers are the same for finite x (products rounded apart from sums: -ffp-contract=off, CMakeLists). c and s are read off R itself (hinge.c's plane_rotation
  * writes c = R(a, a) and s = R(b, a) exactly when the placement is unrotated). */
 static inline __attribute__((always_inline)) void sd_plane_rt_mul_(const double R[9], int i, int a, int b,
                                                                    const double x[3], double out[3])
@@ -316,8 +316,9 @@ static inline __attribute__((always_inline)) void sd_plane_r_mul_(const double R
     out[b] = s * x[a] + c * x[b];
 }
 
-/* sd_motion_to_child (phi*(parent, k) m) with the plane kernel when plane = hinge_plane[k] >= 0; the
- * switch gives each axis constant indices. */
+/* sd_motion_to_child (phi*(parent, k) m) with the plane kernel when plane = hinge_plane[k] >= 0; each
+ * branch has its axis's constant indices. (An infinite x passes through here where the 3x3 product's
+ * 0 * inf makes a NaN: both are non-finite, and the sweeps' output checks report either.) */
 static inline void sd_motion_to_child_plane(const sd_transform *X, int plane, const double m_p[6], double m_c[6])
 {
     double v[3];

@@ -3,8 +3,10 @@
  * simulation-based optimisation and learning call a dynamics library (issue 12).
  *
  * A batch context (sd_batch) holds everything a batched call needs, made once by sd_batch_new():
- * the caller's number of threads (POSIX threads, kept waiting between calls), one sd_data workspace
- * per thread, and the per-thread scratch of the SIMD kernel. A batched call allocates nothing.
+ * the caller's number of threads (POSIX threads kept between calls: after a call they spin up to
+ * 50 us, so that the next call starts at once, then sleep; a pool of more threads than processors
+ * online does not spin), one sd_data workspace per thread, and the per-thread scratch of the SIMD
+ * kernel. A batched call allocates nothing.
  *
  * Arrays are stacked per state, state i's block at i times the single-state size: q n x nq, u, tau,
  * qdd n x nv, f_ext and inter-body forces n x 6 nbodies, M and M^-1 n x nv^2 (row-major). Optional
@@ -21,9 +23,11 @@
  * the largest inter-body force.
  *
  * SIMD across states: the articulated-body recursion (004 Alg 6.1) runs on 8 states at once, one
- * state per lane of an AVX-512 register, or on 4 per AVX2 register, the widest the processor has
- * (chosen at run time; both kernels are in every x86-64 build, GCC/Clang vector extensions;
- * sd_batch_set_simd(b, SD_BATCH_SIMD_AVX2) keeps to 4). It covers every rigid hinge type (fixed,
+ * state per lane of an AVX-512 register (AVX-512 F, DQ and VL), or on 4 per AVX2 register (AVX2
+ * and FMA), the widest the processor has (chosen at run time; both kernels are in every x86-64
+ * build, GCC/Clang vector extensions). sd_batch_set_simd(b, SD_BATCH_SIMD_AVX2) keeps to 4: the
+ * AVX-512 kernel was measured 1.1-1.3x faster on AMD EPYC; on processors that lower their clock for
+ * 512-bit arithmetic (some Intel Xeons) the 4-lane kernel may be the faster one. It covers every rigid hinge type (fixed,
  * revolute, prismatic, spherical, free, universal, planar), the armature, damping and springs (but
  * a spring on a spherical hinge), external forces and the inter-body forces. Models with flexible
  * bodies or a spherical hinge's spring take the scalar path (sd_batch_simd_lanes() says 0 and
@@ -65,10 +69,13 @@ SD_API sd_batch *sd_batch_new(const sd_model *model, int threads, sd_error *err)
 /* Stops the threads and frees everything; NULL is fine. */
 SD_API void sd_batch_free(sd_batch *batch);
 
+/* The SIMD setting of later calls (default SD_BATCH_SIMD_AUTO). SD_E_ARGUMENT with "unknown mode" in
+ * sd_batch_error() for a value not in sd_batch_simd. Where the processor or the model has no SIMD
+ * kernel every mode is the scalar path (sd_batch_simd_note() says why). */
 SD_API sd_status sd_batch_set_simd(sd_batch *batch, sd_batch_simd mode);
 SD_API int sd_batch_threads(const sd_batch *batch);
-/* States per SIMD step of the forward dynamics with the current setting: 8 (AVX-512) or 4 (AVX2)
- * when a SIMD kernel runs, 0 when the scalar path does (sd_batch_simd_note() says why). */
+/* States per SIMD step of the forward and inverse dynamics with the current setting: 8 (AVX-512) or
+ * 4 (AVX2) when a SIMD kernel runs, 0 when the scalar path does (sd_batch_simd_note() says why). */
 SD_API int sd_batch_simd_lanes(const sd_batch *batch);
 SD_API const char *sd_batch_simd_note(const sd_batch *batch);
 

@@ -260,7 +260,8 @@ sd_status sd_forward_dynamics_ex(const sd_model *m, sd_data *d, const double *q,
         const int nk = m->nv_k[k], vk = m->v_index[k];
         const double *S = d->S + 6 * vk;
         double *ap = d->alpha_plus + 6 * k, *alpha = d->alpha + 6 * k;
-        sd_motion_to_child_plane(&d->Xup[k], d->hinge_plane[k], m->parent[k] < 0 ? a0 : d->alpha + 6 * m->parent[k], ap);
+        const double *alpha_parent = m->parent[k] < 0 ? a0 : d->alpha + 6 * m->parent[k];
+        sd_motion_to_child_plane(&d->Xup[k], d->hinge_plane[k], alpha_parent, ap);
         if (pres[k]) { /* T(k) = H(k) f(k), f(k) = P+ alpha+ + z+ with P+ = P */
             double f[6];
             sd_sym6_mul(d->P + 36 * k, ap, f);

@@ -35,7 +35,8 @@ static sd_status newton_euler(const char *fn, const char *out, const sd_model *m
         const int sel = d->hinge_sel[k];
         double al[6], fk[6];
         /* alpha(k) = phi*(parent, k) alpha(parent) + H*(k) qdd(k) + a(k) */
-        sd_motion_to_child_plane(&d->Xup[k], d->hinge_plane[k], m->parent[k] < 0 ? a0 : d->alpha + 6 * m->parent[k], al);
+        const double *alpha_parent = m->parent[k] < 0 ? a0 : d->alpha + 6 * m->parent[k];
+        sd_motion_to_child_plane(&d->Xup[k], d->hinge_plane[k], alpha_parent, al);
         for (int r = 0; r < 6; ++r) al[r] += ak[r];
         if (qdd && sel >= 0) al[sel] += d->hinge_sgn[k] * qdd[m->v_index[k]];
         else if (qdd) {

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <soadyn/batch.h>
 
@@ -52,7 +53,7 @@ struct sd_batch {
     int threads;
     const sd_lanes_kernel *widest; /* the widest kernel the processor and the model allow, or NULL */
     const sd_lanes_kernel *kernel; /* the one the mode chooses (the workers' scratch laid out for it), or NULL */
-    sd_batch_simd mode;
+    int spin;      /* waits spin before sleeping: no more threads than processors online */
     char note[200]; /* why there is no kernel, when widest is NULL */
     batch_worker *workers;
     int started; /* threads running besides the caller's */
@@ -67,7 +68,7 @@ struct sd_batch {
     atomic_long next_chunk; /* the next chunk to hand out */
     atomic_long fail_bound; /* the lowest failing state so far, n if none */
     char pad1[64];
-    /* Written under the mutex, read also without it by the threads' spinning waits (spin_wait), on
+    /* Written under the mutex, read also without it by the threads' spinning waits (spin_while_equal), on
      * a line of their own: the calls so far, and the started threads still in the current one. */
     atomic_uint generation;
     atomic_uint pending;
@@ -271,7 +272,8 @@ static void run_range(sd_batch *b, batch_worker *w)
  * to SPIN_NS, then sleeps on its condition variable: waking a sleeping thread takes tens of
  * microseconds on this project's VMs, a tenth of a 4096-state iiwa batch split over two threads,
  * while a spinning one sees the change within a cache-line transfer (bench/results/batch.md has the
- * measured gain). The price: a waiting thread keeps a core busy for at most SPIN_NS after a call. */
+ * measured gain). The price: a waiting thread keeps a core busy for at most SPIN_NS after a call.
+ * A pool with more threads than processors online never spins (b->spin). */
 enum { SPIN_NS = 50000 };
 
 static double monotonic_ns(void)
@@ -281,9 +283,12 @@ static double monotonic_ns(void)
     return 1e9 * (double)ts.tv_sec + (double)ts.tv_nsec;
 }
 
-/* Spins while *x == value, for at most SPIN_NS; the caller then checks again under the mutex. */
-static void spin_while_equal(const atomic_uint *x, unsigned value)
+/* Spins while *x == value, for at most SPIN_NS, when the pool spins at all (b->spin: with more
+ * threads than processors a spinning thread would hold up one that works); the caller then checks
+ * again under the mutex. */
+static void spin_while_equal(const sd_batch *b, const atomic_uint *x, unsigned value)
 {
+    if (!b->spin) return;
     const double end = monotonic_ns() + SPIN_NS;
     for (unsigned i = 1; atomic_load_explicit(x, memory_order_relaxed) == value; ++i) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -299,7 +304,7 @@ static void *worker_main(void *arg)
     sd_batch *b = w->batch;
     unsigned seen = 0;
     for (;;) {
-        spin_while_equal(&b->generation, seen);
+        spin_while_equal(b, &b->generation, seen);
         pthread_mutex_lock(&b->mutex); /* publishes the job (written before the increment) */
         while (atomic_load_explicit(&b->generation, memory_order_relaxed) == seen && !b->quit)
             pthread_cond_wait(&b->go, &b->mutex);
@@ -330,7 +335,7 @@ static sd_status run_job(sd_batch *b)
     if (b->started) {
         /* spins while the count is unchanged or drops without reaching 0, then waits */
         for (unsigned left; (left = atomic_load_explicit(&b->pending, memory_order_relaxed)) > 0;) {
-            spin_while_equal(&b->pending, left);
+            spin_while_equal(b, &b->pending, left);
             if (atomic_load_explicit(&b->pending, memory_order_relaxed) == left) break;
         }
         pthread_mutex_lock(&b->mutex); /* the workers' results, published by their unlocks */
@@ -395,6 +400,7 @@ static void stop_threads(sd_batch *b)
     if (!b->started) return;
     pthread_mutex_lock(&b->mutex);
     b->quit = 1;
+    atomic_fetch_add_explicit(&b->generation, 1, memory_order_relaxed); /* ends the workers' spins now */
     pthread_cond_broadcast(&b->go);
     pthread_mutex_unlock(&b->mutex);
     for (int t = 1; t <= b->started; ++t) pthread_join(b->workers[t].thread, NULL);
@@ -430,6 +436,8 @@ sd_batch *sd_batch_new(const sd_model *m, int threads, sd_error *err)
     }
     b->model = m;
     b->threads = threads;
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    b->spin = threads > 1 && (online < 1 || threads <= online);
     b->err_state = -1;
     atomic_init(&b->next_chunk, 0);
     atomic_init(&b->fail_bound, 0);
@@ -480,13 +488,13 @@ sd_status sd_batch_set_simd(sd_batch *b, sd_batch_simd mode)
     if (!b) return SD_E_ARGUMENT;
     if (mode != SD_BATCH_SIMD_AUTO && mode != SD_BATCH_SIMD_OFF && mode != SD_BATCH_SIMD_AVX2)
         return fail_call(b, "sd_batch_set_simd", "unknown mode");
-    b->mode = mode;
     const sd_lanes_kernel *k = NULL;
 #ifdef SOADYN_BATCH_SIMD
     if (b->widest && mode != SD_BATCH_SIMD_OFF) k = mode == SD_BATCH_SIMD_AVX2 ? &sd_lanes_avx2 : b->widest;
 #endif
     if (k && k != b->kernel) /* the scratch holds the widest kernel's layout, so any narrower one fits */
-        for (int t = 0; t < b->threads; ++t) sd_lanes_ws_layout(b->model, k->lanes, b->workers[t].scratch, &b->workers[t].ws);
+        for (int t = 0; t < b->threads; ++t)
+            sd_lanes_ws_layout(b->model, k->lanes, b->workers[t].scratch, &b->workers[t].ws);
     b->kernel = k;
     return SD_OK;
 }

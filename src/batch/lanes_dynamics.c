@@ -1,14 +1,14 @@
 /*
  * src/batch/lanes_dynamics.c — the dynamics on NL states at once (4 with AVX2, 8 with AVX-512), one
- * state per lane of a vector register: the articulated-body forward dynamics (004 Alg 6.1: the Riccati gather Eq 33,
- * the residual gather Eq 58a-d, the acceleration scatter Eq 58e-g) and the Newton-Euler inverse
- * dynamics (004 Alg 3.1), after one shared kinematics pass.
+ * state per lane of a vector register: the articulated-body forward dynamics (004 Alg 6.1: the
+ * Riccati gather Eq 33, the residual gather Eq 58a-d, the acceleration scatter Eq 58e-g) and the
+ * Newton-Euler inverse dynamics (004 Alg 3.1), after one shared kinematics pass.
  *
  * Why across states and not within one: a single state's recursion is a chain of small dependent
- * 3x3 and 6x6 products that fill a 4-wide register poorly; the same recursion on four states is
- * four independent copies of every operation, so each scalar operation of
+ * 3x3 and 6x6 products that fill a vector register poorly; the same recursion on NL states is NL
+ * independent copies of every operation, so each scalar operation of
  * src/algorithms/forward_dynamics.c, inverse_dynamics.c (and of the kinematics, kinematics.c, hinge.c)
- * becomes one vector operation on four lanes, with no shuffles. A hinge whose H* selects one entry
+ * becomes one vector operation on NL lanes, with no shuffles. A hinge whose H* selects one entry
  * of a spatial vector (sd_hinge_select: a revolute about or prismatic along a frame axis) takes
  * the scalar path's fast kernels here too (axis_placement_lanes, motion_cross_axis, U = sgn P(:, i)).
  * The code follows those files' operations and order (the sine and cosine are theirs too,

@@ -2,7 +2,8 @@
  * tests/batch/test_batch.c — soadyn/batch.h against the single-state calls, state by state, on
  * random trees of every hinge type (tests/random_tree.h): forward dynamics with and without
  * inter-body forces and external forces, inverse dynamics, M and M^-1; 1, 2 and 3 threads; batch
- * sizes that are not multiples of the SIMD width; SIMD on and off. The scalar path must give the
+ * sizes that are not multiples of the SIMD width; the scalar path, the widest SIMD kernel (8 lanes
+ * with AVX-512) and the 4-lane AVX2 kernel, then the widest again (its scratch laid out anew). The scalar path must give the
  * single-state results bit for bit. The SIMD kernel rounds differently (its own transport of
  * articulated inertias; fused multiply-adds, its file being contracted), so its forward dynamics
  * is held to what round-off can explain (fd_check below): a backward error of 1e-13 through the
@@ -44,18 +45,37 @@ static double worst_simd = 0.0; /* the SIMD inverse dynamics, and qdd's plain re
 static long simd_states = 0, simd_identical = 0, states_by_lanes[9];
 
 /* The settings every check runs: the scalar path, the widest kernel the processor has (8 lanes with
- * AVX-512), the 4-lane AVX2 kernel (the same as the widest without AVX-512). */
-static const sd_batch_simd simd_modes[3] = {SD_BATCH_SIMD_OFF, SD_BATCH_SIMD_AUTO, SD_BATCH_SIMD_AVX2};
+ * AVX-512), the 4-lane AVX2 kernel (the same as the widest without AVX-512), the widest again (from
+ * 4 lanes back to 8: the scratch laid out again). */
+enum { SIMD_MODES = 4 };
+static const sd_batch_simd simd_modes[SIMD_MODES] = {SD_BATCH_SIMD_OFF, SD_BATCH_SIMD_AUTO, SD_BATCH_SIMD_AVX2,
+                                                     SD_BATCH_SIMD_AUTO};
 
-/* Sets mode s of simd_modes and checks the lane count it reports: 0 for the scalar path, at most 4
- * for AVX2, and a width the kernels have. */
+/* The lanes the widest kernel has on this processor (as batch.c decides): 8 with AVX-512 F, DQ and
+ * VL, 4 with AVX2 and FMA, 0 without (or off x86-64). */
+static int expected_lanes(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return 0;
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                   __builtin_cpu_supports("avx512vl")
+               ? 8
+               : 4;
+#else
+    return 0;
+#endif
+}
+
+/* Sets mode s of simd_modes and checks the lane count it reports: 0 for the scalar path, 4 for AVX2
+ * and the processor's widest for AUTO (or 0 when the model has no SIMD path). */
 static int set_simd_mode(sd_batch *b, int s)
 {
     CHECK(sd_batch_set_simd(b, simd_modes[s]) == SD_OK);
-    const int lanes = sd_batch_simd_lanes(b);
-    CHECK(lanes == 0 || lanes == 4 || lanes == 8);
+    const int lanes = sd_batch_simd_lanes(b), widest = expected_lanes();
     if (simd_modes[s] == SD_BATCH_SIMD_OFF) CHECK(lanes == 0);
-    if (simd_modes[s] == SD_BATCH_SIMD_AVX2) CHECK(lanes <= 4);
+    if (simd_modes[s] == SD_BATCH_SIMD_AUTO) CHECK(lanes == 0 || lanes == widest);
+    if (simd_modes[s] == SD_BATCH_SIMD_AVX2) CHECK(lanes == 0 || lanes == (widest ? 4 : 0));
     return lanes;
 }
 
@@ -195,7 +215,7 @@ static void check_model(const sd_model *m, uint64_t *rng, long count)
         CHECK(b != NULL);
         if (!b) continue;
         CHECK(sd_batch_threads(b) == threads);
-        for (int simd = 0; simd < 3; ++simd) {
+        for (int simd = 0; simd < SIMD_MODES; ++simd) {
             const int lanes = set_simd_mode(b, simd);
             /* forward dynamics with u, f_ext and forces; without u, f_ext, forces */
             CHECK(sd_forward_dynamics_batch(b, count, q, u, tau, fext, out, fout) == SD_OK);
@@ -264,7 +284,7 @@ static void check_errors(const sd_model *m, uint64_t *rng)
     for (long i = 0; i < count; ++i) random_state(m, rng, q + i * nq, u + i * nv, tau + i * nv);
     for (int threads = 1; threads <= 3; ++threads) {
         sd_batch *b = sd_batch_new(m, threads, NULL);
-        for (int simd = 0; simd < 3; ++simd) {
+        for (int simd = 0; simd < SIMD_MODES; ++simd) {
             set_simd_mode(b, simd);
             for (int kind = 0; kind < 2; ++kind) { /* a NaN in q; speeds whose products overflow */
                 const double saved = kind == 0 ? q[bad * nq + nq - 1] : u[bad * nv];
@@ -335,7 +355,7 @@ static void check_failure_positions(const sd_model *m, uint64_t *rng)
     long cases = 0;
     for (int threads = 2; threads <= 3; ++threads) {
         sd_batch *b = sd_batch_new(m, threads, NULL);
-        for (int simd = 0; simd < 3; ++simd) {
+        for (int simd = 0; simd < SIMD_MODES; ++simd) {
             const int lanes = set_simd_mode(b, simd);
             for (size_t c = 0; c < sizeof bads / sizeof bads[0]; ++c)
                 for (int rep = 0; rep < 8; ++rep) {
@@ -408,7 +428,7 @@ static sd_model *chain_with(double armature, double damping, int ball)
 int main(void)
 {
     uint64_t rng = 12;
-    /* from the sixth: hinges along +-x, +-y, +-z, which the scalar path and the kernel take by their
+    /* from the seventh: hinges along +-x, +-y, +-z, which the scalar path and the kernel take by their
      * axis-selecting kernels (sd_hinge_select); the last three also on unrotated placements, where
      * both take the plane kernels (sd_plane_axis), drawn after the others (whose draws stay as
      * they were before those kernels) */
@@ -438,6 +458,7 @@ int main(void)
                 sd_batch_free(b);
                 sd_model_free(m);
             }
+    if (expected_lanes()) CHECK(simd_models == (int)(4 * nflags)); /* random trees: rigid, no ball springs */
     sd_model *m = random_tree(&rng, 9, RT_FREE_ROOT);
     check_errors(m, &rng);
     check_failure_positions(m, &rng);
