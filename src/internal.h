@@ -296,8 +296,9 @@ static inline void sd_motion_cross_axis(const double V[6], int sel, double w, do
  * rpy="0 0 0": Talos, the chains). R = [e_i, c e_a + s e_b, -s e_a + c e_b] with (a, b) the axes
  * after i cyclically, so R^T x and R x take 4 multiplications where the 3x3 products take 9: the
  * others are with R's exact zeros and one, and the sums left are the 3x3 product's own, so the
- * numbers are the same for finite x (products rounded apart from sums: -ffp-contract=off, CMakeLists). c and s are read off R itself (hinge.c's plane_rotation
- * writes c = R(a, a) and s = R(b, a) exactly when the placement is unrotated). */
+ * numbers are the same for finite x (products rounded apart from sums: -ffp-contract=off in
+ * CMakeLists.txt). c and s are read off R itself (hinge.c's plane_rotation writes c = R(a, a) and
+ * s = R(b, a) exactly when the placement is unrotated). */
 static inline __attribute__((always_inline)) void sd_plane_rt_mul_(const double R[9], int i, int a, int b,
                                                                    const double x[3], double out[3])
 {
@@ -321,13 +322,16 @@ static inline __attribute__((always_inline)) void sd_plane_r_mul_(const double R
  * 0 * inf makes a NaN: both are non-finite, and the sweeps' output checks report either.) */
 static inline void sd_motion_to_child_plane(const sd_transform *X, int plane, const double m_p[6], double m_c[6])
 {
-    double v[3];
+    if (plane < 0) {
+        sd_motion_to_child(X, m_p, m_c);
+        return;
+    }
+    double v[3]; /* v_p + omega_p x p, as sd_motion_to_child */
     sd_v3_cross(m_p, X->p, v);
     v[0] += m_p[3];
     v[1] += m_p[4];
     v[2] += m_p[5];
-    if (plane < 0) sd_m3t_mul_v(X->R, m_p, m_c), sd_m3t_mul_v(X->R, v, m_c + 3);
-    else if (plane == 2) sd_plane_rt_mul_(X->R, 2, 0, 1, m_p, m_c), sd_plane_rt_mul_(X->R, 2, 0, 1, v, m_c + 3);
+    if (plane == 2) sd_plane_rt_mul_(X->R, 2, 0, 1, m_p, m_c), sd_plane_rt_mul_(X->R, 2, 0, 1, v, m_c + 3);
     else if (plane == 1) sd_plane_rt_mul_(X->R, 1, 2, 0, m_p, m_c), sd_plane_rt_mul_(X->R, 1, 2, 0, v, m_c + 3);
     else sd_plane_rt_mul_(X->R, 0, 1, 2, m_p, m_c), sd_plane_rt_mul_(X->R, 0, 1, 2, v, m_c + 3);
 }
@@ -335,9 +339,12 @@ static inline void sd_motion_to_child_plane(const sd_transform *X, int plane, co
 /* sd_force_to_parent (phi(parent, k) f) the same way. */
 static inline void sd_force_to_parent_plane(const sd_transform *X, int plane, const double f_c[6], double f_p[6])
 {
-    double n[3], f[3], pxf[3];
-    if (plane < 0) sd_m3_mul_v(X->R, f_c, n), sd_m3_mul_v(X->R, f_c + 3, f);
-    else if (plane == 2) sd_plane_r_mul_(X->R, 2, 0, 1, f_c, n), sd_plane_r_mul_(X->R, 2, 0, 1, f_c + 3, f);
+    if (plane < 0) {
+        sd_force_to_parent(X, f_c, f_p);
+        return;
+    }
+    double n[3], f[3], pxf[3]; /* n_p = R n_c + p x f_p, f_p = R f_c, as sd_force_to_parent */
+    if (plane == 2) sd_plane_r_mul_(X->R, 2, 0, 1, f_c, n), sd_plane_r_mul_(X->R, 2, 0, 1, f_c + 3, f);
     else if (plane == 1) sd_plane_r_mul_(X->R, 1, 2, 0, f_c, n), sd_plane_r_mul_(X->R, 1, 2, 0, f_c + 3, f);
     else sd_plane_r_mul_(X->R, 0, 1, 2, f_c, n), sd_plane_r_mul_(X->R, 0, 1, 2, f_c + 3, f);
     sd_v3_cross(X->p, f, pxf);
