@@ -55,6 +55,9 @@ struct sd_model {
     sd_hinge_type *hinge;
     sd_transform *placement;
     double *hinge_axes;   /* 9 per body: axis, axis2 (universal) or t1, t2 (planar) */
+    double *hinge_turn;   /* 18 per body: for a revolute about an axis a that is not a coordinate axis,
+                             P [a x] and P [a x]^2 with P the placement's rotation (hinge.c's
+                             turn_placement; sd_hinge_turn_constants), else zeros */
     double *mass, *com, *inertia_com; /* 1, 3, 9 per body */
     double *rigid;        /* 13 per body: spatial inertia M(k) about the body origin as (m, h = m c, Io) */
     double *damping;      /* per speed */
@@ -194,14 +197,21 @@ void sd_hinge_transform(const sd_model *m, int k, const double *qk, sd_transform
 #define SD_HINGE_SEL_CONSTANT (-1)
 #define SD_HINGE_SEL_VARYING (-2)
 int sd_hinge_select(const sd_model *m, int k, double *sgn);
-/* s[l], c[l] = sin, cos of theta = sgn q of body k0 + l for l = 0 .. 3 when it is a revolute whose H*
- * selects an axis (sel 0 .. 2; 0 and 1 for the others and past the last body): four bodies' angles
- * in one vector kernel (common/sincos4.h), for sd_hinge_placement. */
+/* out[0 .. 17] = P [a x] and P [a x]^2 (row-major 3x3 each) for body k's placement rotation P and
+ * its revolute axis a when that is not a coordinate axis (sd_hinge_select gives
+ * SD_HINGE_SEL_CONSTANT), else zeros: the model's hinge_turn, filled once by the builder. */
+void sd_hinge_turn_constants(const sd_model *m, int k, double out[18]);
+/* s[l], c[l] = sin, cos of theta = sgn q of body k0 + l for l = 0 .. 3 when it is a revolute (its H*
+ * selecting an axis, sel 0 .. 2, or about any other constant axis; 0 and 1 for the others and past
+ * the last body): four bodies' angles in one vector kernel (common/sincos4.h), for
+ * sd_hinge_placement. */
 void sd_hinge_sincos4(const sd_model *m, const signed char *sel, const double *sgn, const double *q, int k0,
                       double s[4], double c[4]);
 /* Xup(k) = placement(k) * X_J(q) and H*(k) in one step, with sel and sgn from sd_hinge_select:
- * for a selecting hinge the joint rotation is a plane rotation applied to two columns, by the
- * angle whose sin s and cos c sd_hinge_sincos4 gave (read only for sel 0 .. 2). */
+ * for a selecting hinge the joint rotation is a plane rotation applied to two columns, for a
+ * revolute about another axis Rodrigues' formula with the placement folded into its constants
+ * (m->hinge_turn), both by the angle whose sin s and cos c sd_hinge_sincos4 gave (read only for
+ * those two). */
 void sd_hinge_placement(const sd_model *m, int k, int sel, double sgn, const double *qk, double s, double c,
                         sd_transform *X, double *S);
 /* dH*(k)/dt u(k) in the body frame: the hinge part of the Coriolis acceleration a(k). */

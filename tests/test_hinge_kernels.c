@@ -3,7 +3,9 @@
  * generic computation they replace:
  *   sd_hinge_placement (a plane rotation of two placement columns for a hinge about or along a
  *   coordinate axis, by the angle's sin and cos from sd_hinge_sincos4) = placement *
- *   sd_hinge_transform (libm's sin and cos), for every axis and sign and every hinge type;
+ *   sd_hinge_transform (libm's sin and cos), for every axis and sign and every hinge type, also
+ *   for a revolute about a tilted axis (Rodrigues' formula with the placement folded into the
+ *   model's constants, hinge.c's turn_placement: the twin trees' generic side below runs it too);
  *   sd_motion_cross_axis = sd_motion_cross with the hinge motion;
  *   sd_motion_to_child_plane and sd_force_to_parent_plane (a revolute about e_i on an unrotated
  *   placement) = sd_motion_to_child and sd_force_to_parent, bit for bit;

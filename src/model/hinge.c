@@ -160,6 +160,39 @@ static void rotate_x(const sd_transform *Xp, double c, double s, sd_transform *X
 static void rotate_y(const sd_transform *Xp, double c, double s, sd_transform *X) { plane_rotation(Xp, 1, 2, 0, c, s, X); }
 static void rotate_z(const sd_transform *Xp, double c, double s, sd_transform *X) { plane_rotation(Xp, 2, 0, 1, c, s, X); }
 
+void sd_hinge_turn_constants(const sd_model *m, int k, double out[18])
+{
+    double sgn, K[9], K2[9];
+    memset(out, 0, 18 * sizeof(double));
+    if (m->hinge[k] != SD_HINGE_REVOLUTE || sd_hinge_select(m, k, &sgn) != SD_HINGE_SEL_CONSTANT) return;
+    sd_m3_skew(m->hinge_axes + 9 * k, K);
+    sd_m3_mul(K, K, K2);
+    sd_m3_mul(m->placement[k].R, K, out);
+    sd_m3_mul(m->placement[k].R, K2, out + 9);
+}
+
+/* Xup = placement * X_J(q) for a revolute about a unit axis a that is not a coordinate axis.
+ * Rodrigues' formula R_J = 1 + s [a x] + (1 - c) [a x]^2 makes the placement's rotation P times it
+ *   P R_J = P + s (P [a x]) + (1 - c) (P [a x]^2),
+ * whose two products are constants of the model (m->hinge_turn): 18 multiplications and 18 additions,
+ * where the rotation and a 3x3 product take 27 + 15 and more, and no libm call, as sin and cos come
+ * from the vector kernel with the selecting hinges' (sd_hinge_sincos4). Same numbers as
+ * sd_hinge_transform composed with the placement up to round-off (test_hinge_kernels). */
+static void turn_placement(const sd_model *m, int k, double s, double c, sd_transform *restrict X, double *S)
+{
+    const sd_transform *restrict Xp = &m->placement[k];
+    const double *restrict A = m->hinge_turn + 18 * k, *restrict B = A + 9, *a = m->hinge_axes + 9 * k;
+    const double t = 1.0 - c;
+    for (int i = 0; i < 9; ++i) X->R[i] = Xp->R[i] + (s * A[i] + t * B[i]);
+    X->p[0] = Xp->p[0];
+    X->p[1] = Xp->p[1];
+    X->p[2] = Xp->p[2];
+    S[0] = a[0];
+    S[1] = a[1];
+    S[2] = a[2];
+    S[3] = S[4] = S[5] = 0.0;
+}
+
 /* Any other hinge: X_J(q) composed with the placement. Kept out of line so that the selecting
  * hinges' path, inlined into the sweeps, does not pay for this one's stack frame. */
 SD_NOINLINE static void generic_placement(const sd_model *m, int k, const double *qk, sd_transform *X, double *S)
@@ -193,7 +226,9 @@ void sd_hinge_sincos4(const sd_model *m, const signed char *sel, const double *s
     double theta[4];
     for (int l = 0; l < 4; ++l) {
         const int k = k0 + l;
-        theta[l] = k < m->n && sel[k] >= 0 && sel[k] < 3 ? sgn[k] * q[m->q_index[k]] : 0.0;
+        const int turns = k < m->n && ((sel[k] >= 0 && sel[k] < 3) ||
+                                       (sel[k] == SD_HINGE_SEL_CONSTANT && m->hinge[k] == SD_HINGE_REVOLUTE));
+        theta[l] = turns ? sgn[k] * q[m->q_index[k]] : 0.0;
     }
     sd_sincos4(theta, s, c);
 }
@@ -205,6 +240,10 @@ void sd_hinge_placement(const sd_model *m, int k, int sel, double sgn, const dou
         axis_placement(&m->placement[k], sel, sgn, qk[0], s, c, X);
         memset(S, 0, 6 * sizeof(double));
         S[sel] = sgn;
+        return;
+    }
+    if (sel == SD_HINGE_SEL_CONSTANT && m->hinge[k] == SD_HINGE_REVOLUTE) {
+        turn_placement(m, k, s, c, X, S);
         return;
     }
     generic_placement(m, k, qk, X, S);

@@ -34,6 +34,7 @@ void sd_model_free(sd_model *m)
     free(m->hinge);
     free(m->placement);
     free(m->hinge_axes);
+    free(m->hinge_turn);
     free(m->mass);
     free(m->com);
     free(m->inertia_com);

@@ -615,13 +615,14 @@ static int model_alloc(sd_model *m, int n)
     m->hinge = malloc(N * sizeof(sd_hinge_type));
     m->placement = malloc(N * sizeof(sd_transform));
     m->hinge_axes = malloc(N * 9 * sizeof(double));
+    m->hinge_turn = malloc(N * 18 * sizeof(double));
     m->mass = malloc(N * sizeof(double));
     m->com = malloc(N * 3 * sizeof(double));
     m->inertia_com = malloc(N * 9 * sizeof(double));
     m->rigid = malloc(N * 13 * sizeof(double));
     m->desc = calloc(N, sizeof(sd_body_desc));
     return m->parent && m->subtree_end && m->last_child && m->q_index && m->v_index && m->nq_k && m->nv_k && m->hinge &&
-           m->placement && m->hinge_axes && m->mass && m->com && m->inertia_com && m->rigid && m->desc;
+           m->placement && m->hinge_axes && m->hinge_turn && m->mass && m->com && m->inertia_com && m->rigid && m->desc;
 }
 
 /* Move the bodies into the model in preorder, with their derived quantities. */
@@ -653,6 +654,7 @@ static sd_status fill_bodies(sd_builder *b, sd_model *m, const int *order, const
         sd_rigid_inertia_from_com(d->mass, d->com, d->inertia, m->rigid + 13 * k);
         m->total_mass += d->mass;
         if ((st = check_inertia(b, d, err)) == SD_OK) st = hinge_axes(d, m->hinge_axes + 9 * k, err);
+        if (st == SD_OK) sd_hinge_turn_constants(m, k, m->hinge_turn + 18 * k);
     }
     free(new_index);
     m->nq = nq;
