@@ -55,8 +55,8 @@ struct sd_model {
     sd_hinge_type *hinge;
     sd_transform *placement;
     double *hinge_axes;   /* 9 per body: axis, axis2 (universal) or t1, t2 (planar) */
-    double *hinge_turn;   /* 18 per body: for a revolute about an axis a that is not a coordinate axis,
-                             P [a x] and P [a x]^2 with P the placement's rotation (hinge.c's
+    double *hinge_turn;   /* 12 per body: for a revolute about an axis a that is not a coordinate axis,
+                             P [a x] and P a with P the placement's rotation (hinge.c's
                              turn_placement; sd_hinge_turn_constants), else zeros */
     double *mass, *com, *inertia_com; /* 1, 3, 9 per body */
     double *rigid;        /* 13 per body: spatial inertia M(k) about the body origin as (m, h = m c, Io) */
@@ -197,10 +197,10 @@ void sd_hinge_transform(const sd_model *m, int k, const double *qk, sd_transform
 #define SD_HINGE_SEL_CONSTANT (-1)
 #define SD_HINGE_SEL_VARYING (-2)
 int sd_hinge_select(const sd_model *m, int k, double *sgn);
-/* out[0 .. 17] = P [a x] and P [a x]^2 (row-major 3x3 each) for body k's placement rotation P and
+/* out[0 .. 11] = P [a x] (row-major 3x3) and P a for body k's placement rotation P and
  * its revolute axis a when that is not a coordinate axis (sd_hinge_select gives
  * SD_HINGE_SEL_CONSTANT), else zeros: the model's hinge_turn, filled once by the builder. */
-void sd_hinge_turn_constants(const sd_model *m, int k, double out[18]);
+void sd_hinge_turn_constants(const sd_model *m, int k, double out[12]);
 /* s[l], c[l] = sin, cos of theta = sgn q of body k0 + l for l = 0 .. 3 when it is a revolute (its H*
  * selecting an axis, sel 0 .. 2, or about any other constant axis; 0 and 1 for the others and past
  * the last body): four bodies' angles in one vector kernel (common/sincos4.h), for

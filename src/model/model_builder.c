@@ -615,7 +615,7 @@ static int model_alloc(sd_model *m, int n)
     m->hinge = malloc(N * sizeof(sd_hinge_type));
     m->placement = malloc(N * sizeof(sd_transform));
     m->hinge_axes = malloc(N * 9 * sizeof(double));
-    m->hinge_turn = malloc(N * 18 * sizeof(double));
+    m->hinge_turn = malloc(N * 12 * sizeof(double));
     m->mass = malloc(N * sizeof(double));
     m->com = malloc(N * 3 * sizeof(double));
     m->inertia_com = malloc(N * 9 * sizeof(double));
@@ -654,7 +654,7 @@ static sd_status fill_bodies(sd_builder *b, sd_model *m, const int *order, const
         sd_rigid_inertia_from_com(d->mass, d->com, d->inertia, m->rigid + 13 * k);
         m->total_mass += d->mass;
         if ((st = check_inertia(b, d, err)) == SD_OK) st = hinge_axes(d, m->hinge_axes + 9 * k, err);
-        if (st == SD_OK) sd_hinge_turn_constants(m, k, m->hinge_turn + 18 * k);
+        if (st == SD_OK) sd_hinge_turn_constants(m, k, m->hinge_turn + 12 * k);
     }
     free(new_index);
     m->nq = nq;
