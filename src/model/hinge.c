@@ -180,7 +180,7 @@ void sd_hinge_turn_constants(const sd_model *m, int k, double out[12])
  * Rodrigues' own, so the entries are about as accurate as the composition (over 2e5 random axes,
  * placements and angles: at most 2.6 ulp of 1 from the exact product, the composition 1.8, and 5.1
  * for the form P + s P [a x] + (1 - c) P [a x]^2, whose P and (1 - c) P [a x]^2 cancel near a half
- * turn); test_hinge_kernels checks them against the composition. */
+ * turn); test_hinge_kernels checks them within 3 ulp of the exact product. */
 static void turn_placement(const sd_model *m, int k, double s, double c, sd_transform *restrict X, double *S)
 {
     const sd_transform *restrict Xp = &m->placement[k];
