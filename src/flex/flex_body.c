@@ -273,8 +273,18 @@ sd_flex_body *sd_flex_body_new(const sd_flex_desc *desc, double rigid_mass, cons
             FAILB(SD_E_MEMORY, "out of memory");
         }
         memcpy(w, fb->Mff, nmz * nmz * sizeof(double));
+        /* The rank is judged against the mass the modes could move, the body's whole mass times the
+         * largest shape entry squared, not against M_ff's own largest entry: a mode that moves only a
+         * node of negligible mass (say 1e-309 kg of a 1 kg body) has an M_ff that is fine relative to
+         * itself, but its accelerations overflow (found by fuzz_flex). */
+        double body_mass = rigid_mass, shape_max = 0.0, mff_max = 0.0;
+        for (int j = 0; j < fb->n; ++j) body_mass += fb->mass[j];
+        for (size_t i = 0; i < 6 * (size_t)fb->n * (size_t)nm; ++i) shape_max = fmax(shape_max, fabs(fb->modes[i]));
+        for (int i = 0; i < nm * nm; ++i) mff_max = fmax(mff_max, fabs(fb->Mff[i]));
+        const double moved = body_mass * shape_max * shape_max;
+        const double rtol = mff_max > 0.0 ? SD_FLEX_PD_TOL * fmax(1.0, moved / mff_max) : SD_FLEX_PD_TOL;
         int bad = -1;
-        const int rank = sd_pivoted_cholesky(w, nm, SD_FLEX_PD_TOL, piv, &bad);
+        const int rank = sd_pivoted_cholesky(w, nm, rtol, piv, &bad);
         free(w);
         const int first_dependent = rank < nm ? piv[rank] : -1;
         free(piv);
