@@ -15,9 +15,9 @@
  * sincos4.h), but for two things: the transport phi P+ phi* takes a shorter form (sym6_to_parent)
  * and a free hinge's H* = 1 its own kernel (project_free, the same numbers).
  *
- * Fused multiply-adds: this file alone is compiled with floating-point contraction
- * (-ffp-contract=fast, src/batch/sources.cmake), so the compiler turns every a * b + c into one
- * vfmadd, rounded once. Contraction rather than explicit fma calls in the spatial kernels: it fuses
+ * Fused multiply-adds: this file is compiled with FMA on every x86-64 build (src/batch/sources.cmake)
+ * and, as the whole library, with floating-point contraction (-ffp-contract=fast, CMakeLists.txt),
+ * so the compiler turns every a * b + c into one vfmadd, rounded once. Contraction rather than explicit fma calls in the spatial kernels: it fuses
  * everywhere (kinematics, transports, projections, Cholesky, scatter) with the code left in the
  * scalar files' notation, and explicit calls could at best match it. Measured (callgrind, 1 thread,
  * instructions per state, marginal over 128 states, LTO, -march=native): Talos reduced on a free

@@ -14,9 +14,9 @@
  *
  * Every lane's result depends on its own angle only (the fallback is chosen per lane), so an
  * angle gets the same bits whichever other angles share its call: the sweeps and the embedded
- * aggregates' placements agree bit for bit. Written with GCC/Clang vector extensions. In ISO C mode
- * (the library's) nothing is contracted, so the bits do not depend on -mfma either; the batch
- * kernel's file is compiled with contraction (lanes_dynamics.c), where the same sums are fused.
+ * aggregates' placements agree bit for bit. Written with GCC/Clang vector extensions. Where the
+ * processor has FMA the library fuses a * b + c (CMakeLists.txt), so the polynomials' and the
+ * reduction's sums are rounded once: the bits depend on the build, each within 2 ulp of libm.
  */
 #ifndef SOADYN_SINCOS4_H
 #define SOADYN_SINCOS4_H
