@@ -2,8 +2,9 @@
 # The whole test suite: installs dependencies if missing, builds with warnings as errors, runs every
 # test (the shared-model tests skip with a message when ../shared/models is absent; the packaging
 # tests install to a temporary prefix, link through pkg-config and build once with every component
-# off), then builds and runs the suite again under AddressSanitizer + UndefinedBehaviorSanitizer, then
-# fuzzes the parsers.
+# off), then builds and runs it again tuned for this processor (-march=native: where it has FMA, the
+# fused multiply-adds the README's figures are measured with), then under AddressSanitizer +
+# UndefinedBehaviorSanitizer, then fuzzes the parsers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -14,6 +15,14 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSOADYN_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"
 echo "== tests =="
 ctest --test-dir build --output-on-failure -j"$jobs"
+
+echo "== build (Release, -march=native) =="
+cmake -S . -B build-native -DCMAKE_BUILD_TYPE=Release -DSOADYN_NATIVE=ON -DSOADYN_WERROR=ON \
+      -DSOADYN_BUILD_BENCH=OFF >/dev/null
+cmake --build build-native -j"$jobs"
+echo "== tests (-march=native) =="
+# embed_long's code paths are those of test_embed_simulation's four-bar, which runs here.
+ctest --test-dir build-native --output-on-failure -j"$jobs" -LE embed_long
 
 echo "== build (ASan + UBSan) =="
 cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DSOADYN_SANITIZE=ON -DSOADYN_WERROR=ON \
