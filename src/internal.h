@@ -242,6 +242,9 @@ void sd_world_rotation(const sd_model *m, const sd_data *d, int k, double R[9]);
  * NULL (all zero). Marks every part but these stale. */
 void sd_update_motion(const sd_model *m, sd_data *d, const double *q, const double *u, const double *f_ext,
                       int with_world);
+/* M(q) of a rigid model (the composite-body algorithm in world axes, mass_matrix.c) into the nv x nv
+ * row-major M, for a caller that has checked the arguments; returns whether every entry is finite. */
+int sd_mass_matrix_fill(const sd_model *m, sd_data *d, const double *q, double *M);
 /* The articulated-body gather of 004 Eq 33 (P, D, G, P+) at the current placements, with the
  * prescribed hinges of 000 Sec 3 (P+ = P, no D inverse); NULL: none prescribed. */
 sd_status sd_riccati_gather(const sd_model *m, sd_data *d, const unsigned char *prescribed);

@@ -186,7 +186,8 @@ SD_API sd_status sd_innovations_apply(const sd_model *model, sd_data *data, sd_f
  * y may alias x. */
 SD_API sd_status sd_mass_matrix_solve(const sd_model *model, sd_data *data, const double *x, double *y);
 /* The dense M^-1(q) (nv x nv, row-major) in O(N^2) straight from the recursion (004 Eq 51), with
- * O(N) scratch of the workspace besides Minv itself. */
+ * O(N) scratch of the workspace besides Minv itself; on a model of at most 8 speeds (a robot arm)
+ * from M(q)'s Cholesky factors instead, which cost less there (the same matrix to round-off). */
 SD_API sd_status sd_mass_matrix_inverse(const sd_model *model, sd_data *data, const double *q, double *Minv);
 /* log det M(q) = sum log det D(k) (004 Cor 6.1, Eq 53), and det M itself. Either pointer may be
  * NULL. det M over- or underflows for large trees: asked for when it overflows, it is an

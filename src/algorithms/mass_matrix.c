@@ -240,12 +240,8 @@ static void mm_ancestor_runs(const sd_model *m, int *T)
     }
 }
 
-sd_status sd_mass_matrix(const sd_model *m, sd_data *d, const double *q, double *M)
+int sd_mass_matrix_fill(const sd_model *m, sd_data *d, const double *q, double *M)
 {
-    if (m && m->nflex) return sd_nodes_mass_matrix(m, d, q, M);
-    const sd_status st = sd_check_call(m, d, "sd_mass_matrix", q, NULL, NULL, NULL, NULL);
-    if (st != SD_OK) return st;
-    if (!M) return sd_data_fail(d, SD_E_ARGUMENT, "sd_mass_matrix: NULL M");
     const int nv = m->nv;
     sd_update_placements(m, d, q, 1);
     /* H*(l) in world axes about the world origin, where every phi(l, j) is the identity: an entry is
@@ -301,6 +297,15 @@ sd_status sd_mass_matrix(const sd_model *m, sd_data *d, const double *q, double 
         }
     }
     sd_mirror_lower_rows(M, nv, 0, unmirrored);
-    if (bounded) return SD_OK; /* every entry finite, by the bound; else read them */
-    return sd_check_output(d, "sd_mass_matrix", "M", M, (size_t)nv * (size_t)nv, SD_CAUSE_OVERFLOW);
+    return bounded || sd_all_finite(M, (size_t)nv * (size_t)nv); /* every entry finite, by the bound; else read them */
+}
+
+sd_status sd_mass_matrix(const sd_model *m, sd_data *d, const double *q, double *M)
+{
+    if (m && m->nflex) return sd_nodes_mass_matrix(m, d, q, M);
+    const sd_status st = sd_check_call(m, d, "sd_mass_matrix", q, NULL, NULL, NULL, NULL);
+    if (st != SD_OK) return st;
+    if (!M) return sd_data_fail(d, SD_E_ARGUMENT, "sd_mass_matrix: NULL M");
+    if (sd_mass_matrix_fill(m, d, q, M)) return SD_OK;
+    return sd_check_output(d, "sd_mass_matrix", "M", M, (size_t)m->nv * (size_t)m->nv, SD_CAUSE_OVERFLOW);
 }
