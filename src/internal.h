@@ -310,8 +310,9 @@ static inline void sd_motion_cross_axis(const double V[6], int sel, double w, do
  * after i cyclically, so R^T x and R x take 4 multiplications where the 3x3 products take 9: the
  * others are with R's exact zeros and one, and the sums left are the 3x3 product's own, so the
  * numbers are the same for finite x up to where the compiler fuses a product with its sum (with
- * FMA, CMakeLists.txt's -ffp-contract=fast: a few ulp of the largest term). c and s are read off R itself (hinge.c's plane_rotation writes c = R(a, a) and
- * s = R(b, a) exactly when the placement is unrotated). */
+ * FMA, CMakeLists.txt's -ffp-contract=fast: a few ulp of the largest term). c and s are read off R
+ * itself (hinge.c's plane_rotation writes c = R(a, a) and s = R(b, a) exactly when the placement
+ * is unrotated). */
 static inline __attribute__((always_inline)) void sd_plane_rt_mul_(const double R[9], int i, int a, int b,
                                                                    const double x[3], double out[3])
 {

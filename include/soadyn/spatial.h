@@ -200,8 +200,8 @@ static inline void sd_transform_compose(const sd_transform *a, const sd_transfor
 #if defined(__AVX2__)
     /* Row i of [a.R b.R | a.R b.p + a.p] as one vector: sum_j a.R_ij [row j of b.R, b.p_j], then
      * a.p_i added to lane 3: the scalar form's products and sums in its order (fused alike where
-     * the build fuses multiply-adds), in ~45 instructions instead of ~100 (the world placements of M and M^-1). Everything
-     * is read before anything is written, so out may alias a or b. */
+     * the build fuses multiply-adds), in ~45 instructions instead of ~100 (the world placements of
+     * M and M^-1). Everything is read before anything is written, so out may alias a or b. */
     __m256d B[3], row[3];
     for (int j = 0; j < 3; ++j) /* [R_j0 R_j1 R_j2 p_j]; the load of row 2 reads p[0], inside *b */
         B[j] = _mm256_blend_pd(_mm256_loadu_pd(b->R + 3 * j), _mm256_broadcast_sd(b->p + j), 0x8);

@@ -297,7 +297,7 @@ int sd_mass_matrix_fill(const sd_model *m, sd_data *d, const double *q, double *
         }
     }
     sd_mirror_lower_rows(M, nv, 0, unmirrored);
-    return bounded || sd_all_finite(M, (size_t)nv * (size_t)nv); /* every entry finite, by the bound; else read them */
+    return bounded || sd_all_finite(M, (size_t)nv * (size_t)nv); /* finite by the bound, else read */
 }
 
 sd_status sd_mass_matrix(const sd_model *m, sd_data *d, const double *q, double *M)

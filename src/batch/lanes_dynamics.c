@@ -17,11 +17,11 @@
  *
  * Fused multiply-adds: this file is compiled with FMA on every x86-64 build (src/batch/sources.cmake)
  * and, as the whole library, with floating-point contraction (-ffp-contract=fast, CMakeLists.txt),
- * so the compiler turns every a * b + c into one vfmadd, rounded once. Contraction rather than explicit fma calls in the spatial kernels: it fuses
- * everywhere (kinematics, transports, projections, Cholesky, scatter) with the code left in the
- * scalar files' notation, and explicit calls could at best match it. Measured (callgrind, 1 thread,
- * instructions per state, marginal over 128 states, LTO, -march=native): Talos reduced on a free
- * base 19135 -> 16546 (-13.5%), iiwa 4247 -> 3684 (-13.3%). The price: a lane's result differs from
+ * so the compiler turns every a * b + c into one vfmadd, rounded once. Contraction rather than
+ * explicit fma calls in the spatial kernels: it fuses everywhere (kinematics, transports,
+ * projections, Cholesky, scatter) with the code left in the scalar files' notation, and explicit
+ * calls could at best match it. Measured (callgrind, 1 thread, instructions per state, marginal
+ * over 128 states, LTO, -march=native): Talos reduced on a free base 19135 -> 16546 (-13.5%), iiwa 4247 -> 3684 (-13.3%). The price: a lane's result differs from
  * the scalar one by round-off only, but no longer by a fixed fraction of its largest entry. Two
  * differently rounded solutions of M qdd = tau - C differ by about cond(M) eps (up to 6e-12
  * relative on tests/batch's random trees, cond(M) up to 1.4e6). What holds, and what batch.h
