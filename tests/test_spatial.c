@@ -24,7 +24,7 @@
 
 #define TOL 1e-14
 /* whether the build fuses a * b + c (a processor with FMA and CMakeLists.txt's -ffp-contract=fast) */
-#if defined(__FP_FAST_FMA)
+#if defined(__FP_FAST_FMA) || defined(__FMA__)
 #define FUSED 1
 #else
 #define FUSED 0

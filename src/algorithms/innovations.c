@@ -456,16 +456,24 @@ static void minv_scatter(const sd_model *m, const sd_data *d, double *A, double 
  * gather and scatter bookkeeping per body does not pay off for so few columns. Measured against it
  * (-march=native): 0.71-0.79 of its time on serial chains of 3 to 8 revolutes, 0.76-0.89 on fixed
  * trees of 2 to 4 branches and 6 to 8 speeds; from 12 speeds on the recursion is the faster. Returns
- * 0, leaving the call to the recursion, when a pivot is not above 1e-13 of M's largest diagonal entry
- * (the recursion then names the singular hinge, or answers by its own per-hinge scale) or an entry
- * comes out non-finite. */
+ * 0, leaving the call to the recursion (which then names a singular hinge, or answers by its own
+ * per-hinge scale), when an entry comes out non-finite or a pivot is not above 1e-8 of its own
+ * diagonal entry of M and 1e-13 of the largest: far short of singular for a robot arm, but M is
+ * formed in world axes, where its rounding grows with m |p|^2, so a nearly singular M (or one of a
+ * nearly massless subtree, whose diagonal is round-off too) is left to the recursion's body-frame
+ * test. */
 static int minv_dense(const sd_model *m, sd_data *d, const double *q, double *Minv)
 {
     const int nv = m->nv;
     if (!sd_mass_matrix_fill(m, d, q, Minv)) return 0;
-    double scale = 0.0;
-    for (int i = 0; i < nv; ++i) scale = Minv[i * nv + i] > scale ? Minv[i * nv + i] : scale;
+    double diag[MINV_DENSE_MAX_NV], scale = 0.0;
+    for (int i = 0; i < nv; ++i) {
+        diag[i] = Minv[i * nv + i];
+        scale = diag[i] > scale ? diag[i] : scale;
+    }
     if (sd_cholesky_factor(Minv, nv, 1e-13 * scale) >= 0) return 0;
+    for (int i = 0; i < nv; ++i) /* L_ii^2 is the pivot */
+        if (!(Minv[i * nv + i] * Minv[i * nv + i] > 1e-8 * diag[i])) return 0;
     sd_cholesky_inverse(Minv, nv);
     return sd_all_finite(Minv, (size_t)nv * (size_t)nv);
 }
@@ -475,13 +483,11 @@ sd_status sd_mass_matrix_inverse(const sd_model *m, sd_data *d, const double *q,
     if (m && m->nflex) return sd_nodes_not_offered(m, d, "sd_mass_matrix_inverse");
     const char *fn = "sd_mass_matrix_inverse";
     if (!Minv) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL Minv", fn);
-    if (m && m->nv <= MINV_DENSE_MAX_NV) {
-        const sd_status st = sd_check_call(m, d, fn, q, NULL, NULL, NULL, NULL);
-        if (st != SD_OK) return st;
-        if (minv_dense(m, d, q, Minv)) return SD_OK;
-    }
-    const sd_status st = sd_articulated_inertias(m, d, q);
+    sd_status st = sd_check_call(m, d, fn, q, NULL, NULL, NULL, NULL);
     if (st != SD_OK) return st;
+    if (m->nv <= MINV_DENSE_MAX_NV && minv_dense(m, d, q, Minv)) return SD_OK;
+    sd_update_placements(m, d, q, 1);
+    if ((st = sd_riccati_gather(m, d, NULL)) != SD_OK) return st;
     world_gains(m, d);
     const int nv = m->nv;
     /* psi and Y (36 per body each, nv <= 6 n on a rigid model) are the 6 x nv scratch: z then alpha,

@@ -15,9 +15,8 @@
 #include "internal.h"
 #include "node_engine.h"
 
-/* x y + z in one fused instruction where the processor has it (a -march=native build): C11 does not
- * contract x * y + z by itself, and the row runs below are nothing but these independent sums (in
- * the sweeps' dependent chains fused sums cost time instead: spatial.h keeps them separate). */
+/* x y + z in one fused instruction where the processor has it (a -march=native build), whatever the
+ * compiler's contraction setting: the row runs below are nothing but these independent sums. */
 static inline double mm_madd(double x, double y, double z)
 {
 #if defined(__FMA__)

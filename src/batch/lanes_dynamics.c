@@ -21,8 +21,8 @@
  * explicit fma calls in the spatial kernels: it fuses everywhere (kinematics, transports,
  * projections, Cholesky, scatter) with the code left in the scalar files' notation, and explicit
  * calls could at best match it. Measured (callgrind, 1 thread, instructions per state, marginal
- * over 128 states, LTO, -march=native): Talos reduced on a free base 19135 -> 16546 (-13.5%), iiwa 4247 -> 3684 (-13.3%). The price: a lane's result differs from
- * the scalar one by round-off only, but no longer by a fixed fraction of its largest entry. Two
+ * over 128 states, LTO, -march=native): Talos reduced on a free base 19135 -> 16546 (-13.5%),
+ * iiwa 4247 -> 3684 (-13.3%). The price: a lane's result differs from the scalar one by round-off only, but no longer by a fixed fraction of its largest entry. Two
  * differently rounded solutions of M qdd = tau - C differ by about cond(M) eps (up to 6e-12
  * relative on tests/batch's random trees, cond(M) up to 1.4e6). What holds, and what batch.h
  * promises and tests/batch checks (fd_check there), is a backward error: the single-state inverse

@@ -3,9 +3,9 @@
  * random trees of every hinge type (tests/random_tree.h): forward dynamics with and without
  * inter-body forces and external forces, inverse dynamics, M and M^-1; 1, 2 and 3 threads; batch
  * sizes that are not multiples of the SIMD width; the scalar path, the widest SIMD kernel (8 lanes
- * with AVX-512) and the 4-lane AVX2 kernel, then the widest again (its scratch laid out anew). The scalar path must give the
- * single-state results bit for bit. The SIMD kernel rounds differently (its own transport of
- * articulated inertias; fused multiply-adds, its file being contracted), so its forward dynamics
+ * with AVX-512) and the 4-lane AVX2 kernel, then the widest again (its scratch laid out anew). The
+ * scalar path must give the single-state results bit for bit. The SIMD kernel rounds differently
+ * (its own transport of articulated inertias; fused multiply-adds on any x86-64 build), so its forward dynamics
  * is held to what round-off can explain (fd_check below): a backward error of 1e-13 through the
  * single-state inverse dynamics, and a forward difference from the single-state qdd that scales
  * with cond(M); its inverse dynamics to 1e-13 of the forces it comes from. Errors: a non-finite
