@@ -122,19 +122,12 @@ static void check_turn_accuracy(uint64_t *rng)
         }
     }
     CHECK(turns > 10);
-    CHECK(worst <= 3 * 2.220446049250313e-16);
+    CHECK(worst <= 3 * DBL_EPSILON);
     printf("tilted-axis placements: %d hinges x 500 angles, worst entry %.2g from the exact product\n", turns, worst);
     free(q);
     sd_data_free(d);
     sd_model_free(m);
 }
-
-/* whether the build fuses a * b + c (a processor with FMA and CMakeLists.txt's -ffp-contract=fast) */
-#if defined(__FP_FAST_FMA) || defined(__FMA__)
-#define FUSED 1
-#else
-#define FUSED 0
-#endif
 
 static double max_abs_diff(const double *a, const double *b, int n)
 {
@@ -169,7 +162,7 @@ static void check_plane_kernels(uint64_t *rng)
             /* the same sums, fused where the processor has a multiply-add (CMakeLists.txt's
              * -ffp-contract=fast), so a few ulp of the largest term apart; the bits alike without FMA */
             const double terms =
-                FUSED ? (1.0 + 2.0 * (fabs(X.p[0]) + fabs(X.p[1]) + fabs(X.p[2]))) * 3.0 * 3.0 : 0.0;
+                TEST_FUSED ? (1.0 + 2.0 * (fabs(X.p[0]) + fabs(X.p[1]) + fabs(X.p[2]))) * 3.0 * 3.0 : 0.0;
             sd_motion_to_child(&X, mp, ref);
             sd_motion_to_child_plane(&X, d->hinge_plane[k], mp, out);
             CHECK(max_abs_diff(out, ref, 6) <= 4 * DBL_EPSILON * terms);

@@ -23,12 +23,6 @@
 #include "test_util.h"
 
 #define TOL 1e-14
-/* whether the build fuses a * b + c (a processor with FMA and CMakeLists.txt's -ffp-contract=fast) */
-#if defined(__FP_FAST_FMA) || defined(__FMA__)
-#define FUSED 1
-#else
-#define FUSED 0
-#endif
 #define PI 3.14159265358979323846
 
 static void random_unit(uint64_t *rng, double n[3])
@@ -289,11 +283,11 @@ static void test_transforms(uint64_t *rng)
                 volatile double t0 = a.R[3 * i] * b.R[j], t1 = a.R[3 * i + 1] * b.R[3 + j],
                                 t2 = a.R[3 * i + 2] * b.R[6 + j]; /* volatile: never contracted */
                 const double terms = fabs(t0) + fabs(t1) + fabs(t2);
-                CHECK(fabs(ab.R[3 * i + j] - (t0 + t1 + t2)) <= (FUSED ? 3 * DBL_EPSILON * terms : 0.0));
+                CHECK(fabs(ab.R[3 * i + j] - (t0 + t1 + t2)) <= (TEST_FUSED ? 3 * DBL_EPSILON * terms : 0.0));
             }
             volatile double t0 = a.R[3 * i] * b.p[0], t1 = a.R[3 * i + 1] * b.p[1], t2 = a.R[3 * i + 2] * b.p[2];
             const double terms = fabs(t0) + fabs(t1) + fabs(t2) + fabs(a.p[i]);
-            CHECK(fabs(ab.p[i] - (t0 + t1 + t2 + a.p[i])) <= (FUSED ? 4 * DBL_EPSILON * terms : 0.0));
+            CHECK(fabs(ab.p[i] - (t0 + t1 + t2 + a.p[i])) <= (TEST_FUSED ? 4 * DBL_EPSILON * terms : 0.0));
         }
         /* the placement's meaning: p is the child origin, columns of R the child axes */
         const double origin[3] = {0, 0, 0}, e1[3] = {1, 0, 0};

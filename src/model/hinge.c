@@ -226,14 +226,19 @@ static void axis_placement(const sd_transform *Xp, int sel, double sgn, double q
     }
 }
 
+/* A revolute about an axis that is not a coordinate axis: turn_placement's case. */
+static inline int tilted_revolute(const sd_model *m, int k, int sel)
+{
+    return sel == SD_HINGE_SEL_CONSTANT && m->hinge[k] == SD_HINGE_REVOLUTE;
+}
+
 void sd_hinge_sincos4(const sd_model *m, const signed char *sel, const double *sgn, const double *q, int k0,
                       double s[4], double c[4])
 {
     double theta[4];
     for (int l = 0; l < 4; ++l) {
         const int k = k0 + l;
-        const int turns = k < m->n && ((sel[k] >= 0 && sel[k] < 3) ||
-                                       (sel[k] == SD_HINGE_SEL_CONSTANT && m->hinge[k] == SD_HINGE_REVOLUTE));
+        const int turns = k < m->n && ((sel[k] >= 0 && sel[k] < 3) || tilted_revolute(m, k, sel[k]));
         theta[l] = turns ? sgn[k] * q[m->q_index[k]] : 0.0;
     }
     sd_sincos4(theta, s, c);
@@ -248,7 +253,7 @@ void sd_hinge_placement(const sd_model *m, int k, int sel, double sgn, const dou
         S[sel] = sgn;
         return;
     }
-    if (sel == SD_HINGE_SEL_CONSTANT && m->hinge[k] == SD_HINGE_REVOLUTE) {
+    if (tilted_revolute(m, k, sel)) {
         turn_placement(m, k, s, c, X, S);
         return;
     }
