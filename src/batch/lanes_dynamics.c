@@ -97,18 +97,17 @@ static inline vd vsqrt(vd x)
 #endif
 }
 
-/* sin x and cos x of every lane: the kernel of the single-state sweeps (sincos4.h), four lanes at
- * a time (its sums fused here, as the rest of this file's). */
+/* sin x and cos x of every lane: the kernel of the single-state sweeps (sincos4.h) on each group of
+ * four lanes, moved as whole 256-bit halves (memcpy: one extract or insert each, where lane by lane
+ * the conversion took a fifth of this function's time). */
 static void vsincos(vd x, vd *s, vd *c)
 {
     for (int h = 0; h < NL; h += 4) {
-        double xh[4], sh[4], ch[4];
-        for (int l = 0; l < 4; ++l) xh[l] = x[h + l];
-        sd_sincos4(xh, sh, ch);
-        for (int l = 0; l < 4; ++l) {
-            (*s)[h + l] = sh[l];
-            (*c)[h + l] = ch[l];
-        }
+        sd_d4 xh, sh, ch;
+        memcpy(&xh, (const double *)&x + h, sizeof xh);
+        sd_sincos4_v(&xh, &sh, &ch);
+        memcpy((double *)s + h, &sh, sizeof sh);
+        memcpy((double *)c + h, &ch, sizeof ch);
     }
 }
 
@@ -296,37 +295,81 @@ static inline void m3_skew_mul(const vd p[3], const vd M[9], vd out[9])
     }
 }
 
+/* R Y R^T for a 3x3 block Y of a 6x6 (row stride 6) and a general R: T = R Y, then T R^T; only
+ * the upper triangle when `symmetric` (the caller mirrors it). */
+static inline __attribute__((always_inline)) void rotate_block(const vd *R, const vd *Y, int symmetric, vd out[9])
+{
+    vd T[9];
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) T[3 * i + j] = R[3 * i] * Y[j] + R[3 * i + 1] * Y[6 + j] + R[3 * i + 2] * Y[12 + j];
+    for (int i = 0; i < 3; ++i)
+        for (int j = symmetric ? i : 0; j < 3; ++j)
+            out[3 * i + j] = T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2];
+}
+
+/* The same when R is a plane rotation about e_i (plane_r_mul's c and s): R Y mixes rows a and b of
+ * Y, (R Y) R^T columns a and b, 24 products where the general form takes 54 (45 symmetric). Row i
+ * of R Y is Y's own, read in place: a loop copying it became a memcpy call (~4% of Talos's FD). */
+static inline __attribute__((always_inline)) void rotate_block_plane(const vd *R, int i, int a, int b, const vd *Y,
+                                                                    int symmetric, vd out[9])
+{
+    const vd c = R[3 * a + a], s = R[3 * b + a];
+    vd Ta[3], Tb[3]; /* rows a and b of R Y */
+    for (int j = 0; j < 3; ++j) {
+        Ta[j] = c * Y[6 * a + j] - s * Y[6 * b + j];
+        Tb[j] = s * Y[6 * a + j] + c * Y[6 * b + j];
+    }
+    for (int r = 0; r < 3; ++r) {
+        const vd *t = r == i ? Y + 6 * i : r == a ? Ta : Tb;
+        if (!symmetric || i >= r) out[3 * r + i] = t[i];
+        if (!symmetric || a >= r) out[3 * r + a] = c * t[a] - s * t[b];
+        if (!symmetric || b >= r) out[3 * r + b] = s * t[a] + c * t[b];
+    }
+}
+
+/* A' = R A R^T (upper triangle), B' = R B R^T and C' = R C R^T (upper triangle) of the blocks
+ * [A B; B^T C] of I, by the plane kernel when plane = i >= 0 (a revolute about e_i on an unrotated
+ * placement, sd_plane_axis) and by the general products otherwise. */
+static inline __attribute__((always_inline)) void rotate_blocks(const vd *R, int plane, const vd *I, vd A2[9],
+                                                               vd B2[9], vd C2[9])
+{
+    switch (plane) {
+    case 0:
+        rotate_block_plane(R, 0, 1, 2, I, 1, A2), rotate_block_plane(R, 0, 1, 2, I + 3, 0, B2);
+        rotate_block_plane(R, 0, 1, 2, I + 21, 1, C2);
+        return;
+    case 1:
+        rotate_block_plane(R, 1, 2, 0, I, 1, A2), rotate_block_plane(R, 1, 2, 0, I + 3, 0, B2);
+        rotate_block_plane(R, 1, 2, 0, I + 21, 1, C2);
+        return;
+    case 2:
+        rotate_block_plane(R, 2, 0, 1, I, 1, A2), rotate_block_plane(R, 2, 0, 1, I + 3, 0, B2);
+        rotate_block_plane(R, 2, 0, 1, I + 21, 1, C2);
+        return;
+    default:
+        rotate_block(R, I, 1, A2), rotate_block(R, I + 3, 0, B2), rotate_block(R, I + 21, 1, C2);
+        return;
+    }
+}
+
 /* acc += phi I phi* (sd_sym6_add_to_parent's algebra); with `first`, the parent's first child,
  * acc = M(parent) + phi I phi* instead, M's broadcast fused into the sum (the same numbers as
  * broadcasting M into acc first, without that pass of 36 stores and loads). With A' = R A R^T,
- * B' = R B R^T, C' = R C R^T and K = B' + [p x] C' (the upper-right block), the upper-left block is
+ * B' = R B R^T, C' = R C R^T (rotate_blocks) and K = B' + [p x] C' (the upper-right block), the
+ * upper-left block is
  *   A' + [p x] K^T + ([p x] B'^T)^T,
  * symmetric: its upper triangle is formed and mirrored, as C''s is, and the lower-left block is
  * K^T, so acc stays exactly symmetric and 21 sums do for 36 entries (the old form,
  * A' + S + S^T + [p x] ([p x] C')^T with S = [p x] B'^T, formed all 9 entries of three products).
  * Reads the upper-right and the two diagonal 3x3 blocks of I only. */
-static inline __attribute__((always_inline)) void sym6_to_parent(const vd *X, const vd *I, int first,
+static inline __attribute__((always_inline)) void sym6_to_parent(const vd *X, int plane, const vd *I, int first,
                                                                 const double *M, vd *acc)
 {
     const vd *R = X, *p = X + 9;
-    vd T[9], A2[9], B2[9], C2[9];
+    vd A2[9], B2[9], C2[9];
+    rotate_blocks(R, plane, I, A2, B2, C2);
     for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) T[3 * i + j] = R[3 * i] * I[j] + R[3 * i + 1] * I[6 + j] + R[3 * i + 2] * I[12 + j];
-    for (int i = 0; i < 3; ++i)
-        for (int j = i; j < 3; ++j)
-            A2[3 * i + j] = T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2];
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j)
-            T[3 * i + j] = R[3 * i] * I[21 + j] + R[3 * i + 1] * I[27 + j] + R[3 * i + 2] * I[33 + j];
-    for (int i = 0; i < 3; ++i)
-        for (int j = i; j < 3; ++j)
-            C2[3 * i + j] = C2[3 * j + i] = T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2];
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j)
-            T[3 * i + j] = R[3 * i] * I[3 + j] + R[3 * i + 1] * I[9 + j] + R[3 * i + 2] * I[15 + j];
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j)
-            B2[3 * i + j] = T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2];
+        for (int j = 0; j < i; ++j) C2[3 * i + j] = C2[3 * j + i];
     vd PC[9], K[9];
     m3_skew_mul(p, C2, PC);
     for (int i = 0; i < 9; ++i) K[i] = B2[i] + PC[i];
@@ -348,9 +391,16 @@ static inline __attribute__((always_inline)) void sym6_to_parent(const vd *X, co
         }
 }
 
-static void sym6_add_to_parent(const vd *X, const vd *I, vd *acc) { sym6_to_parent(X, I, 0, NULL, acc); }
+static inline __attribute__((always_inline)) void sym6_add_to_parent(const vd *X, int plane, const vd *I, vd *acc)
+{
+    sym6_to_parent(X, plane, I, 0, NULL, acc);
+}
 
-static void sym6_set_parent(const vd *X, const vd *I, const double *M, vd *acc) { sym6_to_parent(X, I, 1, M, acc); }
+static inline __attribute__((always_inline)) void sym6_set_parent(const vd *X, int plane, const vd *I,
+                                                                  const double *M, vd *acc)
+{
+    sym6_to_parent(X, plane, I, 1, M, acc);
+}
 
 /* ---------------------------------------------------------------- hinges (hinge.c) */
 
@@ -734,8 +784,9 @@ static int lanes_forward_dynamics(const sd_model *m, const sd_lanes_ws *ws, int 
                                       tol * pscale, Pplus);
         }
         if (par >= 0) { /* P(parent) = M(parent) + sum phi P+ phi*, the sum begun by the first child */
-            if (m->last_child[par] == k) sym6_set_parent(Xup + 12 * k, Pplus, ws->M6 + 36 * par, Pv + 36 * par);
-            else sym6_add_to_parent(Xup + 12 * k, Pplus, Pv + 36 * par);
+            if (m->last_child[par] == k)
+                sym6_set_parent(Xup + 12 * k, ws->plane[k], Pplus, ws->M6 + 36 * par, Pv + 36 * par);
+            else sym6_add_to_parent(Xup + 12 * k, ws->plane[k], Pplus, Pv + 36 * par);
         }
         vd *zk = z + 6 * k, *zp = zplus + 6 * k, Pa[6];
         sym6_mul(P, a + 6 * k, Pa); /* z(k) = sum phi z+(j) + P(k) a(k) + b(k) */
