@@ -370,6 +370,66 @@ static inline void sd_force_to_parent_plane(const sd_transform *X, int plane, co
     f_p[5] = f[2];
 }
 
+#if defined(__AVX2__)
+/* R Y R^T for a 3x3 block whose rows are Y[0..2] (lanes 0-2, sd_sym6_add_to_parent's layout) when R is
+ * the plane rotation about e_i above: R Y mixes rows a and b (4 products and sums), and each row of
+ * (R Y) R^T is t cv + swap_ab(t) sv with cv = (c at a and b, 1 at i), sv = (-s at a, s at b, 0 at i),
+ * one lane permute and 2 products a row, where the general form (sd_avx_rotate3) broadcasts
+ * three lanes and takes 3 products for each of the two factors. Lane 3 is padding, never moved
+ * into lanes 0-2. */
+static inline __attribute__((always_inline)) void sd_avx_rotate3_plane_(const double R[9], int i, int a, int b,
+                                                                        const __m256d Y[3], __m256d out[3])
+{
+    const double c = R[3 * a + a], s = R[3 * b + a];
+    const __m256d cc = _mm256_set1_pd(c), ss = _mm256_set1_pd(s);
+    __m256d T[3];
+    T[i] = Y[i];
+    T[a] = SD_AVX_MADD(cc, Y[a], _mm256_mul_pd(_mm256_set1_pd(-s), Y[b]));
+    T[b] = SD_AVX_MADD(ss, Y[a], _mm256_mul_pd(cc, Y[b]));
+    const __m256d cv = _mm256_setr_pd(i == 0 ? 1.0 : c, i == 1 ? 1.0 : c, i == 2 ? 1.0 : c, 0.0);
+    const __m256d sv = _mm256_setr_pd(a == 0 ? -s : b == 0 ? s : 0.0, a == 1 ? -s : b == 1 ? s : 0.0,
+                                      a == 2 ? -s : b == 2 ? s : 0.0, 0.0);
+    for (int r = 0; r < 3; ++r) { /* the permutes swap lanes a and b: 1 and 2, 2 and 0, 0 and 1 */
+        const __m256d t = T[r], swapped = i == 0 ? _mm256_permute4x64_pd(t, 0xD8)
+                                          : i == 1 ? _mm256_permute4x64_pd(t, 0xC6)
+                                                   : _mm256_permute4x64_pd(t, 0xE1);
+        out[r] = SD_AVX_MADD(swapped, sv, _mm256_mul_pd(t, cv));
+    }
+}
+
+static inline __attribute__((always_inline)) void sd_sym6_add_to_parent_plane_(const sd_transform *X, int i, int a,
+                                                                               int b, const double I[36],
+                                                                               double acc[36])
+{
+    __m256d Y[3], A2[3], B2[3], C2[3];
+    for (int l = 0; l < 3; ++l) Y[l] = _mm256_loadu_pd(I + 6 * l);
+    sd_avx_rotate3_plane_(X->R, i, a, b, Y, A2);
+    for (int l = 0; l < 3; ++l) Y[l] = _mm256_loadu_pd(I + 6 * l + 3);
+    sd_avx_rotate3_plane_(X->R, i, a, b, Y, B2);
+    for (int l = 0; l < 3; ++l) /* as sd_sym6_add_to_parent: from one entry early, moved down a lane */
+        Y[l] = _mm256_permute4x64_pd(_mm256_loadu_pd(I + 6 * (3 + l) + 2), 0x39);
+    sd_avx_rotate3_plane_(X->R, i, a, b, Y, C2);
+    sd_avx_sym6_shift_add(X->p, A2, B2, C2, acc);
+}
+#endif
+
+/* sd_sym6_add_to_parent (acc += phi P phi*, 004 Eq 33) with the plane kernel when plane =
+ * hinge_plane[k] >= 0 and the build has AVX2: the three blocks' rotations take about a third of
+ * the general form's operations. The numbers are the general form's up to round-off (a few ulp
+ * of the largest term: sums are formed in another order; test_hinge_kernels). */
+static inline void sd_sym6_add_to_parent_plane(const sd_transform *X, int plane, const double I[36], double acc[36])
+{
+#if defined(__AVX2__)
+    if (plane == 0) sd_sym6_add_to_parent_plane_(X, 0, 1, 2, I, acc);
+    else if (plane == 1) sd_sym6_add_to_parent_plane_(X, 1, 2, 0, I, acc);
+    else if (plane == 2) sd_sym6_add_to_parent_plane_(X, 2, 0, 1, I, acc);
+    else sd_sym6_add_to_parent(X, I, acc);
+#else
+    (void)plane;
+    sd_sym6_add_to_parent(X, I, acc);
+#endif
+}
+
 /* i when body k's hinge is a revolute about e_i (sel = i) and its placement's rotation is exactly
  * the identity, in a model without flexible bodies; else -1 (hinge.c; sd_data's hinge_plane). */
 int sd_plane_axis(const sd_model *m, int k, int sel);

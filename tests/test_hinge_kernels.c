@@ -10,7 +10,8 @@
  *   sd_motion_cross_axis = sd_motion_cross with the hinge motion;
  *   sd_motion_to_child_plane and sd_force_to_parent_plane (a revolute about e_i on an unrotated
  *   placement) = sd_motion_to_child and sd_force_to_parent, to 4 ulp of their largest term (bit for
- *   bit without fused multiply-adds);
+ *   bit without fused multiply-adds), and sd_sym6_add_to_parent_plane = sd_sym6_add_to_parent to a
+ *   few ulp;
  *   every algorithm on random trees whose revolute and prismatic axes are +-x, +-y, +-z (the fast
  *   path) = the same algorithm on the twin tree whose axes are tilted by 1e-300 (the same physics
  *   through the generic-axis path): ID, bias forces, ABA with inter-body forces, M, M^-1,
@@ -139,6 +140,25 @@ static double max_abs_diff(const double *a, const double *b, int n)
     return worst;
 }
 
+/* acc + phi I phi* by the plane kernel (sd_sym6_add_to_parent_plane) against the general form for a
+ * random symmetric I and acc: the same products with R's zeros and ones left out, summed in another
+ * order, so within a few ulp of the largest term (|I| (1 + |p|)^2, 9 terms an entry). */
+static void check_plane_congruence(uint64_t *rng, const sd_transform *X, int plane)
+{
+    double I[36], acc0[36], ref[36], out[36];
+    for (int r = 0; r < 6; ++r)
+        for (int c = r; c < 6; ++c) {
+            I[6 * r + c] = I[6 * c + r] = 4.0 * (sd_random_uniform(rng) - 0.5);
+            acc0[6 * r + c] = acc0[6 * c + r] = 4.0 * (sd_random_uniform(rng) - 0.5);
+        }
+    memcpy(ref, acc0, sizeof ref);
+    memcpy(out, acc0, sizeof out);
+    sd_sym6_add_to_parent(X, I, ref);
+    sd_sym6_add_to_parent_plane(X, plane, I, out);
+    const double lever = 1.0 + fabs(X->p[0]) + fabs(X->p[1]) + fabs(X->p[2]);
+    CHECK(max_abs_diff(out, ref, 36) <= 8 * DBL_EPSILON * 2.0 * lever * lever * 9.0);
+}
+
 /* The plane kernels against the 3x3 products they replace, on Xup as the sweeps make it (an
  * unrotated placement with a random origin, angles over several turns, both signs of the axis). */
 static void check_plane_kernels(uint64_t *rng)
@@ -169,6 +189,7 @@ static void check_plane_kernels(uint64_t *rng)
             sd_force_to_parent(&X, fc, ref);
             sd_force_to_parent_plane(&X, d->hinge_plane[k], fc, out);
             CHECK(max_abs_diff(out, ref, 6) <= 4 * DBL_EPSILON * terms);
+            check_plane_congruence(rng, &X, d->hinge_plane[k]);
         }
     }
     CHECK(planes > 0);

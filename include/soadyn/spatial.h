@@ -475,6 +475,29 @@ static inline void sd_avx_add_row6(double *row, __m256d lo, __m256d hi)
     _mm256_storeu_pd(row, _mm256_add_pd(_mm256_loadu_pd(row), first));
     _mm_storeu_pd(row + 4, _mm_add_pd(_mm_loadu_pd(row + 4), last));
 }
+
+/* The rest of sd_sym6_add_to_parent's AVX2 form, once the blocks are in parent axes (rows of
+ * A' = R A R^T, B' = R B R^T, C' = R C R^T in lanes 0-2): the shift by p and the sum into acc.
+ * Also the end of the plane-rotation form (src/internal.h). */
+static inline void sd_avx_sym6_shift_add(const double p[3], const __m256d A2[3], const __m256d B2[3],
+                                         const __m256d C2[3], double acc[36])
+{
+    const __m256d p0 = _mm256_broadcast_sd(p), p1 = _mm256_broadcast_sd(p + 1), p2 = _mm256_broadcast_sd(p + 2);
+    __m256d K[3], KT[3], W[3], WT[3], TL[3];
+    K[0] = _mm256_add_pd(B2[0], _mm256_sub_pd(_mm256_mul_pd(p1, C2[2]), _mm256_mul_pd(p2, C2[1])));
+    K[1] = _mm256_add_pd(B2[1], _mm256_sub_pd(_mm256_mul_pd(p2, C2[0]), _mm256_mul_pd(p0, C2[2])));
+    K[2] = _mm256_add_pd(B2[2], _mm256_sub_pd(_mm256_mul_pd(p0, C2[1]), _mm256_mul_pd(p1, C2[0])));
+    const __m256d pyzx = _mm256_setr_pd(p[1], p[2], p[0], 0.0), pzxy = _mm256_setr_pd(p[2], p[0], p[1], 0.0);
+    for (int i = 0; i < 3; ++i) W[i] = sd_avx_cross(pyzx, pzxy, B2[i]);
+    sd_avx_transpose3(W[0], W[1], W[2], WT);
+    for (int i = 0; i < 3; ++i)
+        TL[i] = _mm256_add_pd(_mm256_add_pd(A2[i], sd_avx_cross(pyzx, pzxy, K[i])), WT[i]);
+    sd_avx_transpose3(K[0], K[1], K[2], KT);
+    for (int i = 0; i < 3; ++i) {
+        sd_avx_add_row6(acc + 6 * i, TL[i], K[i]);
+        sd_avx_add_row6(acc + 6 * (3 + i), KT[i], C2[i]);
+    }
+}
 #endif
 
 /* acc += phi(parent, child) I phi*(parent, child): a symmetric 6x6 inertia-like quantity held in the
@@ -499,21 +522,7 @@ static inline void sd_sym6_add_to_parent(const sd_transform *X, const double I[3
     for (int l = 0; l < 3; ++l) /* from one entry early (the last row ends the array), moved down a lane */
         Y[l] = _mm256_permute4x64_pd(_mm256_loadu_pd(I + 6 * (3 + l) + 2), 0x39);
     sd_avx_rotate3(R, Rc, Y, C2);
-    const __m256d p0 = _mm256_broadcast_sd(p), p1 = _mm256_broadcast_sd(p + 1), p2 = _mm256_broadcast_sd(p + 2);
-    __m256d K[3], KT[3], W[3], WT[3], TL[3];
-    K[0] = _mm256_add_pd(B2[0], _mm256_sub_pd(_mm256_mul_pd(p1, C2[2]), _mm256_mul_pd(p2, C2[1])));
-    K[1] = _mm256_add_pd(B2[1], _mm256_sub_pd(_mm256_mul_pd(p2, C2[0]), _mm256_mul_pd(p0, C2[2])));
-    K[2] = _mm256_add_pd(B2[2], _mm256_sub_pd(_mm256_mul_pd(p0, C2[1]), _mm256_mul_pd(p1, C2[0])));
-    const __m256d pyzx = _mm256_setr_pd(p[1], p[2], p[0], 0.0), pzxy = _mm256_setr_pd(p[2], p[0], p[1], 0.0);
-    for (int i = 0; i < 3; ++i) W[i] = sd_avx_cross(pyzx, pzxy, B2[i]);
-    sd_avx_transpose3(W[0], W[1], W[2], WT);
-    for (int i = 0; i < 3; ++i)
-        TL[i] = _mm256_add_pd(_mm256_add_pd(A2[i], sd_avx_cross(pyzx, pzxy, K[i])), WT[i]);
-    sd_avx_transpose3(K[0], K[1], K[2], KT);
-    for (int i = 0; i < 3; ++i) {
-        sd_avx_add_row6(acc + 6 * i, TL[i], K[i]);
-        sd_avx_add_row6(acc + 6 * (3 + i), KT[i], C2[i]);
-    }
+    sd_avx_sym6_shift_add(p, A2, B2, C2, acc);
 #else
     const double *R = X->R, *p = X->p;
     double T[9], A2[9], B2[9], C2[9];

@@ -170,7 +170,7 @@ SD_NOINLINE static sd_status riccati_step(const sd_model *m, sd_data *d, int k, 
     const int p = m->parent[k];
     if (p >= 0) {
         if (m->last_child[p] == k) sd_rigid_inertia_to_sym6(m->rigid + 13 * p, d->P + 36 * p);
-        sd_sym6_add_to_parent(&d->Xup[k], Pplus, d->P + 36 * p);
+        sd_sym6_add_to_parent_plane(&d->Xup[k], d->hinge_plane[k], Pplus, d->P + 36 * p);
     }
     return SD_OK;
 }
