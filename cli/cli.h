@@ -59,6 +59,15 @@ int cli_parse_values(const sd_model *model, const char *option, const char *text
  * the caller frees it. NULL when out of memory. */
 char *cli_label(const sd_model *model, cli_list_kind kind, int i);
 
+/* ---------------------------------------------------------------- the viewer's meshes (cmd_view.c) */
+
+struct sd_view_options;
+/* Where the page's meshes are looked for beyond the model's folder: `mesh_path` (--mesh-path, may be
+ * NULL) then $ROS_PACKAGE_PATH, ':'-separated, into vo->mesh_path (*owned: free it after the page
+ * is written); and each mesh not drawn reported on stderr as "soadyn COMMAND: warning: ...".
+ * CLI_OK, or CLI_FAILURE out of memory. */
+int cli_view_meshes(struct sd_view_options *vo, const char *command, const char *mesh_path, char **owned);
+
 /* ---------------------------------------------------------------- standard output (output.c) */
 
 #if defined(__GNUC__) || defined(__clang__)

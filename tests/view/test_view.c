@@ -327,7 +327,7 @@ static void test_urdf_visuals(const char *dir)
     sd_error err = {0};
     CHECK(sd_urdf_load_file(urdf, NULL, &m, &err) == SD_OK);
     view_visuals vs;
-    CHECK(sd_view_read_visuals(m, urdf, &vs, &err) == SD_OK);
+    CHECK(sd_view_read_visuals(m, urdf, NULL, &vs, &err) == SD_OK);
     const int base = sd_model_body_index(m, "base"), arm = sd_model_body_index(m, "arm");
     CHECK(base >= 0 && arm >= 0 && sd_model_body_index(m, "tool") < 0);
     const view_visual *box = visual_of(&vs, base, 0);
@@ -392,7 +392,7 @@ static void test_mjcf_visuals(const char *dir)
         return;
     }
     view_visuals vs;
-    CHECK(sd_view_read_visuals(m, path, &vs, &err) == SD_OK);
+    CHECK(sd_view_read_visuals(m, path, NULL, &vs, &err) == SD_OK);
     const int a = sd_model_body_index(m, "a");
     CHECK(a >= 0 && vs.n == 2); /* the plane is scenery, the group-3 box hidden */
     /* MuJoCo's world placement of body a at hinge angle q (ref 0.3): X_body T(p) R(n, q - ref) T(-p) */
