@@ -1,7 +1,17 @@
-// The viewer in a real browser (issue #13): headless Chromium (Debian's /usr/bin/chromium) driven by
+// The viewer in a real browser: headless Chromium (Debian's /usr/bin/chromium) driven by
 // playwright-core (pinned in viewer/package-lock.json) opens a page written by soadyn and checks that
 // it loads without console errors or page errors, that the scene has one object per body, that moving
-// the time slider changes the pose, and saves a screenshot.
+// the time slider changes the pose, that every tick label of the plot, of every column, is drawn
+// whole inside the canvas with the sign of its value, and saves a screenshot. What PAGE.html.expect
+// (JSON, written by test_view beside the page) asks is checked too:
+//   flex        {body, node, frames, tip, rigid}: the drawn node of the flexible body (its world
+//               position on the page) is at `tip` (where the library's kinematics puts the child
+//               riding on it), so away from the undeformed place `rigid` by the simulated deflection;
+//   closures    {count, at}: each closure's two drawn points meet, at `at`, at every frame;
+//   min_height  the drawn model's height on screen, at the first and the last frame, is at least
+//               this fraction of the view's, and at the first frame it is not cropped;
+//   mesh_files  [{format, distinct, triangles, extent}]: the mesh files drawn, their distinct vertex
+//               positions and triangles as in the file, their world extents (up axis turned right).
 // usage: node browser_test.mjs PAGE.html SCREENSHOT.png
 //   the model's body count is read from PAGE.html.nbodies (test_view writes both); a page of one
 //   configuration has no slider motion to check.
@@ -16,6 +26,7 @@ if (!existsSync(page) || !existsSync(page + '.nbodies')) {
   process.exit(77);
 }
 const nbodiesText = readFileSync(page + '.nbodies', 'utf8').trim();
+const expect = existsSync(page + '.expect') ? JSON.parse(readFileSync(page + '.expect', 'utf8')) : {};
 const chromium = process.env.SOADYN_CHROMIUM || '/usr/bin/chromium';
 if (!existsSync(chromium)) {
   console.log(`SKIP: no Chromium at ${chromium} (Debian: apt-get install chromium; or set SOADYN_CHROMIUM)`);
@@ -31,6 +42,80 @@ try {
 }
 
 const fail = (msg) => { console.error('FAIL: ' + msg); process.exitCode = 1; };
+const dist = (a, b) => Math.hypot(a[0] - b[0], a[1] - b[1], a[2] - b[2]);
+
+// Every column of the plot in turn: each value-axis label starts inside the canvas and a negative
+// value's label starts with its minus sign (a narrow margin used to clip it).
+async function checkPlotLabels(tab) {
+  const ncols = await tab.evaluate(() => document.getElementById('column').options.length);
+  let checked = 0, negative = 0;
+  for (let c = 0; c < ncols; ++c) {
+    await tab.selectOption('#column', String(c));
+    for (const t of await tab.evaluate(() => window.soadynView.plotTicks())) {
+      ++checked;
+      if (t.value < 0) {
+        ++negative;
+        if (!t.text.startsWith('-')) fail(`plot column ${c}: the label of ${t.value} is '${t.text}'`);
+      }
+      if (!(t.left >= 0)) fail(`plot column ${c}: the label '${t.text}' starts at x = ${t.left.toFixed(1)}, outside the canvas`);
+    }
+  }
+  await tab.selectOption('#column', '0');
+  console.log(`plot: ${checked} tick labels of ${ncols} columns inside the canvas, ${negative} negative ones signed`);
+}
+
+async function checkFlex(tab, e) {
+  let worst = 0, moved = 0;
+  const scale = Math.max(...e.tip.map((p) => Math.hypot(...p)), 1);
+  for (let i = 0; i < e.frames.length; ++i) {
+    const nodes = await tab.evaluate(([k, f]) => { window.soadynView.setFrame(f); return window.soadynView.flexNodes(k); }, [e.body, e.frames[i]]);
+    if (!nodes) { fail(`body ${e.body} has no drawn nodes`); return; }
+    const drawn = nodes[e.node];
+    worst = Math.max(worst, dist(drawn, e.tip[i]) / scale);
+    moved = Math.max(moved, dist(drawn, e.rigid[i]));
+  }
+  console.log(`flexible body ${e.body}: drawn node ${e.node} vs the kinematics' ${worst.toExponential(2)} (relative), ` +
+    `largest deflection drawn ${moved.toFixed(4)} m`);
+  if (!(worst < 1e-5)) fail(`the drawn node ${e.node} is off the deflected place by ${worst} (relative)`);
+  const want = Math.max(...e.tip.map((p, i) => dist(p, e.rigid[i])));
+  if (!(Math.abs(moved - want) < 1e-5 * scale)) fail(`the drawn deflection ${moved} is not the simulated ${want}`);
+}
+
+async function checkClosures(tab, e, nframes) {
+  let gap = 0, off = 0;
+  for (const f of [0, Math.floor(nframes / 3), Math.floor((2 * nframes) / 3), nframes - 1]) {
+    for (let j = 0; j < e.count; ++j) {
+      const [a, b] = await tab.evaluate(([f, j]) => { window.soadynView.setFrame(f); return window.soadynView.closurePoints(j); }, [f, j]);
+      gap = Math.max(gap, dist(a, b));
+      off = Math.max(off, dist(a, e.at));
+    }
+  }
+  console.log(`closures: the two drawn points ${gap.toExponential(2)} m apart at most, ${off.toExponential(2)} m from where they meet`);
+  if (!(gap < 1e-5) || !(off < 1e-5)) fail('a closure\'s drawn points do not meet where they should');
+}
+
+async function checkFraming(tab, least, nframes) {
+  for (const f of [0, nframes - 1]) {
+    const box = await tab.evaluate((f) => { window.soadynView.setFrame(f); return window.soadynView.screenBox(); }, f);
+    const h = Math.min(box.bottom, 1) - Math.max(box.top, 0);
+    console.log(`frame ${f}: the model spans ${(100 * h).toFixed(1)}% of the view's height (top ${box.top.toFixed(3)}, bottom ${box.bottom.toFixed(3)})`);
+    if (!(h >= least)) fail(`frame ${f}: the model spans ${(100 * h).toFixed(1)}% of the view's height, less than ${100 * least}%`);
+    if (f === 0 && (box.top < 0 || box.bottom > 1 || box.left < 0 || box.right > 1)) fail('frame 0: the model is cropped');
+  }
+}
+
+async function checkMeshFiles(tab, want) {
+  const got = await tab.evaluate(() => window.soadynView.meshFiles());
+  for (const e of await tab.evaluate(() => window.soadynView.meshErrors())) fail('mesh not drawn: ' + e);
+  for (const w of want) {
+    const g = got.find((m) => m.format === w.format);
+    if (!g) { fail(`no ${w.format} mesh drawn`); continue; }
+    console.log(`${w.format} mesh ${g.name}: ${g.distinct} distinct vertices, ${g.triangles} triangles, extent ${g.extent.map((x) => x.toFixed(4))}`);
+    if (g.distinct !== w.distinct || g.triangles !== w.triangles)
+      fail(`${w.format}: ${g.distinct} vertices and ${g.triangles} triangles drawn, the file has ${w.distinct} and ${w.triangles}`);
+    if (g.extent.some((x, i) => !(Math.abs(x - w.extent[i]) < 1e-6))) fail(`${w.format}: drawn extent ${g.extent}, want ${w.extent}`);
+  }
+}
 const browser = await playwright.chromium.launch({
   executablePath: chromium,
   // software WebGL: no GPU in CI
@@ -46,6 +131,7 @@ try {
   tab.on('pageerror', (e) => errors.push('page error: ' + e.message));
   await tab.goto(pathToFileURL(page).href);
   await tab.waitForFunction(() => window.soadynView !== undefined, null, { timeout: 30000 });
+  await tab.evaluate(() => window.soadynView.ready());
   const nbodies = Number(nbodiesText);
   const info = await tab.evaluate(() => ({
     nbodies: window.soadynView.nbodies, objects: window.soadynView.bodyObjectCount(),
@@ -77,6 +163,12 @@ try {
     await tab.uncheck('#inertia');
     await tab.uncheck('#frames'); // the screenshot shows the page as it opens
   }
+  await checkPlotLabels(tab);
+  if (expect.flex) await checkFlex(tab, expect.flex);
+  if (expect.closures) await checkClosures(tab, expect.closures, info.frames);
+  if (expect.min_height) await checkFraming(tab, expect.min_height, info.frames);
+  if (expect.mesh_files) await checkMeshFiles(tab, expect.mesh_files);
+  await tab.evaluate(() => window.soadynView.setFrame(0));
   await tab.waitForTimeout(300);
   await tab.screenshot({ path: shot });
   console.log('screenshot: ' + shot);

@@ -3,6 +3,7 @@
 // frames, skeleton and joint axes, inertia boxes, force arrows, camera following the root) and the
 // plot, and plays the motion. Tests read the page through window.soadynView (read-only but for
 // setFrame, which the slider does too).
+import * as THREE from 'three';
 import { Scene } from './scene.js';
 import { Plot } from './plot.js';
 
@@ -117,8 +118,12 @@ function start() {
     meshCount: () => { let c = 0; scene.scene.traverse((o) => { if (o.isMesh) ++c; }); return c; },
     // resolved when the mesh files are parsed (glTF parses asynchronously) and the camera framed
     ready: () => scene.ready.then(() => true),
-    // per mesh file drawn: { name, format, vertices, distinct (positions), triangles }; the failures
-    meshFiles: () => scene.meshFiles.map((m) => ({ ...m })),
+    // per mesh file drawn: { name, format, vertices, distinct (positions), triangles, extent (its
+    // world box's size at the frame shown) }; the failures
+    meshFiles: () => scene.meshFiles.map(({ object, ...m }) => {
+      scene.scene.updateMatrixWorld(true);
+      return { ...m, extent: new THREE.Box3().setFromObject(object).getSize(new THREE.Vector3()).toArray() };
+    }),
     meshErrors: () => scene.meshErrors.slice(),
     // world positions of a flexible body's drawn nodes (null for a rigid body)
     flexNodes: (k) => (scene.bodies[k].flex ? scene.bodies[k].flex.nodesWorld() : null),

@@ -84,8 +84,10 @@ export class Scene {
     this.scene.add(sun);
     this.controls = new OrbitControls(this.camera, this.renderer.domElement);
     this.controls.addEventListener('change', () => this.render());
+    // a pan by the user moves the point followed
+    this.controls.addEventListener('end', () => { if (this.anchor) this.anchor = this.rootPoint(this.controls.target); });
     this.pending = []; // mesh files still being parsed (glTF parses asynchronously)
-    this.meshFiles = []; // per mesh file drawn: { name, format, vertices, triangles } (for tests)
+    this.meshFiles = []; // per mesh file drawn: { name, format, vertices, distinct, triangles, object } (for tests)
     this.meshErrors = [];
 
     const r = data.skeleton_radius;
@@ -114,7 +116,7 @@ export class Scene {
               vertices += p.count;
               triangles += (o.geometry.index ? o.geometry.index.count : p.count) / 3;
             });
-            this.meshFiles.push({ name: v.name, format: v.format, vertices, distinct: distinct.size, triangles });
+            this.meshFiles.push({ name: v.name, format: v.format, vertices, distinct: distinct.size, triangles, object });
             this.render();
           }, (e) => { this.meshErrors.push(v.name + ': ' + e.message); }));
           continue;
@@ -202,7 +204,7 @@ export class Scene {
     this.camera.far = dist * 100 + 10 * this.data.motion_size;
     this.camera.updateProjectionMatrix();
     this.controls.update();
-    this.rootAt = this.rootPosition();
+    this.anchor = this.rootPoint(this.controls.target);
     this.setFrame(keep === undefined ? 0 : keep);
   }
 
@@ -235,7 +237,14 @@ export class Scene {
     return e;
   }
 
-  rootPosition() { return this.bodies.length ? this.bodies[0].group.position.clone() : new THREE.Vector3(); }
+  // The point the camera looks at, fixed in the root body (its frame's coordinates of the world point
+  // p): followed, it moves and turns with the root, so that a tumbling model stays in view.
+  rootPoint(p) {
+    if (!this.bodies.length) return p.clone();
+    const g = this.bodies[0].group;
+    g.updateMatrixWorld(true);
+    return g.worldToLocal(p.clone());
+  }
 
   resize(w, h) {
     this.renderer.setSize(w, h);
@@ -267,7 +276,7 @@ export class Scene {
 
   setFollow(on) {
     this.follow = on;
-    this.rootAt = this.rootPosition();
+    this.anchor = this.rootPoint(this.controls.target);
   }
 
   setForces(on) {
@@ -309,12 +318,13 @@ export class Scene {
       c.ring.quaternion.copy(this.camera.quaternion); // a ring facing the viewer around F_B's point
       c.gap.geometry.setFromPoints([c.pair[0].position, c.pair[1].position]);
     });
-    if (this.follow && !quiet && this.rootAt) { // the camera keeps its offset from the root
-      const root = this.rootPosition(), delta = root.clone().sub(this.rootAt);
+    if (this.follow && !quiet && this.anchor && this.bodies.length) { // the camera moves, not turns, with it
+      const g = this.bodies[0].group;
+      g.updateMatrixWorld(true);
+      const delta = g.localToWorld(this.anchor.clone()).sub(this.controls.target);
       this.camera.position.add(delta);
       this.controls.target.add(delta);
       this.controls.update();
-      this.rootAt = root;
     }
     if (!quiet) this.render();
   }
