@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h> /* chdir: a model opened by its bare name */
 
 #include <soadyn/config.h>
 #include <soadyn/soadyn.h>
@@ -454,6 +455,102 @@ static void test_mjcf_visuals(const char *dir)
     sd_model_free(m);
 }
 
+/* ---------------------------------------------------------------- finding meshes */
+
+typedef struct warnings { int n; char last[1024]; } warnings;
+
+static void count_warning(void *user, const char *message)
+{
+    warnings *w = user;
+    ++w->n;
+    snprintf(w->last, sizeof(w->last), "%s", message);
+}
+
+/* The visuals of `urdf` read with mesh_path; how many meshes were drawn (mesh or mesh file). */
+static int meshes_drawn(const char *urdf, const char *mesh_path, warnings *w)
+{
+    sd_model *m;
+    sd_error err = {0};
+    if (sd_model_load_file(urdf, NULL, &m, NULL, &err) != SD_OK) {
+        fprintf(stderr, "%s\n", err.message);
+        CHECK(0);
+        return -1;
+    }
+    sd_view_options o;
+    sd_view_options_init(&o);
+    o.mesh_path = mesh_path;
+    o.mesh_warning = count_warning;
+    o.mesh_warning_user = w;
+    view_visuals vs;
+    memset(w, 0, sizeof(*w));
+    int drawn = -1;
+    if (sd_view_read_visuals(m, urdf, &o, &vs, &err) == SD_OK) {
+        drawn = 0;
+        for (int i = 0; i < vs.n; ++i) drawn += vs.items[i].shape == VIEW_MESH || vs.items[i].shape == VIEW_MESH_FILE;
+        CHECK(vs.meshes_missing == w->n);
+        sd_view_visuals_free(&vs);
+    }
+    sd_model_free(m);
+    return drawn;
+}
+
+/* Where meshes are found: a package:// name from the model's own folder given as a bare file name
+ * (the working folder: it used to find nothing), a package found only on the mesh path (as
+ * DIR/PKG/rest and as DIR/rest with DIR named PKG), a plain name on the mesh path; and each mesh
+ * not drawn told to the caller with its name and why (not found; a file that is not what its name
+ * says). */
+static void test_mesh_resolution(const char *dir)
+{
+    if (!SOADYN_HAS_IO || !SOADYN_HAS_VIEWER) return;
+    /* root/robot/r.urdf and root/elsewhere/shapes_pkg: the package is not in a folder above the model */
+    char root[4096], elsewhere[4200], pkg[4300], robot[4200], path[4400];
+    snprintf(root, sizeof(root), "%s/view_mesh_resolution", dir);
+    snprintf(elsewhere, sizeof(elsewhere), "%s/elsewhere", root);
+    snprintf(pkg, sizeof(pkg), "%s/shapes_pkg", elsewhere);
+    snprintf(robot, sizeof(robot), "%s/robot", root);
+    snprintf(path, sizeof(path), "rm -rf '%s'", root); /* a fresh tree: nothing left by an earlier run */
+    CHECK(system(path) == 0);
+    const char *const folders[] = {pkg, robot};
+    for (int i = 0; i < 2; ++i) {
+        snprintf(path, sizeof(path), "mkdir -p '%s'", folders[i]);
+        CHECK(system(path) == 0);
+    }
+    static const char stl[] = "solid t\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\nvertex 0 1 0\n"
+                              "endloop\nendfacet\nendsolid t\n";
+    snprintf(path, sizeof(path), "%s/tri.stl", pkg);
+    write_text(path, stl);
+    snprintf(path, sizeof(path), "%s/bad.glb", pkg);
+    write_text(path, "not a glb file at all, just text");
+    snprintf(path, sizeof(path), "%s/beside.stl", robot);
+    write_text(path, stl);
+    static const char urdf[] =
+        "<robot name='r'><link name='a'><inertial><mass value='1'/><inertia ixx='1' iyy='1' izz='1' ixy='0' ixz='0' iyz='0'/></inertial>\n"
+        " <visual><geometry><mesh filename='package://robot/beside.stl'/></geometry></visual>\n"
+        " <visual><geometry><mesh filename='package://shapes_pkg/tri.stl'/></geometry></visual>\n"
+        " <visual><geometry><mesh filename='tri.stl'/></geometry></visual>\n"
+        " <visual><geometry><mesh filename='package://shapes_pkg/bad.glb'/></geometry></visual>\n"
+        "</link></robot>\n";
+    snprintf(path, sizeof(path), "%s/r.urdf", robot);
+    write_text(path, urdf);
+    warnings w;
+    /* from elsewhere, no mesh path: only the mesh beside the model */
+    CHECK(meshes_drawn(path, NULL, &w) == 1 && w.n == 3);
+    CHECK(strstr(w.last, "mesh package://shapes_pkg/bad.glb not drawn: not found") != NULL);
+    /* the mesh path: a folder holding shapes_pkg/, then the package folder itself */
+    char mesh_path[8800];
+    snprintf(mesh_path, sizeof(mesh_path), "/nonexistent:%s", elsewhere);
+    CHECK(meshes_drawn(path, mesh_path, &w) == 2 && w.n == 2); /* the plain tri.stl: not in elsewhere/ */
+    CHECK(strstr(w.last, "bad.glb not drawn") && strstr(w.last, "not a GLB file"));
+    snprintf(mesh_path, sizeof(mesh_path), "%s/:%s", pkg, elsewhere);
+    CHECK(meshes_drawn(path, mesh_path, &w) == 3 && w.n == 1);
+    /* from the model's own folder, by its bare name */
+    char here[4096];
+    CHECK(getcwd(here, sizeof(here)) != NULL);
+    CHECK(chdir(robot) == 0);
+    CHECK(meshes_drawn("r.urdf", NULL, &w) == 1 && w.n == 3);
+    CHECK(chdir(here) == 0);
+}
+
 /* ---------------------------------------------------------------- pages for the browser tests */
 
 static int keep_sample(void *user, const sd_sim_sample *s)
@@ -703,6 +800,7 @@ int main(int argc, char **argv)
     test_page_data(out);
     test_urdf_visuals(out);
     test_mjcf_visuals(out);
+    test_mesh_resolution(out);
     if (SOADYN_HAS_VIEWER && SOADYN_HAS_IO) {
         char model[4096], html[4096];
         snprintf(model, sizeof(model), "%s/double_pendulum.urdf", models);
