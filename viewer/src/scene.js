@@ -68,6 +68,19 @@ function rod(a, b, r, mat) {
   return m;
 }
 
+// Where the camera looks from (a unit vector from the target): square onto a flat model's plane (a
+// planar mechanism, an arm moving in the horizontal plane), tilted a little so that depth shows;
+// else from the front right, slightly above.
+function viewDirection(size) {
+  const dims = size.toArray(), thin = dims.indexOf(Math.min(...dims));
+  if (dims[thin] < 0.2 * Math.max(...dims)) {
+    const d = [0.3, -0.35, 0.3];
+    d[thin] = thin === 1 ? -1 : 1; // from -y (x to the right, z up) or from above
+    return new THREE.Vector3(...d).normalize();
+  }
+  return new THREE.Vector3(1, -1.3, 0.6).normalize();
+}
+
 export class Scene {
   constructor(container, data) {
     this.data = data;
@@ -183,8 +196,8 @@ export class Scene {
     this.ready = Promise.allSettled(this.pending).then(() => { this.frameModel(); this.render(); });
   }
 
-  // The camera frames the model as it is at the first frame: its bounding sphere (visuals, skeleton,
-  // boxes) fills the narrower of the two fields of view, seen from the front right, slightly above.
+  // The camera frames the model as it is at the first frame: its box (visuals, skeleton, boxes)
+  // fills 90% of the narrower of the two fields of view, seen as viewDirection says.
   // A camera that does not follow the root frames the body origins' motion too (a robot arm's sweep).
   frameModel() {
     const keep = this.frame;
@@ -192,16 +205,36 @@ export class Scene {
     const d = this.data, box = this.bodyBox();
     const around = (c, r) => new THREE.Box3().setFromCenterAndSize(new THREE.Vector3().fromArray(c), new THREE.Vector3(2 * r, 2 * r, 2 * r));
     if (box.isEmpty()) box.copy(around(d.center, d.size));
-    if (!this.follow) box.union(around(d.motion_center, d.motion_size / Math.sqrt(3)));
+    if (!this.follow) { // every body origin over the motion
+      const p = d.poses, v = new THREE.Vector3();
+      for (let o = 0; o < p.length; o += 7) box.expandByPoint(v.set(p[o], p[o + 1], p[o + 2]));
+    }
     const sphere = box.getBoundingSphere(new THREE.Sphere());
     const vfov = THREE.MathUtils.degToRad(this.camera.fov);
     const hfov = 2 * Math.atan(Math.tan(vfov / 2) * this.camera.aspect);
-    const dist = (1.1 * sphere.radius) / Math.sin(Math.min(vfov, hfov) / 2);
-    const dir = new THREE.Vector3(1, -1.3, 0.6).normalize();
+    let dist = (1.05 * sphere.radius) / Math.sin(Math.min(vfov, hfov) / 2); // the sphere in view
+    const dir = viewDirection(box.getSize(new THREE.Vector3()));
     this.controls.target.copy(sphere.center);
-    this.camera.position.copy(sphere.center).addScaledVector(dir, dist);
     this.camera.near = dist / 100;
-    this.camera.far = dist * 100 + 10 * this.data.motion_size;
+    this.camera.far = dist * 100 + 10 * d.motion_size;
+    // then closer, until the box's corners fill 90% of the view (the sphere is loose around a box)
+    for (let pass = 0; pass < 3; ++pass) {
+      this.camera.position.copy(sphere.center).addScaledVector(dir, dist);
+      this.camera.lookAt(sphere.center);
+      this.camera.updateMatrixWorld(true);
+      this.camera.updateProjectionMatrix();
+      let reach = 0;
+      for (let i = 0; i < 8; ++i) {
+        const v = new THREE.Vector3(i & 1 ? box.max.x : box.min.x, i & 2 ? box.max.y : box.min.y, i & 4 ? box.max.z : box.min.z);
+        const depth = v.clone().sub(this.camera.position).dot(dir.clone().negate());
+        const ndc = v.project(this.camera);
+        if (depth <= this.camera.near) { reach = Infinity; break; }
+        reach = Math.max(reach, Math.abs(ndc.x), Math.abs(ndc.y));
+      }
+      if (!(reach > 0) || !isFinite(reach)) break;
+      dist *= Math.min(1, Math.max(0.5, reach / 0.9));
+    }
+    this.camera.position.copy(sphere.center).addScaledVector(dir, dist);
     this.camera.updateProjectionMatrix();
     this.controls.update();
     this.anchor = this.rootPoint(this.controls.target);
