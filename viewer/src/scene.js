@@ -105,6 +105,7 @@ export class Scene {
 
     const r = data.skeleton_radius;
     const grey = material(null, true), joint = material(JOINT, true);
+    const anyVisuals = data.bodies.some((b) => b.visuals.length > 0);
     this.bodies = data.bodies.map((b, k) => {
       const group = new THREE.Group();
       group.name = b.name;
@@ -161,9 +162,9 @@ export class Scene {
       group.add(visuals, skeleton, box, axes);
       if (flex) group.add(flex.line);
       this.scene.add(group);
-      // a body without visuals shows its skeleton, unless it is a massless link of a joint chain
-      // (an MJCF body of several joints) with nothing to reach: its joint ball would hide in the next
-      const bare = b.visuals.length === 0 && (b.skeleton.length > 0 || !!b.inertia_box || !!b.flex);
+      // a body without visuals shows its skeleton; in a model with visuals, only when it has mass (a
+      // massless one is a link of a joint chain, an MJCF body of several joints: its neighbours draw it)
+      const bare = b.visuals.length === 0 && (!anyVisuals || !!b.inertia_box || !!b.flex);
       return { group, visuals, skeleton, box, axes, flex, index: k, bare };
     });
 
