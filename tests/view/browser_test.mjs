@@ -60,8 +60,24 @@ async function checkPlotLabels(tab) {
       if (!(t.left >= 0)) fail(`plot column ${c}: the label '${t.text}' starts at x = ${t.left.toFixed(1)}, outside the canvas`);
     }
   }
-  await tab.selectOption('#column', '0');
   console.log(`plot: ${checked} tick labels of ${ncols} columns inside the canvas, ${negative} negative ones signed`);
+  // two columns, and the values under the mouse pointer (at the plot's middle): the time and each
+  // column's value at the sample there, as the page's data has them
+  if (ncols < 2) return;
+  await tab.selectOption('#column', ['0', '1']);
+  const box = await tab.locator('#plot').boundingBox();
+  await tab.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  const r = await tab.evaluate(() => window.soadynView.plotReadout());
+  const want = await tab.evaluate((f) => {
+    const d = JSON.parse(document.getElementById('soadyn-data').textContent), nc = d.columns.length;
+    return [d.times[f], d.values[f * nc], d.values[f * nc + 1], d.columns[0], d.columns[1]];
+  }, r ? r.frame : 0);
+  const shown = r ? r.lines : [];
+  const expected = ['t = ' + want[0].toPrecision(6) + ' s', want[3] + ' = ' + want[1].toPrecision(6), want[4] + ' = ' + want[2].toPrecision(6)];
+  console.log(`plot readout at frame ${r ? r.frame : '-'}: ${shown.join(', ')}`);
+  if (!r || JSON.stringify(shown) !== JSON.stringify(expected)) fail(`the readout shows [${shown}], not [${expected}]`);
+  await tab.mouse.move(0, 0);
+  await tab.selectOption('#column', '0');
 }
 
 async function checkFlex(tab, e) {

@@ -133,6 +133,8 @@ function start() {
     screenBox: () => scene.screenExtent(),
     // the value axis labels of the plot as drawn: { text, value, left (canvas px) }
     plotTicks: () => plot.ticks.map((t) => ({ ...t })),
+    // the readout under the mouse pointer: { frame, lines } (null when the pointer is elsewhere)
+    plotReadout: () => (plot.pointer === null ? null : { frame: plot.pointer, lines: plot.readout.slice() }),
   });
 }
 

@@ -17,6 +17,7 @@ export class Plot {
     this.columns = [0];
     this.frame = 0;
     this.pointer = null; // the frame under the mouse pointer, or null
+    this.readout = []; // the lines it shows there
     this.ticks = []; // what the last draw wrote on the value axis: { text, left } (for tests)
     canvas.addEventListener('mousemove', (e) => {
       const r = canvas.getBoundingClientRect();
