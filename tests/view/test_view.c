@@ -558,16 +558,23 @@ static int keep_sample(void *user, const sd_sim_sample *s)
     return sd_trajectory_append(user, s) != SD_OK;
 }
 
-/* The model's body count beside its page (PAGE.html.nbodies), which the browser test checks. */
-static void write_nbodies(const char *html, const sd_model *m)
+/* A file beside the page, PAGE.html + suffix, for the browser test. */
+static FILE *open_beside(const char *html, const char *suffix)
 {
     char path[4200];
-    snprintf(path, sizeof(path), "%s.nbodies", html);
+    snprintf(path, sizeof(path), "%s%s", html, suffix);
     FILE *fp = fopen(path, "w");
     if (!fp) {
         perror(path);
         exit(1);
     }
+    return fp;
+}
+
+/* The model's body count beside its page (PAGE.html.nbodies), which the browser test checks. */
+static void write_nbodies(const char *html, const sd_model *m)
+{
+    FILE *fp = open_beside(html, ".nbodies");
     fprintf(fp, "%d\n", sd_model_nbodies(m));
     fclose(fp);
 }
@@ -618,17 +625,7 @@ static sd_model *write_simulated_page(const char *model_path, const char *html, 
 }
 
 /* What the browser test checks on a page beyond its defaults: PAGE.html.expect (JSON). */
-static FILE *open_expect(const char *html)
-{
-    char path[4200];
-    snprintf(path, sizeof(path), "%s.expect", html);
-    FILE *fp = fopen(path, "w");
-    if (!fp) {
-        perror(path);
-        exit(1);
-    }
-    return fp;
-}
+static FILE *open_expect(const char *html) { return open_beside(html, ".expect"); }
 
 static void json_point(FILE *fp, const double x[3]) { fprintf(fp, "[%.17g,%.17g,%.17g]", x[0], x[1], x[2]); }
 
@@ -655,30 +652,23 @@ static void write_flexible_arm_page(const char *models, const char *out)
     const size_t frames[4] = {0, n / 3, (2 * n) / 3, n - 1};
     double largest = 0;
     for (int i = 0; i < 4; ++i) fprintf(fp, i ? ",%zu" : "%zu", frames[i]);
-    fputs("],\"tip\":[", fp);
+    double tip[4][3], rigid[4][3];
     for (int i = 0; i < 4; ++i) {
-        const double *q = tr->rows + frames[i] * tr->stride + 1;
-        sd_kinematics(m, data, q, NULL, NULL);
+        sd_kinematics(m, data, tr->rows + frames[i] * tr->stride + 1, NULL, NULL);
         sd_transform X1, X2;
         sd_body_placement_world(m, data, link1, &X1);
         sd_body_placement_world(m, data, link2, &X2);
-        double rigid[3];
-        sd_transform_point(&X1, sd_flex_body_node_position(m->flex[link1], 10), rigid);
-        const double d[3] = {X2.p[0] - rigid[0], X2.p[1] - rigid[1], X2.p[2] - rigid[2]};
+        memcpy(tip[i], X2.p, sizeof(X2.p));
+        sd_transform_point(&X1, sd_flex_body_node_position(m->flex[link1], 10), rigid[i]);
+        const double d[3] = {tip[i][0] - rigid[i][0], tip[i][1] - rigid[i][1], tip[i][2] - rigid[i][2]};
         largest = fmax(largest, sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]));
-        if (i) fputc(',', fp);
-        json_point(fp, X2.p);
     }
-    fputs("],\"rigid\":[", fp);
-    for (int i = 0; i < 4; ++i) {
-        const double *q = tr->rows + frames[i] * tr->stride + 1;
-        sd_kinematics(m, data, q, NULL, NULL);
-        sd_transform X1;
-        sd_body_placement_world(m, data, link1, &X1);
-        double rigid[3];
-        sd_transform_point(&X1, sd_flex_body_node_position(m->flex[link1], 10), rigid);
-        if (i) fputc(',', fp);
-        json_point(fp, rigid);
+    for (int side = 0; side < 2; ++side) {
+        fputs(side ? "],\"rigid\":[" : "],\"tip\":[", fp);
+        for (int i = 0; i < 4; ++i) {
+            if (i) fputc(',', fp);
+            json_point(fp, side ? rigid[i] : tip[i]);
+        }
     }
     fputs("]}}\n", fp);
     fclose(fp);
