@@ -1,12 +1,14 @@
 /*
  * src/view/view_internal.h — what the parts of the viewer share (issue #13, soadyn/view.h).
  *
- *   view_page.c      the page: frames decimated, world placements (sd_kinematics) and inter-body
- *                    forces (sd_forward_dynamics_ex) per frame, fallback shapes, the JSON data and
- *                    the bundled script written into one HTML file
+ *   view_page.c      the page: frames decimated, world placements (sd_kinematics), closure points,
+ *                    flexible-body deflections and inter-body forces (sd_forward_dynamics_ex) per
+ *                    frame, the skeleton, the JSON data and the bundled script written into one
+ *                    HTML file
  *   view_visuals.c   the visual geometry of the model file (URDF <visual>, MJCF geoms), re-read with
- *                    libxml2 and placed in soadyn's body frames
- *   view_mesh.c      STL (binary and ASCII) and OBJ meshes read into vertex and index arrays
+ *                    libxml2 and placed in soadyn's body frames; where mesh files are found
+ *   view_mesh.c      STL (binary and ASCII) and OBJ meshes read into vertex and index arrays;
+ *                    COLLADA and glTF files checked and kept whole for the page's loaders
  *   view_script.c    generated at build time (viewer/embed.mjs): three.js and viewer/src bundled
  *   trajectory_csv.c sd_trajectory_read_csv (always built: needs nothing)
  *

@@ -2,20 +2,27 @@
  * src/view/view_page.c — sd_view_write_html: one self-contained HTML file that plays a motion.
  *
  * What the page holds (a JSON script element read by viewer/src/main.js, then the bundled script):
- *   bodies    per body its name, parent, visuals from the model file (view_visuals.c), and, for a
- *             body without any, its skeleton: a capsule from its frame's origin (the joint frame's
- *             child side) to each child's joint frame; the inertia box of every body with mass (the
- *             uniform box of the same mass and principal moments, at the centre of mass along the
- *             principal axes);
+ *   bodies    per body its name, parent, visuals from the model file (view_visuals.c; mesh files
+ *             embedded as base64), its skeleton (a capsule from its frame's origin, the joint frame's
+ *             child side, to each child's joint frame and each closure point on it; to its centre
+ *             of mass when it has neither), its joint axis, the inertia box of every body with mass
+ *             (the uniform box of the same mass and principal moments, at the centre of mass along
+ *             the principal axes), and for a flexible body its undeformed nodes;
  *   frames    at most VIEW_MAX_FRAMES samples of the trajectory, evenly spread over its rows (the
  *             first and last kept), and per frame and body the world placement from sd_kinematics
  *             at that sample's q (x, y, z, qw, qx, qy, qz);
+ *   closures  per frame and closure constraint with two frames the world origins of F_A and F_B
+ *             (sd_constraint_frame_world), which meet when the loop is closed;
+ *   deflections  per frame and flexible-body node Pi^node eta (001 Eq 3: small rotation, then
+ *             translation, body axes; sd_model_node_deflection), which bend the body on the page;
  *   forces    on request, per frame and body the inter-body force f(k) (000 Eq 17; Eq 41 on a flexible
  *             body: its rigid part) from sd_forward_dynamics_ex at the sample's q and u, with zero tau:
  *             what acts is gravity and the model's passive joint forces (damping, springs), which is
  *             what sd_simulate integrates when no joint force is given; world axes about the body's
  *             origin;
- *   columns   the trajectory's columns (q, u.*, energies) at the frames, for the plot.
+ *   columns   the trajectory's columns (q, u.*, energies) at the frames, for the plot;
+ *   sizes     the model's size at the first frame (the skeleton's radius, the camera's frame), the
+ *             motion's box (the grid), and whether the camera follows the root (sd_view_options).
  * Everything is computed here, before anything is written, so a failure leaves no file; the page is
  * written as "<path>.partial" and renamed when complete (sim/output_file.h).
  */
@@ -450,28 +457,33 @@ static int joint_axis(const sd_model *m, int k, double axis[3], const char **kin
     return 1;
 }
 
+/* One capsule of a body's skeleton, from its origin to x (none when x is the origin). */
+static void skeleton_segment(FILE *fp, const double x[3], double r, int *nseg)
+{
+    if (sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]) < 1e-9) return;
+    if ((*nseg)++) fputc(',', fp);
+    json_segment(fp, x, r);
+}
+
 /* The skeleton of body k: a capsule from its origin (where its joint is) to each child's joint and to
  * each closure point it carries; to its centre of mass when it has neither. A flexible body's
  * children on its nodes are left out: its bent line through the nodes reaches them. */
 static void write_skeleton(FILE *fp, const page *p, int k, double r)
 {
     const sd_model *m = p->m;
-    int nseg = 0;
-    const double *ends[64];
-    int nends = 0;
-    for (int c = k + 1; c < p->nb && nends < 64; ++c)
-        if (sd_model_parent(m, c) == k && !(sd_model_body_nnodes(m, k) > 0 && sd_model_parent_node(m, c) >= 0))
-            ends[nends++] = sd_model_placement(m, c)->p;
-    for (int i = 0; i < p->nclosures && nends < 64; ++i)
-        for (int side = 0; side < 2 && nends < 64; ++side)
-            if (p->closures[i].body[side] == k) ends[nends++] = p->closures[i].local[side];
-    if (nends == 0 && sd_model_body_nnodes(m, k) == 0) ends[nends++] = sd_model_body_com(m, k);
-    for (int e = 0; e < nends; ++e) {
-        const double *x = ends[e];
-        if (sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]) < 1e-9) continue;
-        if (nseg++) fputc(',', fp);
-        json_segment(fp, x, r);
-    }
+    int nseg = 0, nends = 0;
+    for (int c = k + 1; c < p->nb; ++c)
+        if (sd_model_parent(m, c) == k && !(sd_model_body_nnodes(m, k) > 0 && sd_model_parent_node(m, c) >= 0)) {
+            skeleton_segment(fp, sd_model_placement(m, c)->p, r, &nseg);
+            ++nends;
+        }
+    for (int i = 0; i < p->nclosures; ++i)
+        for (int side = 0; side < 2; ++side)
+            if (p->closures[i].body[side] == k) {
+                skeleton_segment(fp, p->closures[i].local[side], r, &nseg);
+                ++nends;
+            }
+    if (nends == 0 && sd_model_body_nnodes(m, k) == 0) skeleton_segment(fp, sd_model_body_com(m, k), r, &nseg);
 }
 
 static void write_bodies(FILE *fp, const page *p)
@@ -516,8 +528,9 @@ static void write_bodies(FILE *fp, const page *p)
     fputs("]", fp);
 }
 
-/* The closures: their names and per frame the world points of both sides (meeting when closed). */
-static void write_closures(FILE *fp, const page *p)
+/* The closures: their names and per frame the world points of both sides (meeting when closed);
+ * the flexible bodies' node deflections per frame. */
+static void write_closures_and_deflections(FILE *fp, const page *p)
 {
     fputs(",\n\"closures\":[", fp);
     for (int i = 0; i < p->nclosures; ++i) {
@@ -559,7 +572,7 @@ static void write_page(FILE *fp, const page *p, const sd_view_options *o)
     json_numbers(fp, p->motion_center, 3, "%.6g");
     fputc(',', fp);
     write_bodies(fp, p);
-    write_closures(fp, p);
+    write_closures_and_deflections(fp, p);
     fputs(",\n\"times\":", fp);
     json_numbers(fp, p->times, (size_t)p->nf, "%.9g");
     fputs(",\n\"poses\":", fp);
