@@ -180,21 +180,24 @@ static int ends_with(const char *s, const char *suffix)
 /* A COLLADA or glTF file kept whole for the page, once it looks like one: COLLADA's root element,
  * the GLB header (magic "glTF", version 2, the length it gives), or a .gltf's buffers and images all
  * inline (the page fetches nothing). */
-static sd_status mesh_file(const char *path, const char *format, char *buf, size_t size, view_visual *vis, sd_error *err)
+static sd_status mesh_file(const char *path, const char *format, char *buf, size_t size, view_visual *vis,
+                           sd_error *err)
 {
     if (strcmp(format, "dae") == 0 && !strstr(buf, "<COLLADA"))
         return sd_error_set(err, SD_E_PARSE, "mesh %s: no <COLLADA> element: not a COLLADA file", path);
     if (strcmp(format, "glb") == 0) {
         const unsigned char *b = (const unsigned char *)buf;
         if (size < 20 || memcmp(b, "glTF", 4) != 0 || le32(b + 4) != 2 || le32(b + 8) != size)
-            return sd_error_set(err, SD_E_PARSE, "mesh %s: not a GLB file of glTF 2 (header: magic, version, length)", path);
+            return sd_error_set(err, SD_E_PARSE, "mesh %s: not a GLB file of glTF 2 (header: magic, version, length)",
+                                path);
     }
     if (strcmp(format, "gltf") == 0)
         for (const char *u = strstr(buf, "\"uri\""); u; u = strstr(u + 5, "\"uri\"")) {
             const char *q = strchr(u + 5, '"');
             if (!q || strncmp(q + 1, "data:", 5) != 0)
                 return sd_error_set(err, SD_E_NOT_SUPPORTED,
-                                    "mesh %s: a .gltf naming other files (buffers, images) is not drawn: write it as .glb", path);
+                                    "mesh %s: a .gltf naming other files (buffers, images) is not drawn: write it as .glb",
+                                    path);
         }
     vis->shape = VIEW_MESH_FILE;
     vis->file_data = (unsigned char *)buf;
@@ -206,9 +209,13 @@ static sd_status mesh_file(const char *path, const char *format, char *buf, size
 sd_status sd_view_mesh_load(const char *path, view_visual *vis, sd_error *err)
 {
     const int is_stl = ends_with(path, ".stl"), is_obj = ends_with(path, ".obj");
-    const char *file_format = ends_with(path, ".dae") ? "dae" : ends_with(path, ".glb") ? "glb" : ends_with(path, ".gltf") ? "gltf" : NULL;
+    const char *file_format = ends_with(path, ".dae")    ? "dae"
+                              : ends_with(path, ".glb")  ? "glb"
+                              : ends_with(path, ".gltf") ? "gltf"
+                                                         : NULL;
     if (!is_stl && !is_obj && !file_format)
-        return sd_error_set(err, SD_E_NOT_SUPPORTED, "mesh %s: not a format drawn (STL, OBJ, COLLADA .dae, glTF .glb/.gltf)", path);
+        return sd_error_set(err, SD_E_NOT_SUPPORTED, "mesh %s: not a format drawn (STL, OBJ, COLLADA .dae, glTF .glb/.gltf)",
+                            path);
     size_t size = 0;
     sd_status st = SD_OK;
     char *buf = read_all(path, &size, err, &st);
