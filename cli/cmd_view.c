@@ -46,25 +46,42 @@ static const char help[] =
     "\n"
     "`soadyn simulate MODEL --html FILE.html` writes the same page from the run directly.\n";
 
-static void mesh_warning(void *command, const char *message)
+static void mesh_warning(void *user, const char *message)
 {
-    fprintf(stderr, "soadyn %s: warning: %s\n", (const char *)command, message);
+    cli_view_meshes *state = user;
+    if (state->told < CLI_VIEW_MESH_WARNINGS) {
+        fprintf(stderr, "soadyn %s: warning: %s\n", state->command, message);
+        ++state->told;
+    } else {
+        ++state->more;
+    }
 }
 
-int cli_view_meshes(sd_view_options *vo, const char *command, const char *mesh_path, char **owned)
+int cli_view_meshes_begin(sd_view_options *vo, cli_view_meshes *state, const char *command, const char *mesh_path)
 {
+    memset(state, 0, sizeof(*state));
+    state->command = command;
     const char *ros = getenv("ROS_PACKAGE_PATH");
     const size_t a = mesh_path ? strlen(mesh_path) : 0, b = ros ? strlen(ros) : 0;
-    *owned = malloc(a + b + 2);
-    if (!*owned) {
+    state->path = malloc(a + b + 2);
+    if (!state->path) {
         fprintf(stderr, "soadyn %s: out of memory\n", command);
         return CLI_FAILURE;
     }
-    snprintf(*owned, a + b + 2, "%s%s%s", mesh_path ? mesh_path : "", a && b ? ":" : "", ros ? ros : "");
-    vo->mesh_path = *owned;
+    snprintf(state->path, a + b + 2, "%s%s%s", mesh_path ? mesh_path : "", a && b ? ":" : "", ros ? ros : "");
+    vo->mesh_path = state->path;
     vo->mesh_warning = mesh_warning;
-    vo->mesh_warning_user = (void *)command;
+    vo->mesh_warning_user = state;
     return CLI_OK;
+}
+
+void cli_view_meshes_done(cli_view_meshes *state)
+{
+    if (state->more > 0)
+        fprintf(stderr, "soadyn %s: warning: %d more mesh%s not drawn (the page counts them)\n", state->command,
+                state->more, state->more > 1 ? "es" : "");
+    free(state->path);
+    state->path = NULL;
 }
 
 int cmd_view(int argc, char **argv)
@@ -125,8 +142,8 @@ int cmd_view(int argc, char **argv)
     vo.show_frames = frames;
     vo.show_forces = forces;
     vo.follow_root = follow ? 1 : no_follow ? -1 : 0;
-    char *meshes = NULL;
-    rc = cli_view_meshes(&vo, "view", mesh_path, &meshes);
+    cli_view_meshes meshes;
+    rc = cli_view_meshes_begin(&vo, &meshes, "view", mesh_path);
     if (rc == CLI_OK && sd_view_write_html(model, tr, &vo, output, &err) != SD_OK) {
         fprintf(stderr, "soadyn view: %s\n", err.message);
         rc = CLI_FAILURE;
@@ -134,7 +151,7 @@ int cmd_view(int argc, char **argv)
         cli_printf("wrote %s (%zu samples%s)\n", output, tr ? sd_trajectory_length(tr) : (size_t)1,
                    tr && sd_trajectory_length(tr) > 1500 ? ", 1500 shown" : "");
     }
-    free(meshes);
+    cli_view_meshes_done(&meshes);
     sd_trajectory_free(tr);
     sd_model_free(model);
     return rc;

@@ -6,6 +6,12 @@
 soadyn_add_test(test_view SOURCES view/test_view.c random_tree.c LABELS unit shared_models
   ARGS ${PROJECT_SOURCE_DIR}/models ${SOADYN_SHARED_MODELS}/humanoid_mjcf/humanoid.xml ${CMAKE_CURRENT_BINARY_DIR})
 set_tests_properties(test_view PROPERTIES FIXTURES_SETUP view_pages)
+# `soadyn view` as a user runs it: meshes not drawn on stderr, --mesh-path, ROS_PACKAGE_PATH, --follow.
+if(SOADYN_WITH_VIEWER AND SOADYN_WITH_IO)
+  soadyn_add_test(test_cli_view SOURCES view/test_cli_view.c sim/cli_child.c LABELS unit
+    ARGS $<TARGET_FILE:soadyn_cli> ${PROJECT_SOURCE_DIR}/models)
+  add_dependencies(test_cli_view soadyn_cli)
+endif()
 # The browser tests (label "browser"): headless Chromium (Debian's) through playwright-core from the
 # viewer's npm lock file; skip (77) without Chromium, node or the page.
 if(SOADYN_WITH_VIEWER AND SOADYN_WITH_IO)
