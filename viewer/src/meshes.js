@@ -7,7 +7,7 @@
 import * as THREE from 'three';
 import { ColladaLoader } from 'three/addons/loaders/ColladaLoader.js';
 import { GLTFLoader } from 'three/addons/loaders/GLTFLoader.js';
-import { Y_TO_Z } from './scene.js';
+import { Y_TO_Z, material } from './scene.js';
 
 const BLANK = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg==';
 
@@ -26,6 +26,14 @@ function manager() {
 // The file's scene turned to z-up, in a group (a Promise: glTF parses asynchronously).
 export function loadMeshFile(v) {
   const turned = (object) => {
+    object.traverse((o) => {
+      if (!o.isMesh) return;
+      // a file without normals would be drawn unlit: normals from its faces
+      if (!o.geometry.getAttribute('normal')) o.geometry.computeVertexNormals();
+      // a file without materials: the viewer's grey, lit, not the loader's unlit stand-in
+      const plain = (m) => m.name === THREE.Loader.DEFAULT_MATERIAL_NAME || m.isMeshBasicMaterial;
+      if (Array.isArray(o.material) ? o.material.some(plain) : plain(o.material)) o.material = material(null, false);
+    });
     const g = new THREE.Group();
     g.quaternion.copy(Y_TO_Z);
     g.add(object);
