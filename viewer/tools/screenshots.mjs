@@ -22,7 +22,7 @@ const figures = [
   { name: 'viewer_spacecraft', model: `${models}/spacecraft.urdf`,
     args: ['--duration', '4', '--q0', 'array_right.eta2=1.5,array_left.eta2=1.5,boom.eta1=1'], at: 0 },
   { name: 'viewer_meshed_arm', model: `${models}/meshed_arm/meshed_arm.urdf`,
-    args: ['--duration', '3', '--q0', 'shoulder_pitch=0.9,elbow=0.6'], at: 0.2 },
+    args: ['--duration', '3', '--q0', 'shoulder_pitch=0.9,elbow=0.6'], at: 0 },
 ];
 if (shared && existsSync(`${shared}/humanoid_mjcf/humanoid.xml`))
   figures.push({ name: 'viewer_humanoid', model: `${shared}/humanoid_mjcf/humanoid.xml`,
