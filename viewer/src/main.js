@@ -56,6 +56,11 @@ function start() {
   document.body.appendChild(el('div', { id: 'app' }, [view, side]));
 
   const scene = new Scene(view, data);
+  scene.ready.then(() => {
+    if (scene.meshErrors.length)
+      note.textContent = scene.meshErrors.length + ' mesh file(s) could not be parsed here (' + scene.meshErrors[0] +
+        '): such bodies show their skeleton. ' + note.textContent;
+  });
   const plot = new Plot(canvas, data);
   let frame = 0, playing = n > 1, t = data.times[0] || 0, last = null;
 

@@ -132,7 +132,12 @@ export class Scene {
             });
             this.meshFiles.push({ name: v.name, format: v.format, vertices, distinct: distinct.size, triangles, object });
             this.render();
-          }, (e) => { this.meshErrors.push(v.name + ': ' + e.message); }));
+          }, (e) => { // said on the page; the body shows its skeleton
+            this.meshErrors.push(v.name + ': ' + (e && e.message ? e.message : String(e)));
+            const body = this.bodies[k];
+            body.bare = true;
+            this.setSkeleton(this.showSkeleton);
+          }));
           continue;
         }
         const g = geometry(v);
