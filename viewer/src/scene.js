@@ -81,6 +81,22 @@ function viewDirection(size) {
   return new THREE.Vector3(1, -1.3, 0.6).normalize();
 }
 
+// The skeleton of body b: capsules from its joint to its children's joints and closure points, a
+// ball at the joint and the joint's axis through it (a rod; a prismatic one is a square bar).
+function skeletonOf(b, r) {
+  const grey = material(null, true), joint = material(JOINT, true);
+  const skeleton = new THREE.Group();
+  for (const v of b.skeleton) skeleton.add(placed(new THREE.Mesh(geometry(v), grey), v));
+  skeleton.add(new THREE.Mesh(new THREE.SphereGeometry(1.5 * r, 16, 12), joint));
+  if (b.joint) {
+    const a = new THREE.Vector3().fromArray(b.joint.axis).multiplyScalar(4 * r);
+    const axis = rod(a.clone().negate(), a, 0.6 * r, joint);
+    if (b.joint.kind === 'prismatic') axis.geometry = new THREE.BoxGeometry(1.2 * r, 1, 1.2 * r);
+    skeleton.add(axis);
+  }
+  return skeleton;
+}
+
 export class Scene {
   constructor(container, data) {
     this.data = data;
@@ -104,7 +120,6 @@ export class Scene {
     this.meshErrors = [];
 
     const r = data.skeleton_radius;
-    const grey = material(null, true), joint = material(JOINT, true);
     const anyVisuals = data.bodies.some((b) => b.visuals.length > 0);
     this.bodies = data.bodies.map((b, k) => {
       const group = new THREE.Group();
@@ -114,30 +129,7 @@ export class Scene {
       const flex = b.flex ? new FlexBody(b.flex, data, r) : null;
       for (const v of b.visuals) {
         if (v.type === 'mesh_file') {
-          this.pending.push(loadMeshFile(v).then((object) => {
-            if (v.rgba) object.traverse((o) => { if (o.isMesh) o.material = material(v.rgba, false); });
-            const holder = placed(new THREE.Group(), v);
-            holder.scale.set(v.size[0], v.size[1], v.size[2]);
-            holder.add(object);
-            visuals.add(holder);
-            if (flex) flex.deformObject(holder);
-            let vertices = 0, triangles = 0;
-            const distinct = new Set();
-            object.traverse((o) => {
-              if (!o.isMesh) return;
-              const p = o.geometry.getAttribute('position');
-              for (let i = 0; i < p.count; ++i) distinct.add(p.getX(i) + ',' + p.getY(i) + ',' + p.getZ(i));
-              vertices += p.count;
-              triangles += (o.geometry.index ? o.geometry.index.count : p.count) / 3;
-            });
-            this.meshFiles.push({ name: v.name, format: v.format, vertices, distinct: distinct.size, triangles, object });
-            this.render();
-          }, (e) => { // said on the page; the body shows its skeleton
-            this.meshErrors.push(v.name + ': ' + (e && e.message ? e.message : String(e)));
-            const body = this.bodies[k];
-            body.bare = true;
-            this.setSkeleton(this.showSkeleton);
-          }));
+          this.pending.push(this.addMeshFile(v, visuals, flex, k));
           continue;
         }
         const g = geometry(v);
@@ -146,17 +138,7 @@ export class Scene {
         visuals.add(mesh);
         if (flex) flex.deformObject(mesh);
       }
-      // the skeleton: capsules from the joint to the children's joints and closure points, a ball
-      // at the joint and its axis (a rod through it; a prismatic one is square)
-      const skeleton = new THREE.Group();
-      for (const v of b.skeleton) skeleton.add(placed(new THREE.Mesh(geometry(v), grey), v));
-      skeleton.add(new THREE.Mesh(new THREE.SphereGeometry(1.5 * r, 16, 12), joint));
-      if (b.joint) {
-        const a = new THREE.Vector3().fromArray(b.joint.axis).multiplyScalar(4 * r);
-        const axis = rod(a.clone().negate(), a, 0.6 * r, joint);
-        if (b.joint.kind === 'prismatic') axis.geometry = new THREE.BoxGeometry(1.2 * r, 1, 1.2 * r);
-        skeleton.add(axis);
-      }
+      const skeleton = skeletonOf(b, r);
       const box = new THREE.Group(); // the inertia box at the centre of mass
       if (b.inertia_box) {
         // translucent, so that the skeleton inside (or the visuals around) stays visible
@@ -200,6 +182,34 @@ export class Scene {
     this.setInertia(false);
     this.setSkeleton(false);
     this.ready = Promise.allSettled(this.pending).then(() => { this.frameModel(); this.render(); });
+  }
+
+  // A mesh file of body k (COLLADA, glTF) parsed into its visuals; counted for tests. One that cannot
+  // be parsed is said on the page (main.js) and the body shows its skeleton.
+  addMeshFile(v, visuals, flex, k) {
+    return loadMeshFile(v).then((object) => {
+      if (v.rgba) object.traverse((o) => { if (o.isMesh) o.material = material(v.rgba, false); });
+      const holder = placed(new THREE.Group(), v);
+      holder.scale.set(v.size[0], v.size[1], v.size[2]);
+      holder.add(object);
+      visuals.add(holder);
+      if (flex) flex.deformObject(holder);
+      let vertices = 0, triangles = 0;
+      const distinct = new Set();
+      object.traverse((o) => {
+        if (!o.isMesh) return;
+        const p = o.geometry.getAttribute('position');
+        for (let i = 0; i < p.count; ++i) distinct.add(p.getX(i) + ',' + p.getY(i) + ',' + p.getZ(i));
+        vertices += p.count;
+        triangles += (o.geometry.index ? o.geometry.index.count : p.count) / 3;
+      });
+      this.meshFiles.push({ name: v.name, format: v.format, vertices, distinct: distinct.size, triangles, object });
+      this.render();
+    }, (e) => {
+      this.meshErrors.push(v.name + ': ' + (e && e.message ? e.message : String(e)));
+      this.bodies[k].bare = true;
+      this.setSkeleton(this.showSkeleton);
+    });
   }
 
   // The camera frames the model as it is at the first frame: its box (visuals, skeleton, boxes)
