@@ -7,6 +7,9 @@
 //   flex        {body, node, frames, tip, rigid}: the drawn node of the flexible body (its world
 //               position on the page) is at `tip` (where the library's kinematics puts the child
 //               riding on it), so away from the undeformed place `rigid` by the simulated deflection;
+//   flex_visual {body, node_rest, frames, theta, t}: the vertices of the body's drawn visuals at the
+//               node's station (undeformed x = node_rest's) move as the beam's rigid section
+//               there, t + theta x (r - node_rest), by the node's deflection at each frame;
 //   closures    {count, at}: each closure's two drawn points meet, at `at`, at every frame;
 //   min_height  the drawn model's height on screen, at the first and the last frame, is at least
 //               this fraction of the view's, and at the first frame it is not cropped;
@@ -97,6 +100,28 @@ async function checkFlex(tab, e) {
   if (!(Math.abs(moved - want) < 1e-5 * scale)) fail(`the drawn deflection ${moved} is not the simulated ${want}`);
 }
 
+async function checkFlexVisual(tab, e) {
+  let worst = 0, moved = 0, count = 0;
+  for (let i = 0; i < e.frames.length; ++i) {
+    const verts = await tab.evaluate(([k, f]) => { window.soadynView.setFrame(f); return window.soadynView.flexVertices(k); }, [e.body, e.frames[i]]);
+    const [th, t, x] = [e.theta[i], e.t[i], e.node_rest];
+    for (const v of verts || []) {
+      if (Math.abs(v.rest[0] - x[0]) > 1e-6) continue;
+      const r = [v.rest[0] - x[0], v.rest[1] - x[1], v.rest[2] - x[2]];
+      const want = [v.rest[0] + t[0] + th[1] * r[2] - th[2] * r[1], v.rest[1] + t[1] + th[2] * r[0] - th[0] * r[2],
+        v.rest[2] + t[2] + th[0] * r[1] - th[1] * r[0]];
+      worst = Math.max(worst, dist(v.now, want));
+      moved = Math.max(moved, dist(v.now, v.rest));
+      ++count;
+    }
+  }
+  console.log(`flexible body ${e.body}: ${count} drawn vertices at the node's station off the beam section's motion by ` +
+    `${worst.toExponential(2)} m at most; moved up to ${moved.toFixed(4)} m`);
+  if (count < 4) fail(`only ${count} drawn vertices at the node's station`);
+  if (!(worst < 1e-5)) fail(`the deformed visual is off the node's motion by ${worst} m`);
+  if (!(moved > 0.1)) fail('the deformed visual did not move');
+}
+
 async function checkClosures(tab, e, nframes) {
   let gap = 0, off = 0;
   for (const f of [0, Math.floor(nframes / 3), Math.floor((2 * nframes) / 3), nframes - 1]) {
@@ -181,6 +206,7 @@ try {
   }
   await checkPlotLabels(tab);
   if (expect.flex) await checkFlex(tab, expect.flex);
+  if (expect.flex_visual) await checkFlexVisual(tab, expect.flex_visual);
   if (expect.closures) await checkClosures(tab, expect.closures, info.frames);
   if (expect.min_height) await checkFraming(tab, expect.min_height, info.frames);
   if (expect.mesh_files) await checkMeshFiles(tab, expect.mesh_files);

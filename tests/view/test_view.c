@@ -679,6 +679,48 @@ static void write_flexible_arm_page(const char *models, const char *out)
     sd_model_free(m);
 }
 
+/* The spacecraft with its right array bent (mode 2, out of the panel's plane): the vertices of the
+ * drawn panel at its tip (x = 5 m, the station of node 10) move as the rigid section of the beam at
+ * that node, t + theta x (r - x_node), with t and theta the node's deflection (sd_model_node_deflection)
+ * at the frame; a deformed mesh, not only a line of nodes. */
+static void write_spacecraft_page(const char *models, const char *out)
+{
+    char model[4096], html[4096];
+    snprintf(model, sizeof(model), "%s/spacecraft.urdf", models);
+    snprintf(html, sizeof(html), "%s/view_spacecraft.html", out);
+    double dq[10] = {0};
+    dq[9] = 1.5; /* array_right.eta2 (checked below) */
+    sd_trajectory *tr;
+    sd_model *m = write_simulated_page(model, html, 0.2, dq, 10, NULL, 0, &tr);
+    if (!m) return;
+    const int right = sd_model_body_index(m, "array_right");
+    CHECK(right >= 0 && sd_model_mode_q_index(m, right) == 8 && sd_model_body_nnodes(m, right) == 11);
+    const size_t n = sd_trajectory_length(tr), frames[3] = {0, n / 2, n - 1};
+    FILE *fp = open_expect(html);
+    fprintf(fp, "{\"flex_visual\":{\"body\":%d,\"node_rest\":", right);
+    json_point(fp, sd_flex_body_node_position(m->flex[right], 10));
+    fputs(",\"frames\":[", fp);
+    for (int i = 0; i < 3; ++i) fprintf(fp, i ? ",%zu" : "%zu", frames[i]);
+    double largest = 0;
+    for (int part = 0; part < 2; ++part) { /* theta, then t */
+        fputs(part ? "],\"t\":[" : "],\"theta\":[", fp);
+        for (int i = 0; i < 3; ++i) {
+            double d[6];
+            sd_error err = {0};
+            CHECK(sd_model_node_deflection(m, right, 10, tr->rows + frames[i] * tr->stride + 1, d, &err) == SD_OK);
+            if (i) fputc(',', fp);
+            json_point(fp, d + 3 * part);
+            largest = fmax(largest, sqrt(d[3] * d[3] + d[4] * d[4] + d[5] * d[5]));
+        }
+    }
+    fputs("]}}\n", fp);
+    fclose(fp);
+    printf("spacecraft: right array's tip deflection up to %.4f m at the checked frames\n", largest);
+    CHECK(largest > 0.3);
+    sd_trajectory_free(tr);
+    sd_model_free(m);
+}
+
 /* The four-bar turning: each closure's two drawn points meet at every frame (at O4 = (0.4, 0, 0)). */
 static void write_four_bar_page(const char *models, const char *out)
 {
@@ -802,6 +844,7 @@ int main(int argc, char **argv)
         sd_model_free(m);
         write_flexible_arm_page(models, out);
         write_four_bar_page(models, out);
+        write_spacecraft_page(models, out);
         write_mesh_page(out);
         FILE *fp = fopen(humanoid, "r");
         if (fp) {

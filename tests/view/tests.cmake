@@ -1,8 +1,8 @@
 # The viewer (soadyn/view.h, issue #13; included by tests/CMakeLists.txt).
 # test_view (unit): the CSV reader, the page's placements, forces and visuals against independent
 # computations; it also writes the pages the browser tests open (double pendulum, flexible arm,
-# four-bar, a robot with COLLADA and glTF meshes; the shared humanoid when present) and what each
-# must show (PAGE.html.expect), hence the fixture.
+# spacecraft, four-bar, a robot with COLLADA and glTF meshes; the shared humanoid when present) and
+# what each must show (PAGE.html.expect), hence the fixture.
 soadyn_add_test(test_view SOURCES view/test_view.c random_tree.c LABELS unit shared_models
   ARGS ${PROJECT_SOURCE_DIR}/models ${SOADYN_SHARED_MODELS}/humanoid_mjcf/humanoid.xml ${CMAKE_CURRENT_BINARY_DIR})
 set_tests_properties(test_view PROPERTIES FIXTURES_SETUP view_pages)
@@ -15,7 +15,7 @@ endif()
 # The browser tests (label "browser"): headless Chromium (Debian's) through playwright-core from the
 # viewer's npm lock file; skip (77) without Chromium, node or the page.
 if(SOADYN_WITH_VIEWER AND SOADYN_WITH_IO)
-  foreach(page double_pendulum flexible_arm four_bar meshes humanoid)
+  foreach(page double_pendulum flexible_arm spacecraft four_bar meshes humanoid)
     set(labels browser)
     if(page STREQUAL humanoid)
       set(labels browser shared_models)

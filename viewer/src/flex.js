@@ -42,7 +42,7 @@ export class FlexBody {
         v.toArray(r, 3 * i);
         [seg[i], s[i]] = this.nearest(v);
       }
-      this.meshes.push({ mesh: o, r, seg, s, Minv });
+      this.meshes.push({ mesh: o, r, seg, s, M, Minv });
     });
   }
 
@@ -95,6 +95,17 @@ export class FlexBody {
       m.mesh.geometry.computeBoundingSphere();
       m.mesh.geometry.computeBoundingBox();
     }
+  }
+
+  // the deformed visuals' vertices, undeformed and as drawn, in the body frame (for tests)
+  vertices() {
+    const out = [], v = new THREE.Vector3();
+    for (const m of this.meshes) {
+      const pos = m.mesh.geometry.getAttribute('position');
+      for (let k = 0; k < pos.count; ++k)
+        out.push({ rest: Array.from(m.r.subarray(3 * k, 3 * k + 3)), now: v.fromBufferAttribute(pos, k).applyMatrix4(m.M).toArray() });
+    }
+    return out;
   }
 
   // the drawn nodes' world positions (for tests: what the page shows)

@@ -132,6 +132,8 @@ function start() {
     meshErrors: () => scene.meshErrors.slice(),
     // world positions of a flexible body's drawn nodes (null for a rigid body)
     flexNodes: (k) => (scene.bodies[k].flex ? scene.bodies[k].flex.nodesWorld() : null),
+    // a flexible body's deformed visuals: per vertex { rest, now } in the body frame (null: rigid)
+    flexVertices: (k) => (scene.bodies[k].flex ? scene.bodies[k].flex.vertices() : null),
     // world positions of closure j's two drawn points
     closurePoints: (j) => scene.closures[j].pair.map((p) => p.position.toArray()),
     // the screen box (canvas fractions, y down) of the drawn bodies at the frame shown
