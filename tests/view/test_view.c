@@ -624,10 +624,36 @@ static sd_model *write_simulated_page(const char *model_path, const char *html, 
     return m;
 }
 
+/* The path of bundled model `name` (models/NAME.urdf) and of its page (OUT/view_NAME.html). */
+static void bundled_paths(const char *models, const char *out, const char *name, char model[4096], char html[4096])
+{
+    snprintf(model, 4096, "%s/%s.urdf", models, name);
+    snprintf(html, 4096, "%s/view_%s.html", out, name);
+}
+
 /* What the browser test checks on a page beyond its defaults: PAGE.html.expect (JSON). */
 static FILE *open_expect(const char *html) { return open_beside(html, ".expect"); }
 
 static void json_point(FILE *fp, const double x[3]) { fprintf(fp, "[%.17g,%.17g,%.17g]", x[0], x[1], x[2]); }
+
+/* ,"key":[[x,y,z],...] of n points */
+static void json_points(FILE *fp, const char *key, const double (*x)[3], int n)
+{
+    fprintf(fp, ",\"%s\":[", key);
+    for (int i = 0; i < n; ++i) {
+        if (i) fputc(',', fp);
+        json_point(fp, x[i]);
+    }
+    fputc(']', fp);
+}
+
+/* ,"frames":[...] */
+static void json_frames(FILE *fp, const size_t *frames, int n)
+{
+    fputs(",\"frames\":[", fp);
+    for (int i = 0; i < n; ++i) fprintf(fp, i ? ",%zu" : "%zu", frames[i]);
+    fputc(']', fp);
+}
 
 /* The flexible arm bent by an initial modal deflection, swinging: the page's drawn tip node (node 10
  * of link1) must be where the node engine's kinematics puts link2's joint, which rides on that node
@@ -636,8 +662,7 @@ static void json_point(FILE *fp, const double x[3]) { fprintf(fp, "[%.17g,%.17g,
 static void write_flexible_arm_page(const char *models, const char *out)
 {
     char model[4096], html[4096];
-    snprintf(model, sizeof(model), "%s/flexible_arm.urdf", models);
-    snprintf(html, sizeof(html), "%s/view_flexible_arm.html", out);
+    bundled_paths(models, out, "flexible_arm", model, html);
     const double dq[3] = {0.0, 0.25, -0.05}, u0[1] = {2.0};
     sd_trajectory *tr;
     sd_model *m = write_simulated_page(model, html, 1.0, dq, 3, u0, 1, &tr);
@@ -647,12 +672,8 @@ static void write_flexible_arm_page(const char *models, const char *out)
     const size_t n = sd_trajectory_length(tr);
     CHECK(n <= 1500); /* page frames are the trajectory's rows */
     sd_data *data = sd_data_new(m);
-    FILE *fp = open_expect(html);
-    fprintf(fp, "{\"flex\":{\"body\":%d,\"node\":10,\"frames\":[", link1);
     const size_t frames[4] = {0, n / 3, (2 * n) / 3, n - 1};
-    double largest = 0;
-    for (int i = 0; i < 4; ++i) fprintf(fp, i ? ",%zu" : "%zu", frames[i]);
-    double tip[4][3], rigid[4][3];
+    double largest = 0, tip[4][3], rigid[4][3];
     for (int i = 0; i < 4; ++i) {
         sd_kinematics(m, data, tr->rows + frames[i] * tr->stride + 1, NULL, NULL);
         sd_transform X1, X2;
@@ -663,14 +684,12 @@ static void write_flexible_arm_page(const char *models, const char *out)
         const double d[3] = {tip[i][0] - rigid[i][0], tip[i][1] - rigid[i][1], tip[i][2] - rigid[i][2]};
         largest = fmax(largest, sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]));
     }
-    for (int side = 0; side < 2; ++side) {
-        fputs(side ? "],\"rigid\":[" : "],\"tip\":[", fp);
-        for (int i = 0; i < 4; ++i) {
-            if (i) fputc(',', fp);
-            json_point(fp, side ? rigid[i] : tip[i]);
-        }
-    }
-    fputs("]}}\n", fp);
+    FILE *fp = open_expect(html);
+    fprintf(fp, "{\"flex\":{\"body\":%d,\"node\":10", link1);
+    json_frames(fp, frames, 4);
+    json_points(fp, "tip", (const double(*)[3])tip, 4);
+    json_points(fp, "rigid", (const double(*)[3])rigid, 4);
+    fputs("}}\n", fp);
     fclose(fp);
     printf("flexible arm: largest tip deflection at the checked frames %.4f m\n", largest);
     CHECK(largest > 0.05); /* a deflection the test can see */
@@ -686,8 +705,7 @@ static void write_flexible_arm_page(const char *models, const char *out)
 static void write_spacecraft_page(const char *models, const char *out)
 {
     char model[4096], html[4096];
-    snprintf(model, sizeof(model), "%s/spacecraft.urdf", models);
-    snprintf(html, sizeof(html), "%s/view_spacecraft.html", out);
+    bundled_paths(models, out, "spacecraft", model, html);
     double dq[10] = {0};
     dq[9] = 1.5; /* array_right.eta2 (checked below) */
     sd_trajectory *tr;
@@ -696,24 +714,22 @@ static void write_spacecraft_page(const char *models, const char *out)
     const int right = sd_model_body_index(m, "array_right");
     CHECK(right >= 0 && sd_model_mode_q_index(m, right) == 8 && sd_model_body_nnodes(m, right) == 11);
     const size_t n = sd_trajectory_length(tr), frames[3] = {0, n / 2, n - 1};
+    double largest = 0, theta[3][3], t[3][3];
+    for (int i = 0; i < 3; ++i) {
+        double d[6];
+        sd_error err = {0};
+        CHECK(sd_model_node_deflection(m, right, 10, tr->rows + frames[i] * tr->stride + 1, d, &err) == SD_OK);
+        memcpy(theta[i], d, sizeof(theta[i]));
+        memcpy(t[i], d + 3, sizeof(t[i]));
+        largest = fmax(largest, sqrt(d[3] * d[3] + d[4] * d[4] + d[5] * d[5]));
+    }
     FILE *fp = open_expect(html);
     fprintf(fp, "{\"flex_visual\":{\"body\":%d,\"node_rest\":", right);
     json_point(fp, sd_flex_body_node_position(m->flex[right], 10));
-    fputs(",\"frames\":[", fp);
-    for (int i = 0; i < 3; ++i) fprintf(fp, i ? ",%zu" : "%zu", frames[i]);
-    double largest = 0;
-    for (int part = 0; part < 2; ++part) { /* theta, then t */
-        fputs(part ? "],\"t\":[" : "],\"theta\":[", fp);
-        for (int i = 0; i < 3; ++i) {
-            double d[6];
-            sd_error err = {0};
-            CHECK(sd_model_node_deflection(m, right, 10, tr->rows + frames[i] * tr->stride + 1, d, &err) == SD_OK);
-            if (i) fputc(',', fp);
-            json_point(fp, d + 3 * part);
-            largest = fmax(largest, sqrt(d[3] * d[3] + d[4] * d[4] + d[5] * d[5]));
-        }
-    }
-    fputs("]}}\n", fp);
+    json_frames(fp, frames, 3);
+    json_points(fp, "theta", (const double(*)[3])theta, 3);
+    json_points(fp, "t", (const double(*)[3])t, 3);
+    fputs("}}\n", fp);
     fclose(fp);
     printf("spacecraft: right array's tip deflection up to %.4f m at the checked frames\n", largest);
     CHECK(largest > 0.3);
@@ -725,8 +741,7 @@ static void write_spacecraft_page(const char *models, const char *out)
 static void write_four_bar_page(const char *models, const char *out)
 {
     char model[4096], html[4096];
-    snprintf(model, sizeof(model), "%s/four_bar.urdf", models);
-    snprintf(html, sizeof(html), "%s/view_four_bar.html", out);
+    bundled_paths(models, out, "four_bar", model, html);
     const double u0[3] = {6.0, 0, 0};
     sd_trajectory *tr;
     sd_model *m = write_simulated_page(model, html, 1.0, NULL, 0, u0, 1, &tr);
