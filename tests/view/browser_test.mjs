@@ -6,7 +6,8 @@
 // (JSON, written by test_view beside the page) asks is checked too:
 //   flex        {body, node, frames, tip, rigid}: the drawn node of the flexible body (its world
 //               position on the page) is at `tip` (where the library's kinematics puts the child
-//               riding on it), so away from the undeformed place `rigid` by the simulated deflection;
+//               riding on it), so away from the undeformed place `rigid` by the simulated deflection,
+//               which shows on the view (projected, more than 20 px);
 //   flex_visual {body, node_rest, frames, theta, t}: the vertices of the body's drawn visuals at the
 //               node's station (undeformed x = node_rest's) move as the beam's rigid section
 //               there, t + theta x (r - node_rest), by the node's deflection at each frame;
@@ -84,7 +85,7 @@ async function checkPlotLabels(tab) {
 }
 
 async function checkFlex(tab, e) {
-  let worst = 0, moved = 0;
+  let worst = 0, moved = 0, pixels = 0;
   const scale = Math.max(...e.tip.map((p) => Math.hypot(...p)), 1);
   for (let i = 0; i < e.frames.length; ++i) {
     const nodes = await tab.evaluate(([k, f]) => { window.soadynView.setFrame(f); return window.soadynView.flexNodes(k); }, [e.body, e.frames[i]]);
@@ -92,9 +93,13 @@ async function checkFlex(tab, e) {
     const drawn = nodes[e.node];
     worst = Math.max(worst, dist(drawn, e.tip[i]) / scale);
     moved = Math.max(moved, dist(drawn, e.rigid[i]));
+    // on the view: the drawn tip against where the undeformed tip would be, in pixels
+    const [a, b] = await tab.evaluate(([p, q]) => [window.soadynView.project(p), window.soadynView.project(q)], [drawn, e.rigid[i]]);
+    pixels = Math.max(pixels, Math.hypot(a[0] - b[0], a[1] - b[1]));
   }
   console.log(`flexible body ${e.body}: drawn node ${e.node} vs the kinematics' ${worst.toExponential(2)} (relative), ` +
-    `largest deflection drawn ${moved.toFixed(4)} m`);
+    `largest deflection drawn ${moved.toFixed(4)} m, ${pixels.toFixed(1)} px on the view`);
+  if (!(pixels > 20)) fail(`the deflection shows as ${pixels.toFixed(1)} px on the view: not visible`);
   if (!(worst < 1e-5)) fail(`the drawn node ${e.node} is off the deflected place by ${worst} (relative)`);
   const want = Math.max(...e.tip.map((p, i) => dist(p, e.rigid[i])));
   if (!(Math.abs(moved - want) < 1e-5 * scale)) fail(`the drawn deflection ${moved} is not the simulated ${want}`);

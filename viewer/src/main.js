@@ -136,6 +136,11 @@ function start() {
     flexVertices: (k) => (scene.bodies[k].flex ? scene.bodies[k].flex.vertices() : null),
     // world positions of closure j's two drawn points
     closurePoints: (j) => scene.closures[j].pair.map((p) => p.position.toArray()),
+    // a world point's place on the view, in pixels from its top left
+    project: (p) => {
+      const v = new THREE.Vector3(...p).project(scene.camera), c = scene.renderer.domElement;
+      return [((v.x + 1) / 2) * c.clientWidth, ((1 - v.y) / 2) * c.clientHeight];
+    },
     // the screen box (canvas fractions, y down) of the drawn bodies at the frame shown
     screenBox: () => scene.screenExtent(),
     // the value axis labels of the plot as drawn: { text, value, left (canvas px) }
