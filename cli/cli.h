@@ -59,6 +59,24 @@ int cli_parse_values(const sd_model *model, const char *option, const char *text
  * the caller frees it. NULL when out of memory. */
 char *cli_label(const sd_model *model, cli_list_kind kind, int i);
 
+/* ---------------------------------------------------------------- the viewer's meshes (cmd_view.c) */
+
+struct sd_view_options;
+/* What a page's mesh reports need: the command's name and how many were told. */
+typedef struct cli_view_meshes {
+    const char *command;
+    char *path; /* the mesh path given to the library (owned) */
+    int told, more;
+} cli_view_meshes;
+/* Where the page's meshes are looked for beyond the model's folder: `mesh_path` (--mesh-path, may be
+ * NULL) then $ROS_PACKAGE_PATH, ':'-separated, into vo->mesh_path; and each mesh not drawn reported
+ * on stderr as "soadyn COMMAND: warning: ..." (the first CLI_VIEW_MESH_WARNINGS of them; the rest
+ * counted by cli_view_meshes_done). CLI_OK, or CLI_FAILURE out of memory (said on stderr). */
+enum { CLI_VIEW_MESH_WARNINGS = 10 };
+int cli_view_meshes_begin(struct sd_view_options *vo, cli_view_meshes *state, const char *command, const char *mesh_path);
+/* After the page is written: say how many more were not drawn, and free the path. */
+void cli_view_meshes_done(cli_view_meshes *state);
+
 /* ---------------------------------------------------------------- standard output (output.c) */
 
 #if defined(__GNUC__) || defined(__clang__)

@@ -340,10 +340,14 @@ static int write_html(const sd_model *m, const sim_args *a, const sim_out *o, in
     sd_view_options_init(&vo);
     vo.model_path = a->model_path;
     sd_error err = {0};
-    if (sd_view_write_html(m, o->traj, &vo, a->html, &err) != SD_OK) {
+    cli_view_meshes meshes; /* $ROS_PACKAGE_PATH; meshes not drawn reported on stderr */
+    if (cli_view_meshes_begin(&vo, &meshes, "simulate", NULL) != CLI_OK) { /* said on stderr */
+        if (rc == CLI_OK) rc = CLI_FAILURE;
+    } else if (sd_view_write_html(m, o->traj, &vo, a->html, &err) != SD_OK) {
         fprintf(stderr, "soadyn simulate: %s\n", err.message);
         if (rc == CLI_OK) rc = CLI_FAILURE;
     }
+    cli_view_meshes_done(&meshes);
     return rc;
 }
 

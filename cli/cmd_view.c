@@ -9,15 +9,17 @@
 #include <soadyn/config.h> /* SOADYN_HAS_VIEWER: refuse before any work when this build lacks it */
 
 static const char help[] =
-    "usage: soadyn view MODEL [--trajectory RUN.csv] [--frames] [--forces] -o VIEW.html\n"
+    "usage: soadyn view MODEL [--trajectory RUN.csv] [--frames] [--forces] [--mesh-path DIRS] -o VIEW.html\n"
     "\n"
     "Write one self-contained HTML file (no server, no network: three.js is inside) that draws the\n"
     "model in 3D and plays a motion: orbit controls, play/pause, a time slider, speed, body frames,\n"
-    "inertia boxes, inter-body force arrows, and a plot of any trajectory column beside the scene.\n"
-    "Bodies are drawn with the model file's visual geometry (URDF <visual>, MJCF geoms; STL and OBJ\n"
-    "meshes found beside the file are embedded), else as capsules between joint frames and a box at\n"
-    "the centre of mass sized by the principal inertias. At most 1500 samples of the trajectory are\n"
-    "kept, evenly spread (the page says so).\n"
+    "the skeleton with joint axes, inertia boxes, inter-body force arrows, a camera that follows the\n"
+    "root body, and a plot of trajectory columns beside the scene. Bodies are drawn with the model\n"
+    "file's visual geometry (URDF <visual>, MJCF geoms; STL, OBJ, COLLADA .dae and glTF .glb meshes\n"
+    "are embedded), else as their skeleton: capsules between joint origins, with the joint axes.\n"
+    "Flexible bodies are drawn bent by their modal coordinates; closure constraints as pairs of\n"
+    "points that meet. At most 1500 samples of the trajectory are kept, evenly spread (the page\n"
+    "says so). Meshes not drawn are reported on stderr (and noted on the page).\n"
     "\n"
     "options:\n"
     "  -o, --output FILE.html  the page (written as FILE.html.partial, renamed when complete)\n"
@@ -29,6 +31,12 @@ static const char help[] =
     "                          each body through its hinge (000 Eq 17), by the forward dynamics at each\n"
     "                          sample's q and u with zero joint forces (gravity, damping, springs act)\n"
     "  --title TEXT            the page title (default: the model's name)\n"
+    "  --follow, --no-follow   the camera follows the root body, or not (default: when the root\n"
+    "                          travels farther than the model's size)\n"
+    "  --mesh-path DIRS        ':'-separated folders to find meshes in, after the model's folder and\n"
+    "                          the folders above it, and before $ROS_PACKAGE_PATH's: package://PKG/F\n"
+    "                          is looked for as DIR/PKG/F (and DIR/F when DIR is named PKG), a plain\n"
+    "                          name F as DIR/F\n"
     "  --embed LOOPS, --independent J,..  as for simulate: checked (bad names are refused), but the\n"
     "                          page is the same: an embedding changes how a motion is computed\n"
     "                          (simulate --embed), not what it looks like\n"
@@ -38,13 +46,52 @@ static const char help[] =
     "\n"
     "`soadyn simulate MODEL --html FILE.html` writes the same page from the run directly.\n";
 
+static void mesh_warning(void *user, const char *message)
+{
+    cli_view_meshes *state = user;
+    if (state->told < CLI_VIEW_MESH_WARNINGS) {
+        fprintf(stderr, "soadyn %s: warning: %s\n", state->command, message);
+        ++state->told;
+    } else {
+        ++state->more;
+    }
+}
+
+int cli_view_meshes_begin(sd_view_options *vo, cli_view_meshes *state, const char *command, const char *mesh_path)
+{
+    memset(state, 0, sizeof(*state));
+    state->command = command;
+    const char *ros = getenv("ROS_PACKAGE_PATH");
+    const size_t a = mesh_path ? strlen(mesh_path) : 0, b = ros ? strlen(ros) : 0;
+    state->path = malloc(a + b + 2);
+    if (!state->path) {
+        fprintf(stderr, "soadyn %s: out of memory\n", command);
+        return CLI_FAILURE;
+    }
+    snprintf(state->path, a + b + 2, "%s%s%s", mesh_path ? mesh_path : "", a && b ? ":" : "", ros ? ros : "");
+    vo->mesh_path = state->path;
+    vo->mesh_warning = mesh_warning;
+    vo->mesh_warning_user = state;
+    return CLI_OK;
+}
+
+void cli_view_meshes_done(cli_view_meshes *state)
+{
+    if (state->more > 0)
+        fprintf(stderr, "soadyn %s: warning: %d more mesh%s not drawn (the page counts them)\n", state->command,
+                state->more, state->more > 1 ? "es" : "");
+    free(state->path);
+    state->path = NULL;
+}
+
 int cmd_view(int argc, char **argv)
 {
-    const char *output = NULL, *trajectory = NULL, *title = NULL;
-    int frames = 0, forces = 0, floating = 0, keep_fixed = 0;
+    const char *output = NULL, *trajectory = NULL, *title = NULL, *mesh_path = NULL;
+    int frames = 0, forces = 0, floating = 0, keep_fixed = 0, follow = 0, no_follow = 0;
     cli_embed_args ea = {0};
     const cli_option options[] = {
         {"output", 1, &output, NULL}, {"trajectory", 1, &trajectory, NULL}, {"title", 1, &title, NULL},
+        {"mesh-path", 1, &mesh_path, NULL}, {"follow", 0, NULL, &follow}, {"no-follow", 0, NULL, &no_follow},
         CLI_EMBED_OPTIONS(ea),
         {"frames", 0, NULL, &frames}, {"forces", 0, NULL, &forces}, {"floating", 0, NULL, &floating},
         {"keep-fixed", 0, NULL, &keep_fixed}, {NULL, 0, NULL, NULL}};
@@ -62,6 +109,10 @@ int cmd_view(int argc, char **argv)
     if (rc >= 0) return rc;
     if (!output) {
         fprintf(stderr, "soadyn view: no page to write: give -o FILE.html\n");
+        return CLI_USAGE;
+    }
+    if (follow && no_follow) {
+        fprintf(stderr, "soadyn view: --follow and --no-follow: give one\n");
         return CLI_USAGE;
     }
     if (!SOADYN_HAS_VIEWER) {
@@ -90,13 +141,17 @@ int cmd_view(int argc, char **argv)
     vo.title = title;
     vo.show_frames = frames;
     vo.show_forces = forces;
-    if (sd_view_write_html(model, tr, &vo, output, &err) != SD_OK) {
+    vo.follow_root = follow ? 1 : no_follow ? -1 : 0;
+    cli_view_meshes meshes;
+    rc = cli_view_meshes_begin(&vo, &meshes, "view", mesh_path);
+    if (rc == CLI_OK && sd_view_write_html(model, tr, &vo, output, &err) != SD_OK) {
         fprintf(stderr, "soadyn view: %s\n", err.message);
         rc = CLI_FAILURE;
-    } else {
+    } else if (rc == CLI_OK) {
         cli_printf("wrote %s (%zu samples%s)\n", output, tr ? sd_trajectory_length(tr) : (size_t)1,
                    tr && sd_trajectory_length(tr) > 1500 ? ", 1500 shown" : "");
     }
+    cli_view_meshes_done(&meshes);
     sd_trajectory_free(tr);
     sd_model_free(model);
     return rc;

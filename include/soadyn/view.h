@@ -5,11 +5,15 @@
  *
  * What is drawn for each body: the visual geometry of the model file when it gives primitives
  * (URDF <visual>, MJCF visual geoms: box, sphere, cylinder, capsule, ellipsoid) or meshes whose
- * files exist (STL, OBJ; embedded in the page); otherwise a capsule from the body's joint frame to
- * each child's and a box at the body's centre of mass sized by its principal inertias. The page
- * has orbit controls, play/pause, a time slider, a speed control, body frames and inter-body force
- * arrows (000 Eq 41, from the forward dynamics along the motion) on request, and a plot of any
- * trajectory column beside the scene.
+ * files exist (STL, OBJ, COLLADA .dae, glTF .gltf/.glb; embedded in the page); a skeleton (a capsule
+ * from each body's joint to its children's joints and its closure points) with the joint axes, drawn
+ * for bodies without visuals and on request for all; flexible bodies bent by their modal coordinates
+ * (a line through the deflected nodes, and their visuals deformed with it); each closure constraint
+ * as a pair of points that meet; and a box at the body's centre of mass sized by its principal
+ * inertias. The page has orbit controls, a camera that frames the model (and follows the root body
+ * when it travels), play/pause, a time slider, a speed control, body frames and inter-body force
+ * arrows (000 Eq 41, from the forward dynamics along the motion) on request, and a plot of one or
+ * several trajectory columns beside the scene.
  *
  * Offered when the library is built with SOADYN_WITH_VIEWER (needs npm at build time); otherwise
  * sd_view_write_html answers SD_E_NOT_SUPPORTED saying so. config.h has SOADYN_HAS_VIEWER.
@@ -31,6 +35,15 @@ typedef struct sd_view_options {
     const char *title;      /* the page title; NULL: the model's name */
     int show_frames;        /* body frames shown when the page opens (a checkbox toggles them) */
     int show_forces;        /* inter-body force arrows computed and shown (a checkbox toggles) */
+    int follow_root;        /* the camera follows the root body: 1 yes, -1 no, 0 (default) when the
+                               root travels farther than the model's size (a checkbox toggles) */
+    const char *mesh_path;  /* more folders to find meshes in, ':'-separated (package://PKG/rest as
+                               FOLDER/PKG/rest or, when FOLDER is named PKG, FOLDER/rest; a plain
+                               name as FOLDER/name); NULL: none. Looked at after the model's folder */
+    /* Told of each mesh named by the model file that is not drawn (not found, unreadable, or a format
+     * not read), with a message naming it and why; NULL: not told (the page notes them anyway). */
+    void (*mesh_warning)(void *user, const char *message);
+    void *mesh_warning_user;
 } sd_view_options;
 
 SD_API void sd_view_options_init(sd_view_options *options);

@@ -1,8 +1,10 @@
 /*
  * src/view/view_mesh.c — the meshes a model's visuals name, read for embedding in the page: STL
  * (binary, or ASCII "solid ... facet ... vertex") and Wavefront OBJ (v and f lines; polygons fanned
- * into triangles; negative indices relative; texture and normal indices ignored). Other formats
- * (COLLADA .dae, ...) are not read: the caller falls back to the body's capsules and inertia box.
+ * into triangles; negative indices relative; texture and normal indices ignored) into triangles
+ * here; COLLADA (.dae) and glTF (.glb, or .gltf whose buffers are inline data: URIs) embedded as
+ * they are, for three.js's loaders in the page (viewer/src/meshes.js), after a check that they are
+ * what their names say. Other formats are not read: the caller falls back to the body's skeleton.
  * Vertices are kept as float: the page draws them in single precision anyway.
  */
 #include <ctype.h>
@@ -175,15 +177,54 @@ static int ends_with(const char *s, const char *suffix)
     return 1;
 }
 
+/* A COLLADA or glTF file kept whole for the page, once it looks like one: COLLADA's root element,
+ * the GLB header (magic "glTF", version 2, the length it gives), or a .gltf's buffers and images all
+ * inline (the page fetches nothing). */
+static sd_status mesh_file(const char *path, const char *format, char *buf, size_t size, view_visual *vis,
+                           sd_error *err)
+{
+    if (strcmp(format, "dae") == 0 && !strstr(buf, "<COLLADA"))
+        return sd_error_set(err, SD_E_PARSE, "mesh %s: no <COLLADA> element: not a COLLADA file", path);
+    if (strcmp(format, "glb") == 0) {
+        const unsigned char *b = (const unsigned char *)buf;
+        if (size < 20 || memcmp(b, "glTF", 4) != 0 || le32(b + 4) != 2 || le32(b + 8) != size)
+            return sd_error_set(err, SD_E_PARSE, "mesh %s: not a GLB file of glTF 2 (header: magic, version, length)",
+                                path);
+    }
+    if (strcmp(format, "gltf") == 0)
+        for (const char *u = strstr(buf, "\"uri\""); u; u = strstr(u + 5, "\"uri\"")) {
+            const char *q = strchr(u + 5, '"');
+            if (!q || strncmp(q + 1, "data:", 5) != 0)
+                return sd_error_set(err, SD_E_NOT_SUPPORTED,
+                                    "mesh %s: a .gltf naming other files (buffers, images) is not drawn: write it as .glb",
+                                    path);
+        }
+    vis->shape = VIEW_MESH_FILE;
+    vis->file_data = (unsigned char *)buf;
+    vis->file_size = size;
+    vis->file_format = format;
+    return SD_OK;
+}
+
 sd_status sd_view_mesh_load(const char *path, view_visual *vis, sd_error *err)
 {
     const int is_stl = ends_with(path, ".stl"), is_obj = ends_with(path, ".obj");
-    if (!is_stl && !is_obj)
-        return sd_error_set(err, SD_E_NOT_SUPPORTED, "mesh %s: only STL and OBJ meshes are drawn", path);
+    const char *file_format = ends_with(path, ".dae")    ? "dae"
+                              : ends_with(path, ".glb")  ? "glb"
+                              : ends_with(path, ".gltf") ? "gltf"
+                                                         : NULL;
+    if (!is_stl && !is_obj && !file_format)
+        return sd_error_set(err, SD_E_NOT_SUPPORTED, "mesh %s: not a format drawn (STL, OBJ, COLLADA .dae, glTF .glb/.gltf)",
+                            path);
     size_t size = 0;
     sd_status st = SD_OK;
     char *buf = read_all(path, &size, err, &st);
     if (!buf) return st;
+    if (file_format) {
+        st = mesh_file(path, file_format, buf, size, vis, err);
+        if (st != SD_OK) free(buf);
+        return st;
+    }
     grow_f v = {0};
     grow_u ix = {0};
     if (is_obj) st = obj(path, buf, &v, &ix, err);

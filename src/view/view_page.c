@@ -2,20 +2,27 @@
  * src/view/view_page.c — sd_view_write_html: one self-contained HTML file that plays a motion.
  *
  * What the page holds (a JSON script element read by viewer/src/main.js, then the bundled script):
- *   bodies    per body its name, parent, visuals from the model file (view_visuals.c), and, for a
- *             body without any, its skeleton: a capsule from its frame's origin (the joint frame's
- *             child side) to each child's joint frame; the inertia box of every body with mass (the
- *             uniform box of the same mass and principal moments, at the centre of mass along the
- *             principal axes);
+ *   bodies    per body its name, parent, visuals from the model file (view_visuals.c; mesh files
+ *             embedded as base64), its skeleton (a capsule from its frame's origin, the joint frame's
+ *             child side, to each child's joint frame and each closure point on it; to its centre
+ *             of mass when it has neither), its joint axis, the inertia box of every body with mass
+ *             (the uniform box of the same mass and principal moments, at the centre of mass along
+ *             the principal axes), and for a flexible body its undeformed nodes;
  *   frames    at most VIEW_MAX_FRAMES samples of the trajectory, evenly spread over its rows (the
  *             first and last kept), and per frame and body the world placement from sd_kinematics
  *             at that sample's q (x, y, z, qw, qx, qy, qz);
+ *   closures  per frame and closure constraint with two frames the world origins of F_A and F_B
+ *             (sd_constraint_frame_world), which meet when the loop is closed;
+ *   deflections  per frame and flexible-body node Pi^node eta (001 Eq 3: small rotation, then
+ *             translation, body axes; sd_model_node_deflection), which bend the body on the page;
  *   forces    on request, per frame and body the inter-body force f(k) (000 Eq 17; Eq 41 on a flexible
  *             body: its rigid part) from sd_forward_dynamics_ex at the sample's q and u, with zero tau:
  *             what acts is gravity and the model's passive joint forces (damping, springs), which is
  *             what sd_simulate integrates when no joint force is given; world axes about the body's
  *             origin;
- *   columns   the trajectory's columns (q, u.*, energies) at the frames, for the plot.
+ *   columns   the trajectory's columns (q, u.*, energies) at the frames, for the plot;
+ *   sizes     the model's size at the first frame (the skeleton's radius, the camera's frame), the
+ *             motion's box (the grid), and whether the camera follows the root (sd_view_options).
  * Everything is computed here, before anything is written, so a failure leaves no file; the page is
  * written as "<path>.partial" and renamed when complete (sim/output_file.h).
  */
@@ -30,6 +37,7 @@
 #include <soadyn/loops.h>
 #include <soadyn/soadyn.h> /* SOADYN_VERSION */
 
+#include "flex/flex_body.h"
 #include "internal.h"
 #include "sim/output_file.h"
 #include "sim/sim_trajectory.h"
@@ -42,6 +50,13 @@ void sd_view_options_init(sd_view_options *options)
     if (options) memset(options, 0, sizeof(*options));
 }
 
+/* A closure constraint drawn as a pair of points that meet: the origins of its two frames F_A, F_B. */
+typedef struct page_closure {
+    int constraint;
+    int body[2];        /* the bodies carrying F_A, F_B (-1: the inertial frame) */
+    double local[2][3]; /* F_A's, F_B's origin in its body's frame (from frame 0) */
+} page_closure;
+
 /* Everything the page shows, computed before the file is opened. */
 typedef struct page {
     const sd_model *m;
@@ -52,7 +67,14 @@ typedef struct page {
     double *forces;    /* nf x nb x 6, or NULL */
     double *values;    /* nf x ncols */
     char **columns;    /* ncols labels */
-    double center[3], scale, force_max;
+    int nclosures;
+    page_closure *closures; /* the constraints with two frames (not joint couplings) */
+    double *closure_points; /* nf x nclosures x 6: F_A's origin, F_B's origin, world */
+    double *deflections;    /* per flexible body (in body order) nf x nnodes x 6: Pi^node eta (001 Eq 3) */
+    double center[3], size;              /* the model at the first frame: centre, half-diagonal */
+    double motion_center[3], motion_size; /* every body origin over the motion */
+    double travel;                       /* how far the root body's origin goes from where it starts */
+    double force_max;
     double ground; /* the grid's height: 0, or below the lowest body origin of the motion */
     view_visuals vis;
 } page;
@@ -66,6 +88,9 @@ static void page_free(page *p)
     if (p->columns)
         for (int c = 0; c < p->ncols; ++c) free(p->columns[c]);
     free(p->columns);
+    free(p->closures);
+    free(p->closure_points);
+    free(p->deflections);
     sd_view_visuals_free(&p->vis);
 }
 
@@ -99,9 +124,34 @@ static sd_status make_columns(page *p, const char *path, sd_error *err)
     return SD_OK;
 }
 
-/* The world placements (and forces) of one frame at state (q, u). */
+/* Nodes of every flexible body together (the deflections' rows of one frame). */
+static size_t flex_nodes_total(const sd_model *m)
+{
+    size_t n = 0;
+    for (int k = 0; k < sd_model_nbodies(m); ++k) n += (size_t)sd_model_body_nnodes(m, k);
+    return n;
+}
+
+/* The constraints drawn as closures: those with two frames (couplings tie coordinates, not points). */
+static sd_status find_closures(page *p, const char *path, sd_error *err)
+{
+    const int nc = sd_model_nconstraints(p->m);
+    if (nc == 0) return SD_OK;
+    p->closures = calloc((size_t)nc, sizeof(page_closure));
+    if (!p->closures) return oom(path, err);
+    for (int c = 0; c < nc; ++c) {
+        if (sd_model_constraint_type(p->m, c) == SD_CONSTRAINT_COUPLING) continue;
+        page_closure *pc = &p->closures[p->nclosures++];
+        pc->constraint = c;
+        sd_model_constraint_bodies(p->m, c, &pc->body[0], &pc->body[1]);
+    }
+    return SD_OK;
+}
+
+/* The world placements (and forces) of one frame at state (q, u); its closures' points and its
+ * flexible bodies' node deflections. */
 static sd_status frame_state(page *p, sd_data *data, int f, const double *q, const double *u, double *tau,
-                             double *qdd, const char *path, sd_error *err)
+                             double *qdd, double *residual, const char *path, sd_error *err)
 {
     sd_status st;
     if (p->forces) {
@@ -127,6 +177,21 @@ static sd_status frame_state(page *p, sd_data *data, int f, const double *q, con
             if (n > p->force_max) p->force_max = n;
         }
     }
+    if (p->nclosures > 0) { /* the constraint frames at this q (loops.h: after one of its calls) */
+        if ((st = sd_constraint_residuals(p->m, data, q, NULL, residual, NULL)) != SD_OK)
+            return sd_error_set(err, st, "%s: frame %d (t = %g s): closure frames: %s", path, f, p->times[f],
+                                sd_data_error(data));
+        for (int i = 0; i < p->nclosures; ++i)
+            for (int side = 0; side < 2; ++side) {
+                sd_transform X;
+                sd_constraint_frame_world(p->m, data, p->closures[i].constraint, side, &X);
+                memcpy(p->closure_points + ((size_t)f * (size_t)p->nclosures + (size_t)i) * 6 + 3 * side, X.p, sizeof(X.p));
+            }
+    }
+    double *defl = p->deflections ? p->deflections + (size_t)f * flex_nodes_total(p->m) * 6 : NULL;
+    for (int k = 0; k < p->nb && defl; ++k)
+        for (int j = 0; j < sd_model_body_nnodes(p->m, k); ++j, defl += 6)
+            if ((st = sd_model_node_deflection(p->m, k, j, q, defl, err)) != SD_OK) return st;
     return SD_OK;
 }
 
@@ -134,16 +199,22 @@ static sd_status compute_frames(page *p, const sd_trajectory *tr, int forces, co
 {
     p->nrows = tr && tr->n > 0 ? tr->n : 1;
     p->nf = p->nrows > VIEW_MAX_FRAMES ? VIEW_MAX_FRAMES : (int)p->nrows;
-    const size_t nb = (size_t)p->nb, nf = (size_t)p->nf;
+    const size_t nb = (size_t)p->nb, nf = (size_t)p->nf, nflex = flex_nodes_total(p->m);
+    sd_status st = find_closures(p, path, err);
+    if (st != SD_OK) return st;
     p->times = calloc(nf, sizeof(double));
     p->poses = malloc(sizeof(double) * nf * nb * 7 + 1);
     p->values = calloc(nf * (size_t)p->ncols + 1, sizeof(double));
     if (forces) p->forces = calloc(nf * nb * 6 + 1, sizeof(double));
+    if (p->nclosures) p->closure_points = calloc(nf * (size_t)p->nclosures * 6, sizeof(double));
+    if (nflex) p->deflections = calloc(nf * nflex * 6, sizeof(double));
     double *q = calloc((size_t)p->nq + 1, sizeof(double)), *u = calloc((size_t)p->nv + 1, sizeof(double));
     double *tau = calloc((size_t)p->nv + 1, sizeof(double)), *qdd = calloc((size_t)p->nv + 1, sizeof(double));
+    double *residual = calloc((size_t)sd_model_nconstraint_rows(p->m) + 1, sizeof(double));
     sd_data *data = sd_data_new(p->m);
-    sd_status st = p->times && p->poses && p->values && (p->forces || !forces) && q && u && tau && qdd && data
-                       ? SD_OK : oom(path, err);
+    st = p->times && p->poses && p->values && (p->forces || !forces) && (p->closure_points || !p->nclosures) &&
+                 (p->deflections || !nflex) && q && u && tau && qdd && residual && data
+             ? SD_OK : oom(path, err);
     for (int f = 0; f < p->nf && st == SD_OK; ++f) {
         /* evenly spread rows, the first and the last kept */
         const size_t row = p->nf > 1 ? (size_t)llround((double)f * (double)(p->nrows - 1) / (double)(p->nf - 1)) : 0;
@@ -158,7 +229,7 @@ static sd_status compute_frames(page *p, const sd_trajectory *tr, int forces, co
         } else { /* at rest where the model file puts it (MJCF's qpos0; URDF, SDF: neutral) */
             sd_configuration_reference(p->m, q);
         }
-        st = frame_state(p, data, f, q, u, tau, qdd, path, err);
+        st = frame_state(p, data, f, q, u, tau, qdd, residual, path, err);
         double *v = p->values + (size_t)f * (size_t)p->ncols;
         memcpy(v, q, sizeof(double) * (size_t)p->nq);
         memcpy(v + p->nq, u, sizeof(double) * (size_t)p->nv);
@@ -171,26 +242,86 @@ static sd_status compute_frames(page *p, const sd_trajectory *tr, int forces, co
     free(u);
     free(tau);
     free(qdd);
+    free(residual);
     return st;
 }
 
-/* The centre and size of the motion: the box around every body origin in every frame. */
+/* A world point x of frame f in body k's frame (k = -1: the inertial frame). */
+static void point_in_body(const page *p, int f, int k, const double x[3], double out[3])
+{
+    if (k < 0) {
+        memcpy(out, x, 3 * sizeof(double));
+        return;
+    }
+    const double *o = p->poses + ((size_t)f * (size_t)p->nb + (size_t)k) * 7;
+    double R[9], d[3] = {x[0] - o[0], x[1] - o[1], x[2] - o[2]};
+    sd_quat_to_m3(o + 3, R);
+    sd_m3t_mul_v(R, d, out);
+}
+
+/* Grow the box [lo, hi] to hold x. */
+static void box_add(double lo[3], double hi[3], const double x[3])
+{
+    for (int a = 0; a < 3; ++a) {
+        if (x[a] < lo[a]) lo[a] = x[a];
+        if (x[a] > hi[a]) hi[a] = x[a];
+    }
+}
+
+/* Centre and half-diagonal of the box [lo, hi], at least `floor`. */
+static double box_centre(const double lo[3], const double hi[3], double floor, double centre[3])
+{
+    double d2 = 0;
+    for (int a = 0; a < 3; ++a) {
+        centre[a] = 0.5 * (lo[a] + hi[a]);
+        d2 += (hi[a] - lo[a]) * (hi[a] - lo[a]);
+    }
+    return fmax(0.5 * sqrt(d2), floor);
+}
+
+/* The model's size where it starts (body origins, centres of mass, flexible nodes and closure points
+ * of the first frame: what the camera frames and the skeleton is sized by), the motion's box (the
+ * grid), and how far the root travels (the camera follows it when that is farther than the model's
+ * size). The closures' local points are taken at the first frame too. */
 static void bounds(page *p)
 {
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    for (size_t i = 0; i < (size_t)p->nf * (size_t)p->nb; ++i)
-        for (int a = 0; a < 3; ++a) {
-            const double x = p->poses[7 * i + (size_t)a];
-            if (x < lo[a]) lo[a] = x;
-            if (x > hi[a]) hi[a] = x;
+    for (int k = 0; k < p->nb; ++k) {
+        const double *o = p->poses + (size_t)k * 7;
+        double R[9], c[3];
+        sd_quat_to_m3(o + 3, R);
+        box_add(lo, hi, o);
+        sd_m3_mul_v(R, sd_model_body_com(p->m, k), c);
+        for (int a = 0; a < 3; ++a) c[a] += o[a];
+        box_add(lo, hi, c);
+        for (int j = 0; j < sd_model_body_nnodes(p->m, k); ++j) {
+            sd_m3_mul_v(R, sd_flex_body_node_position(p->m->flex[k], j), c);
+            for (int a = 0; a < 3; ++a) c[a] += o[a];
+            box_add(lo, hi, c);
         }
-    double d2 = 0;
-    for (int a = 0; a < 3; ++a) {
-        p->center[a] = 0.5 * (lo[a] + hi[a]);
-        d2 += (hi[a] - lo[a]) * (hi[a] - lo[a]);
     }
-    p->scale = fmax(0.5 * sqrt(d2), 0.25);
-    p->ground = lo[2] < 0 ? lo[2] - 0.05 * p->scale : 0.0;
+    for (int i = 0; i < p->nclosures; ++i)
+        for (int side = 0; side < 2; ++side) {
+            const double *x = p->closure_points + (size_t)i * 6 + 3 * side;
+            box_add(lo, hi, x);
+            point_in_body(p, 0, p->closures[i].body[side], x, p->closures[i].local[side]);
+        }
+    p->size = box_centre(lo, hi, 0.05, p->center);
+    double mlo[3] = {INFINITY, INFINITY, INFINITY}, mhi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    p->travel = 0;
+    for (int f = 0; f < p->nf; ++f)
+        for (int k = 0; k < p->nb; ++k) {
+            const double *o = p->poses + ((size_t)f * (size_t)p->nb + (size_t)k) * 7;
+            box_add(mlo, mhi, o);
+            if (k == 0) {
+                const double d[3] = {o[0] - p->poses[0], o[1] - p->poses[1], o[2] - p->poses[2]};
+                p->travel = fmax(p->travel, sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]));
+            }
+        }
+    box_add(mlo, mhi, lo);
+    box_add(mlo, mhi, hi);
+    p->motion_size = box_centre(mlo, mhi, p->size, p->motion_center);
+    p->ground = mlo[2] < 0 ? mlo[2] - 0.05 * p->size : 0.0;
 }
 
 /* ---------------------------------------------------------------- writing */
@@ -227,9 +358,25 @@ static void json_placement(FILE *fp, const sd_transform *X)
     json_numbers(fp, q, 4, "%.9g");
 }
 
+/* Bytes as base64 (RFC 4648) in a JSON string. */
+static void json_base64(FILE *fp, const unsigned char *b, size_t n)
+{
+    static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    fputc('"', fp);
+    for (size_t i = 0; i < n; i += 3) {
+        const unsigned long w = (unsigned long)b[i] << 16 | (i + 1 < n ? (unsigned long)b[i + 1] << 8 : 0) |
+                                (i + 2 < n ? b[i + 2] : 0);
+        fputc(digits[w >> 18 & 63], fp);
+        fputc(digits[w >> 12 & 63], fp);
+        fputc(i + 1 < n ? digits[w >> 6 & 63] : '=', fp);
+        fputc(i + 2 < n ? digits[w & 63] : '=', fp);
+    }
+    fputc('"', fp);
+}
+
 static void json_visual(FILE *fp, const view_visual *v)
 {
-    static const char *const names[] = {"box", "sphere", "cylinder", "capsule", "ellipsoid", "mesh"};
+    static const char *const names[] = {"box", "sphere", "cylinder", "capsule", "ellipsoid", "mesh", "mesh_file"};
     fprintf(fp, "{\"type\":\"%s\",\"size\":", names[v->shape]);
     json_numbers(fp, v->size, 3, "%.9g");
     fputc(',', fp);
@@ -238,12 +385,19 @@ static void json_visual(FILE *fp, const view_visual *v)
         fputs(",\"rgba\":", fp);
         json_numbers(fp, v->rgba, 4, "%.4g");
     }
+    if (v->shape == VIEW_MESH || v->shape == VIEW_MESH_FILE) {
+        fputs(",\"name\":", fp);
+        json_string(fp, v->name);
+    }
     if (v->shape == VIEW_MESH) {
         fputs(",\"vertices\":[", fp);
         for (size_t i = 0; i < 3 * v->nvertices; ++i) fprintf(fp, i ? ",%.7g" : "%.7g", (double)v->vertices[i]);
         fputs("],\"indices\":[", fp);
         for (size_t i = 0; i < 3 * v->ntriangles; ++i) fprintf(fp, i ? ",%u" : "%u", v->indices[i]);
         fputc(']', fp);
+    } else if (v->shape == VIEW_MESH_FILE) {
+        fprintf(fp, ",\"format\":\"%s\",\"data\":", v->file_format);
+        json_base64(fp, v->file_data, v->file_size);
     }
     fputc('}', fp);
 }
@@ -292,11 +446,52 @@ static int json_inertia_box(FILE *fp, const sd_model *m, int k, double floor_siz
     return 1;
 }
 
+/* The body's joint axis in its frame (revolute, prismatic: the hinge's axis; universal: the first;
+ * planar: the normal); 0 for hinges without one axis to draw (fixed, spherical, free). */
+static int joint_axis(const sd_model *m, int k, double axis[3], const char **kind)
+{
+    const sd_hinge_type h = sd_model_hinge(m, k);
+    if (h != SD_HINGE_REVOLUTE && h != SD_HINGE_PRISMATIC && h != SD_HINGE_UNIVERSAL && h != SD_HINGE_PLANAR) return 0;
+    memcpy(axis, sd_model_axis(m, k), 3 * sizeof(double));
+    *kind = h == SD_HINGE_PRISMATIC ? "prismatic" : "revolute";
+    return 1;
+}
+
+/* One capsule of a body's skeleton, from its origin to x (none when x is the origin). */
+static void skeleton_segment(FILE *fp, const double x[3], double r, int *nseg)
+{
+    if (sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]) < 1e-9) return;
+    if ((*nseg)++) fputc(',', fp);
+    json_segment(fp, x, r);
+}
+
+/* The skeleton of body k: a capsule from its origin (where its joint is) to each child's joint and to
+ * each closure point it carries; to its centre of mass when it has neither. A flexible body's
+ * children on its nodes are left out: its bent line through the nodes reaches them. */
+static void write_skeleton(FILE *fp, const page *p, int k, double r)
+{
+    const sd_model *m = p->m;
+    int nseg = 0, nends = 0;
+    for (int c = k + 1; c < p->nb; ++c)
+        if (sd_model_parent(m, c) == k && !(sd_model_body_nnodes(m, k) > 0 && sd_model_parent_node(m, c) >= 0)) {
+            skeleton_segment(fp, sd_model_placement(m, c)->p, r, &nseg);
+            ++nends;
+        }
+    for (int i = 0; i < p->nclosures; ++i)
+        for (int side = 0; side < 2; ++side)
+            if (p->closures[i].body[side] == k) {
+                skeleton_segment(fp, p->closures[i].local[side], r, &nseg);
+                ++nends;
+            }
+    if (nends == 0 && sd_model_body_nnodes(m, k) == 0) skeleton_segment(fp, sd_model_body_com(m, k), r, &nseg);
+}
+
 static void write_bodies(FILE *fp, const page *p)
 {
     const sd_model *m = p->m;
-    const double r = 0.02 * p->scale;
-    fputs("\"bodies\":[", fp);
+    const double r = 0.03 * p->size;
+    fprintf(fp, "\"skeleton_radius\":%.6g,\"bodies\":[", r);
+    size_t node_offset = 0;
     for (int k = 0; k < p->nb; ++k) {
         fputs(k ? ",{\"name\":" : "{\"name\":", fp);
         json_string(fp, sd_model_body_name(m, k));
@@ -308,19 +503,44 @@ static void write_bodies(FILE *fp, const page *p)
                 json_visual(fp, &p->vis.items[i]);
             }
         fputs("],\"skeleton\":[", fp);
-        int nseg = 0;
-        for (int c = k + 1; c < p->nb && nvis == 0; ++c) {
-            if (sd_model_parent(m, c) != k) continue;
-            const double *x = sd_model_placement(m, c)->p;
-            if (sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]) < 1e-9) continue;
-            if (nseg++) fputc(',', fp);
-            json_segment(fp, x, r);
-        }
+        write_skeleton(fp, p, k, r);
         fputs("],\"inertia_box\":", fp);
         if (!json_inertia_box(fp, m, k, 0.5 * r)) fputs("null", fp);
+        double axis[3];
+        const char *kind;
+        if (joint_axis(m, k, axis, &kind)) {
+            fprintf(fp, ",\"joint\":{\"kind\":\"%s\",\"axis\":", kind);
+            json_numbers(fp, axis, 3, "%.9g");
+            fputc('}', fp);
+        }
+        const int nn = sd_model_body_nnodes(m, k);
+        if (nn > 0) { /* the undeformed nodes, and where this body's rows start in "deflections" */
+            fprintf(fp, ",\"flex\":{\"offset\":%zu,\"nodes\":[", node_offset);
+            for (int j = 0; j < nn; ++j) {
+                if (j) fputc(',', fp);
+                json_numbers(fp, sd_flex_body_node_position(m->flex[k], j), 3, "%.9g");
+            }
+            fputs("]}", fp);
+            node_offset += (size_t)nn;
+        }
         fputc('}', fp);
     }
     fputs("]", fp);
+}
+
+/* The closures: their names and per frame the world points of both sides (meeting when closed);
+ * the flexible bodies' node deflections per frame. */
+static void write_closures_and_deflections(FILE *fp, const page *p)
+{
+    fputs(",\n\"closures\":[", fp);
+    for (int i = 0; i < p->nclosures; ++i) {
+        if (i) fputc(',', fp);
+        json_string(fp, sd_model_constraint_name(p->m, p->closures[i].constraint));
+    }
+    fputs("],\n\"closure_points\":", fp);
+    json_numbers(fp, p->closure_points, (size_t)p->nf * (size_t)p->nclosures * 6, "%.7g");
+    fprintf(fp, ",\n\"flex_nodes\":%zu,\"deflections\":", flex_nodes_total(p->m));
+    json_numbers(fp, p->deflections, (size_t)p->nf * flex_nodes_total(p->m) * 6, "%.7g");
 }
 
 static const char style[] =
@@ -342,11 +562,17 @@ static void write_page(FILE *fp, const page *p, const sd_view_options *o)
     fprintf(fp, "</title><style>%s</style></head>\n<body>\n<script type=\"application/json\" id=\"soadyn-data\">{", style);
     fputs("\"title\":", fp);
     json_string(fp, title);
-    fprintf(fp, ",\"show_frames\":%d,\"show_forces\":%d,\"scale\":%.6g,\"ground\":%.6g,\"center\":",
-            o->show_frames ? 1 : 0, o->show_forces ? 1 : 0, p->scale, p->ground);
+    /* the camera follows the root on request, and by default when it travels farther than the model's size */
+    const int follow = o->follow_root > 0 || (o->follow_root == 0 && p->travel > 2 * p->size);
+    fprintf(fp, ",\"show_frames\":%d,\"show_forces\":%d,\"follow\":%d,\"size\":%.6g,\"motion_size\":%.6g,"
+                "\"ground\":%.6g,\"center\":",
+            o->show_frames ? 1 : 0, o->show_forces ? 1 : 0, follow, p->size, p->motion_size, p->ground);
     json_numbers(fp, p->center, 3, "%.6g");
+    fputs(",\"motion_center\":", fp);
+    json_numbers(fp, p->motion_center, 3, "%.6g");
     fputc(',', fp);
     write_bodies(fp, p);
+    write_closures_and_deflections(fp, p);
     fputs(",\n\"times\":", fp);
     json_numbers(fp, p->times, (size_t)p->nf, "%.9g");
     fputs(",\n\"poses\":", fp);
@@ -379,8 +605,8 @@ static void write_page(FILE *fp, const page *p, const sd_view_options *o)
         n += snprintf(text + n, sizeof(text) - (size_t)n, "%s", "The model at one configuration. ");
     if (p->vis.meshes_missing)
         n += snprintf(text + n, sizeof(text) - (size_t)n,
-                      "%d mesh%s not drawn (%s: not found, or not STL/OBJ): such bodies show capsules and "
-                      "inertia boxes. ", p->vis.meshes_missing, p->vis.meshes_missing > 1 ? "es" : "", p->vis.first_missing);
+                      "%d mesh%s not drawn (%s: not found, or not a format read): such bodies show their "
+                      "skeleton. ", p->vis.meshes_missing, p->vis.meshes_missing > 1 ? "es" : "", p->vis.first_missing);
     snprintf(text + n, sizeof(text) - (size_t)n, "Drag to orbit, wheel to zoom, right-drag to pan. soadyn %s.",
              SOADYN_VERSION);
     fputs(",\"note\":", fp);
@@ -412,7 +638,7 @@ sd_status sd_view_write_html(const sd_model *model, const sd_trajectory *traject
     p.nv = sd_model_nv(model);
     sd_status st = make_columns(&p, path, err);
     if (st == SD_OK) st = compute_frames(&p, trajectory, o->show_forces, path, err);
-    if (st == SD_OK && o->model_path) st = sd_view_read_visuals(model, o->model_path, &p.vis, err);
+    if (st == SD_OK && o->model_path) st = sd_view_read_visuals(model, o->model_path, o, &p.vis, err);
     if (st != SD_OK) {
         page_free(&p);
         return st;

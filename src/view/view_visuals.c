@@ -52,6 +52,7 @@ void sd_view_visuals_free(view_visuals *vs)
     for (int i = 0; i < vs->n; ++i) {
         free(vs->items[i].vertices);
         free(vs->items[i].indices);
+        free(vs->items[i].file_data);
     }
     free(vs->items);
     memset(vs, 0, sizeof(*vs));
@@ -59,9 +60,15 @@ void sd_view_visuals_free(view_visuals *vs)
 
 static sd_status oom(const char *path, sd_error *err) { return sd_error_set(err, SD_E_MEMORY, "%s: out of memory", path); }
 
-static void note_missing(view_visuals *vs, const char *what)
+/* Count a mesh not drawn, keep the first name for the page's note, and tell the caller why. */
+static void note_missing(view_visuals *vs, const char *what, const char *why)
 {
     if (vs->meshes_missing++ == 0) snprintf(vs->first_missing, sizeof(vs->first_missing), "%s", what);
+    if (vs->options && vs->options->mesh_warning) {
+        char message[1024];
+        snprintf(message, sizeof(message), "mesh %s not drawn: %s", what, why);
+        vs->options->mesh_warning(vs->options->mesh_warning_user, message);
+    }
 }
 
 static int file_exists(const char *path)
@@ -71,7 +78,7 @@ static int file_exists(const char *path)
     return fp != NULL;
 }
 
-/* The folder of `path` with its slash ("" for a bare name). */
+/* The folder of `path` with its slash ("" for a bare name: the working folder). */
 static void folder_of(const char *path, char *dir, size_t size)
 {
     const char *slash = strrchr(path, '/');
@@ -79,40 +86,73 @@ static void folder_of(const char *path, char *dir, size_t size)
     snprintf(dir, size, "%.*s", (int)n, path);
 }
 
-/* Load the mesh `name` (as the file writes it) into v, or count it missing. URDF's package://PKG/rest
- * has no package index here: rest is looked for beside the file, then up to three folders above,
- * then as PKG/rest at each of those. */
+/* Try folder + up times "../" + rest; 1 (path filled) when that file exists. */
+static int try_path(char *path, size_t size, const char *folder, size_t folder_len, int up, const char *rest)
+{
+    int n = snprintf(path, size, "%.*s%s", (int)folder_len, folder, folder_len && folder[folder_len - 1] != '/' ? "/" : "");
+    for (int i = 0; i < up && n >= 0 && (size_t)n < size; ++i) n += snprintf(path + n, size - (size_t)n, "../");
+    if (n < 0 || (size_t)n >= size) return 0;
+    if ((size_t)snprintf(path + n, size - (size_t)n, "%s", rest) >= size - (size_t)n) return 0;
+    return file_exists(path);
+}
+
+/* Where the mesh `name` (as the model file writes it) is, into path; 0 when nowhere.
+ *   file:///abs               the absolute path;
+ *   package://PKG/rest        rest, then PKG/rest, beside the model file and in up to three folders
+ *                             above it (a package's urdf/ folder, the package's parent); then in each
+ *                             folder F of mesh_path (the CLI's --mesh-path and ROS_PACKAGE_PATH):
+ *                             F/PKG/rest, and F/rest when F is named PKG;
+ *   anything else             beside the model file (absolute as it is), then F/name. */
+static int find_mesh(const view_visuals *vs, const char *dir, const char *name, char *path, size_t size)
+{
+    if (strncmp(name, "file://", 7) == 0) return (size_t)snprintf(path, size, "%s", name + 7) < size && file_exists(path);
+    const char *extra = vs->options ? vs->options->mesh_path : NULL;
+    if (strncmp(name, "package://", 10) == 0) {
+        const char *pkg = name + 10, *slash = strchr(pkg, '/');
+        const char *rest = slash ? slash + 1 : pkg;
+        const size_t pkg_len = slash ? (size_t)(slash - pkg) : strlen(pkg);
+        for (int up = 0; up < 4; ++up)
+            if (try_path(path, size, dir, strlen(dir), up, rest) || try_path(path, size, dir, strlen(dir), up, pkg)) return 1;
+        for (const char *f = extra; f && *f;) {
+            const char *end = strchr(f, ':');
+            const size_t len = end ? (size_t)(end - f) : strlen(f);
+            size_t base = len;
+            while (base > 0 && f[base - 1] == '/') --base; /* F's own name, without trailing slashes */
+            size_t start = base;
+            while (start > 0 && f[start - 1] != '/') --start;
+            if (len > 0 && (try_path(path, size, f, len, 0, pkg) ||
+                            (base - start == pkg_len && strncmp(f + start, pkg, pkg_len) == 0 &&
+                             try_path(path, size, f, len, 0, rest))))
+                return 1;
+            f = end ? end + 1 : NULL;
+        }
+        return 0;
+    }
+    if (name[0] == '/') return (size_t)snprintf(path, size, "%s", name) < size && file_exists(path);
+    if (try_path(path, size, dir, strlen(dir), 0, name)) return 1;
+    for (const char *f = extra; f && *f;) {
+        const char *end = strchr(f, ':');
+        const size_t len = end ? (size_t)(end - f) : strlen(f);
+        if (len > 0 && try_path(path, size, f, len, 0, name)) return 1;
+        f = end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
+/* Load the mesh `name` (as the file writes it) into v, or count it missing (and say why). */
 static sd_status load_mesh(view_visuals *vs, view_visual *v, const char *dir, const char *name, sd_error *err)
 {
     char path[4096];
-    const char *rest = name;
-    int found = 0;
-    if (strncmp(name, "file://", 7) == 0) {
-        snprintf(path, sizeof(path), "%s", name + 7);
-        found = file_exists(path);
-    } else if (strncmp(name, "package://", 10) == 0) {
-        const char *pkg = name + 10, *slash = strchr(pkg, '/');
-        rest = slash ? slash + 1 : pkg;
-        for (int up = 0; up < 4 && !found; ++up)
-            for (int with_pkg = 0; with_pkg < 2 && !found; ++with_pkg) {
-                int n = snprintf(path, sizeof(path), "%s", dir);
-                for (int i = 0; i < up && n > 0 && (size_t)n < sizeof(path); ++i) n += snprintf(path + n, sizeof(path) - (size_t)n, "../");
-                if (n > 0 && (size_t)n < sizeof(path))
-                    snprintf(path + n, sizeof(path) - (size_t)n, "%s", with_pkg ? pkg : rest);
-                found = file_exists(path);
-            }
-    } else {
-        snprintf(path, sizeof(path), name[0] == '/' ? "%s" : "%s%s", name[0] == '/' ? name : dir, name);
-        found = file_exists(path);
-    }
-    if (!found) {
-        note_missing(vs, name);
+    if (!find_mesh(vs, dir, name, path, sizeof(path))) {
+        note_missing(vs, name, vs->options && vs->options->mesh_path && *vs->options->mesh_path
+                                   ? "not found beside the model file, in the folders above it, or on the mesh path"
+                                   : "not found beside the model file or in the folders above it (no mesh path given)");
         return SD_OK;
     }
     sd_error merr = {0};
     const sd_status st = sd_view_mesh_load(path, v, &merr);
     if (st == SD_E_MEMORY) return sd_error_set(err, st, "%s", merr.message);
-    if (st != SD_OK) note_missing(vs, name); /* unreadable or another format: the fallback shapes */
+    if (st != SD_OK) note_missing(vs, name, merr.message); /* unreadable or another format: the fallback shapes */
     return SD_OK;
 }
 
@@ -231,10 +271,11 @@ static sd_status urdf_visuals(const sd_model *m, const xmlNode *robot, const cha
                 const int ns = parse_numbers(shape, "scale", v->size, 3);
                 if (ns == 1) v->size[1] = v->size[2] = v->size[0];
                 xmlChar *file = xmlGetNoNsProp(shape, (const xmlChar *)"filename");
+                if (file) snprintf(v->name, sizeof(v->name), "%s", (const char *)file);
                 sd_status st = file ? load_mesh(vs, v, dir, (const char *)file, err) : SD_OK;
                 xmlFree(file);
                 if (st != SD_OK) return st;
-                ok = v->vertices != NULL;
+                ok = v->vertices != NULL || v->file_data != NULL;
             } else {
                 ok = 0;
             }
@@ -296,7 +337,8 @@ static sd_status mj_geom(mj_walk *w, const xmlNode *g, int body, const sd_transf
     if (st != SD_OK || type < 2 || type == 8) return st; /* planes, height fields, sdf: scenery */
     if (type == 7) {
         char *mesh = mjcf_attr(ctx, g, MJCF_KIND_GEOM, cls, "mesh");
-        note_missing(w->vs, mesh ? mesh : "(mesh geom)");
+        note_missing(w->vs, mesh ? mesh : "(mesh geom)",
+                     "MJCF mesh geoms are not drawn (MuJoCo re-centres a mesh on its inertia frame when compiling)");
         free(mesh);
         return SD_OK;
     }
@@ -404,9 +446,11 @@ static sd_status mjcf_visuals(const sd_model *m, const char *path, view_visuals 
 
 /* ---------------------------------------------------------------- either */
 
-sd_status sd_view_read_visuals(const sd_model *m, const char *path, view_visuals *vs, sd_error *err)
+sd_status sd_view_read_visuals(const sd_model *m, const char *path, const sd_view_options *options,
+                               view_visuals *vs, sd_error *err)
 {
     memset(vs, 0, sizeof(*vs));
+    vs->options = options;
     xmlDoc *doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
     if (!doc) return sd_error_set(err, SD_E_IO, "%s: cannot read it again for its visual geometry", path);
     const xmlNode *root = xmlDocGetRootElement(doc);

@@ -18,9 +18,10 @@ void sd_view_visuals_free(view_visuals *visuals)
     if (visuals) memset(visuals, 0, sizeof(*visuals));
 }
 
-sd_status sd_view_read_visuals(const sd_model *model, const char *path, view_visuals *out, sd_error *err)
+sd_status sd_view_read_visuals(const sd_model *model, const char *path, const sd_view_options *options,
+                               view_visuals *out, sd_error *err)
 {
-    (void)model, (void)path, (void)err;
+    (void)model, (void)path, (void)options, (void)err;
     memset(out, 0, sizeof(*out));
     return SD_OK;
 }

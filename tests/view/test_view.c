@@ -19,13 +19,16 @@
  * argv[1]: the folder of the bundled models; argv[2]: the shared humanoid MJCF; argv[3]: where to
  * write the pages.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h> /* chdir: a model opened by its bare name */
 
 #include <soadyn/config.h>
 #include <soadyn/soadyn.h>
 
+#include "flex/flex_body.h"
 #include "internal.h"
 #include "random_tree.h"
 #include "sim/sim_trajectory.h"
@@ -327,7 +330,7 @@ static void test_urdf_visuals(const char *dir)
     sd_error err = {0};
     CHECK(sd_urdf_load_file(urdf, NULL, &m, &err) == SD_OK);
     view_visuals vs;
-    CHECK(sd_view_read_visuals(m, urdf, &vs, &err) == SD_OK);
+    CHECK(sd_view_read_visuals(m, urdf, NULL, &vs, &err) == SD_OK);
     const int base = sd_model_body_index(m, "base"), arm = sd_model_body_index(m, "arm");
     CHECK(base >= 0 && arm >= 0 && sd_model_body_index(m, "tool") < 0);
     const view_visual *box = visual_of(&vs, base, 0);
@@ -392,7 +395,7 @@ static void test_mjcf_visuals(const char *dir)
         return;
     }
     view_visuals vs;
-    CHECK(sd_view_read_visuals(m, path, &vs, &err) == SD_OK);
+    CHECK(sd_view_read_visuals(m, path, NULL, &vs, &err) == SD_OK);
     const int a = sd_model_body_index(m, "a");
     CHECK(a >= 0 && vs.n == 2); /* the plane is scenery, the group-3 box hidden */
     /* MuJoCo's world placement of body a at hinge angle q (ref 0.3): X_body T(p) R(n, q - ref) T(-p) */
@@ -452,6 +455,102 @@ static void test_mjcf_visuals(const char *dir)
     sd_model_free(m);
 }
 
+/* ---------------------------------------------------------------- finding meshes */
+
+typedef struct warnings { int n; char last[1024]; } warnings;
+
+static void count_warning(void *user, const char *message)
+{
+    warnings *w = user;
+    ++w->n;
+    snprintf(w->last, sizeof(w->last), "%s", message);
+}
+
+/* The visuals of `urdf` read with mesh_path; how many meshes were drawn (mesh or mesh file). */
+static int meshes_drawn(const char *urdf, const char *mesh_path, warnings *w)
+{
+    sd_model *m;
+    sd_error err = {0};
+    if (sd_model_load_file(urdf, NULL, &m, NULL, &err) != SD_OK) {
+        fprintf(stderr, "%s\n", err.message);
+        CHECK(0);
+        return -1;
+    }
+    sd_view_options o;
+    sd_view_options_init(&o);
+    o.mesh_path = mesh_path;
+    o.mesh_warning = count_warning;
+    o.mesh_warning_user = w;
+    view_visuals vs;
+    memset(w, 0, sizeof(*w));
+    int drawn = -1;
+    if (sd_view_read_visuals(m, urdf, &o, &vs, &err) == SD_OK) {
+        drawn = 0;
+        for (int i = 0; i < vs.n; ++i) drawn += vs.items[i].shape == VIEW_MESH || vs.items[i].shape == VIEW_MESH_FILE;
+        CHECK(vs.meshes_missing == w->n);
+        sd_view_visuals_free(&vs);
+    }
+    sd_model_free(m);
+    return drawn;
+}
+
+/* Where meshes are found: a package:// name from the model's own folder given as a bare file name
+ * (the working folder: it used to find nothing), a package found only on the mesh path (as
+ * DIR/PKG/rest and as DIR/rest with DIR named PKG), a plain name on the mesh path; and each mesh
+ * not drawn told to the caller with its name and why (not found; a file that is not what its name
+ * says). */
+static void test_mesh_resolution(const char *dir)
+{
+    if (!SOADYN_HAS_IO || !SOADYN_HAS_VIEWER) return;
+    /* root/robot/r.urdf and root/elsewhere/shapes_pkg: the package is not in a folder above the model */
+    char root[4096], elsewhere[4200], pkg[4300], robot[4200], path[4400];
+    snprintf(root, sizeof(root), "%s/view_mesh_resolution", dir);
+    snprintf(elsewhere, sizeof(elsewhere), "%s/elsewhere", root);
+    snprintf(pkg, sizeof(pkg), "%s/shapes_pkg", elsewhere);
+    snprintf(robot, sizeof(robot), "%s/robot", root);
+    snprintf(path, sizeof(path), "rm -rf '%s'", root); /* a fresh tree: nothing left by an earlier run */
+    CHECK(system(path) == 0);
+    const char *const folders[] = {pkg, robot};
+    for (int i = 0; i < 2; ++i) {
+        snprintf(path, sizeof(path), "mkdir -p '%s'", folders[i]);
+        CHECK(system(path) == 0);
+    }
+    static const char stl[] = "solid t\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\nvertex 0 1 0\n"
+                              "endloop\nendfacet\nendsolid t\n";
+    snprintf(path, sizeof(path), "%s/tri.stl", pkg);
+    write_text(path, stl);
+    snprintf(path, sizeof(path), "%s/bad.glb", pkg);
+    write_text(path, "not a glb file at all, just text");
+    snprintf(path, sizeof(path), "%s/beside.stl", robot);
+    write_text(path, stl);
+    static const char urdf[] =
+        "<robot name='r'><link name='a'><inertial><mass value='1'/><inertia ixx='1' iyy='1' izz='1' ixy='0' ixz='0' iyz='0'/></inertial>\n"
+        " <visual><geometry><mesh filename='package://robot/beside.stl'/></geometry></visual>\n"
+        " <visual><geometry><mesh filename='package://shapes_pkg/tri.stl'/></geometry></visual>\n"
+        " <visual><geometry><mesh filename='tri.stl'/></geometry></visual>\n"
+        " <visual><geometry><mesh filename='package://shapes_pkg/bad.glb'/></geometry></visual>\n"
+        "</link></robot>\n";
+    snprintf(path, sizeof(path), "%s/r.urdf", robot);
+    write_text(path, urdf);
+    warnings w;
+    /* from elsewhere, no mesh path: only the mesh beside the model */
+    CHECK(meshes_drawn(path, NULL, &w) == 1 && w.n == 3);
+    CHECK(strstr(w.last, "mesh package://shapes_pkg/bad.glb not drawn: not found") != NULL);
+    /* the mesh path: a folder holding shapes_pkg/, then the package folder itself */
+    char mesh_path[8800];
+    snprintf(mesh_path, sizeof(mesh_path), "/nonexistent:%s", elsewhere);
+    CHECK(meshes_drawn(path, mesh_path, &w) == 2 && w.n == 2); /* the plain tri.stl: not in elsewhere/ */
+    CHECK(strstr(w.last, "bad.glb not drawn") && strstr(w.last, "not a GLB file"));
+    snprintf(mesh_path, sizeof(mesh_path), "%s/:%s", pkg, elsewhere);
+    CHECK(meshes_drawn(path, mesh_path, &w) == 3 && w.n == 1);
+    /* from the model's own folder, by its bare name */
+    char here[4096];
+    CHECK(getcwd(here, sizeof(here)) != NULL);
+    CHECK(chdir(robot) == 0);
+    CHECK(meshes_drawn("r.urdf", NULL, &w) == 1 && w.n == 3);
+    CHECK(chdir(here) == 0);
+}
+
 /* ---------------------------------------------------------------- pages for the browser tests */
 
 static int keep_sample(void *user, const sd_sim_sample *s)
@@ -459,22 +558,46 @@ static int keep_sample(void *user, const sd_sim_sample *s)
     return sd_trajectory_append(user, s) != SD_OK;
 }
 
-/* Simulate the model from neutral q with q[0] = q0 and u[0..nu) = u0 (RK4, 1 ms, every 10th step
- * kept), write its page with inter-body forces, and the body count beside it for the browser test. */
-static void write_simulated_page(const char *model_path, const char *html, double duration, double q0,
-                                 const double *u0, int nu)
+/* A file beside the page, PAGE.html + suffix, for the browser test. */
+static FILE *open_beside(const char *html, const char *suffix)
+{
+    char path[4200];
+    snprintf(path, sizeof(path), "%s%s", html, suffix);
+    FILE *fp = fopen(path, "w");
+    if (!fp) {
+        perror(path);
+        exit(1);
+    }
+    return fp;
+}
+
+/* The model's body count beside its page (PAGE.html.nbodies), which the browser test checks. */
+static void write_nbodies(const char *html, const sd_model *m)
+{
+    FILE *fp = open_beside(html, ".nbodies");
+    fprintf(fp, "%d\n", sd_model_nbodies(m));
+    fclose(fp);
+}
+
+/* Simulate the model from its reference q plus dq (ndq values) with u[0..nu) = u0 (RK4, 1 ms, every
+ * 10th step kept), write its page with inter-body forces (not on a model with loops: the page
+ * refuses them), and the body count beside it for the browser test. Returns the model and the
+ * trajectory (the caller frees both), NULL on failure. */
+static sd_model *write_simulated_page(const char *model_path, const char *html, double duration, const double *dq,
+                                      int ndq, const double *u0, int nu, sd_trajectory **trajectory)
 {
     sd_model *m;
     sd_error err = {0};
+    *trajectory = NULL;
     if (sd_model_load_file(model_path, NULL, &m, NULL, &err) != SD_OK) {
         fprintf(stderr, "%s\n", err.message);
         CHECK(0);
-        return;
+        return NULL;
     }
     const int nq = sd_model_nq(m), nv = sd_model_nv(m);
     double *q = calloc((size_t)nq, sizeof(double)), *u = calloc((size_t)nv, sizeof(double));
     sd_configuration_reference(m, q); /* the humanoid stands where the file puts it */
-    q[0] += q0;
+    for (int i = 0; i < ndq && i < nq; ++i) q[i] += dq[i];
     for (int i = 0; i < nu && i < nv; ++i) u[i] = u0[i];
     sd_trajectory *tr = sd_trajectory_new(m);
     sd_sim_options so;
@@ -489,19 +612,228 @@ static void write_simulated_page(const char *model_path, const char *html, doubl
     sd_view_options o;
     sd_view_options_init(&o);
     o.model_path = model_path;
-    o.show_forces = 1;
+    o.show_forces = sd_model_nconstraints(m) == 0;
     const sd_status s = sd_view_write_html(m, tr, &o, html, &err);
     CHECK(s == SD_OK);
     if (s != SD_OK) fprintf(stderr, "%s\n", err.message);
-    char count[4096];
-    snprintf(count, sizeof(count), "%s.nbodies", html);
-    FILE *fp = fopen(count, "w");
-    fprintf(fp, "%d\n", sd_model_nbodies(m));
-    fclose(fp);
+    write_nbodies(html, m);
     printf("wrote %s: %d bodies, %zu samples\n", html, sd_model_nbodies(m), sd_trajectory_length(tr));
-    sd_trajectory_free(tr);
     free(q);
     free(u);
+    *trajectory = tr;
+    return m;
+}
+
+/* The path of bundled model `name` (models/NAME.urdf) and of its page (OUT/view_NAME.html). */
+static void bundled_paths(const char *models, const char *out, const char *name, char model[4096], char html[4096])
+{
+    snprintf(model, 4096, "%s/%s.urdf", models, name);
+    snprintf(html, 4096, "%s/view_%s.html", out, name);
+}
+
+/* What the browser test checks on a page beyond its defaults: PAGE.html.expect (JSON). */
+static FILE *open_expect(const char *html) { return open_beside(html, ".expect"); }
+
+static void json_point(FILE *fp, const double x[3]) { fprintf(fp, "[%.17g,%.17g,%.17g]", x[0], x[1], x[2]); }
+
+/* ,"key":[[x,y,z],...] of n points */
+static void json_points(FILE *fp, const char *key, const double (*x)[3], int n)
+{
+    fprintf(fp, ",\"%s\":[", key);
+    for (int i = 0; i < n; ++i) {
+        if (i) fputc(',', fp);
+        json_point(fp, x[i]);
+    }
+    fputc(']', fp);
+}
+
+/* ,"frames":[...] */
+static void json_frames(FILE *fp, const size_t *frames, int n)
+{
+    fputs(",\"frames\":[", fp);
+    for (int i = 0; i < n; ++i) fprintf(fp, i ? ",%zu" : "%zu", frames[i]);
+    fputc(']', fp);
+}
+
+/* The flexible arm bent by an initial modal deflection, swinging: the page's drawn tip node (node 10
+ * of link1) must be where the node engine's kinematics puts link2's joint, which rides on that node
+ * (an independent path: sd_kinematics, not the page's node deflections), and away from where the
+ * undeformed tip would be by the simulated deflection. */
+static void write_flexible_arm_page(const char *models, const char *out)
+{
+    char model[4096], html[4096];
+    bundled_paths(models, out, "flexible_arm", model, html);
+    const double dq[3] = {0.0, 0.25, -0.05}, u0[1] = {2.0};
+    sd_trajectory *tr;
+    sd_model *m = write_simulated_page(model, html, 1.0, dq, 3, u0, 1, &tr);
+    if (!m) return;
+    const int link1 = sd_model_body_index(m, "link1"), link2 = sd_model_body_index(m, "link2");
+    CHECK(link1 >= 0 && link2 >= 0 && sd_model_body_nnodes(m, link1) == 11 && sd_model_parent_node(m, link2) == 10);
+    const size_t n = sd_trajectory_length(tr);
+    CHECK(n <= 1500); /* page frames are the trajectory's rows */
+    sd_data *data = sd_data_new(m);
+    const size_t frames[4] = {0, n / 3, (2 * n) / 3, n - 1};
+    double largest = 0, tip[4][3], rigid[4][3];
+    for (int i = 0; i < 4; ++i) {
+        sd_kinematics(m, data, tr->rows + frames[i] * tr->stride + 1, NULL, NULL);
+        sd_transform X1, X2;
+        sd_body_placement_world(m, data, link1, &X1);
+        sd_body_placement_world(m, data, link2, &X2);
+        memcpy(tip[i], X2.p, sizeof(X2.p));
+        sd_transform_point(&X1, sd_flex_body_node_position(m->flex[link1], 10), rigid[i]);
+        const double d[3] = {tip[i][0] - rigid[i][0], tip[i][1] - rigid[i][1], tip[i][2] - rigid[i][2]};
+        largest = fmax(largest, sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]));
+    }
+    FILE *fp = open_expect(html);
+    fprintf(fp, "{\"flex\":{\"body\":%d,\"node\":10", link1);
+    json_frames(fp, frames, 4);
+    json_points(fp, "tip", (const double(*)[3])tip, 4);
+    json_points(fp, "rigid", (const double(*)[3])rigid, 4);
+    fputs("}}\n", fp);
+    fclose(fp);
+    printf("flexible arm: largest tip deflection at the checked frames %.4f m\n", largest);
+    CHECK(largest > 0.05); /* a deflection the test can see */
+    sd_data_free(data);
+    sd_trajectory_free(tr);
+    sd_model_free(m);
+}
+
+/* The spacecraft with its right array bent (mode 2, out of the panel's plane): the vertices of the
+ * drawn panel at its tip (x = 5 m, the station of node 10) move as the rigid section of the beam at
+ * that node, t + theta x (r - x_node), with t and theta the node's deflection (sd_model_node_deflection)
+ * at the frame; a deformed mesh, not only a line of nodes. */
+static void write_spacecraft_page(const char *models, const char *out)
+{
+    char model[4096], html[4096];
+    bundled_paths(models, out, "spacecraft", model, html);
+    double dq[10] = {0};
+    dq[9] = 1.5; /* array_right.eta2 (checked below) */
+    sd_trajectory *tr;
+    sd_model *m = write_simulated_page(model, html, 0.2, dq, 10, NULL, 0, &tr);
+    if (!m) return;
+    const int right = sd_model_body_index(m, "array_right");
+    CHECK(right >= 0 && sd_model_mode_q_index(m, right) == 8 && sd_model_body_nnodes(m, right) == 11);
+    const size_t n = sd_trajectory_length(tr), frames[3] = {0, n / 2, n - 1};
+    double largest = 0, theta[3][3], t[3][3];
+    for (int i = 0; i < 3; ++i) {
+        double d[6];
+        sd_error err = {0};
+        CHECK(sd_model_node_deflection(m, right, 10, tr->rows + frames[i] * tr->stride + 1, d, &err) == SD_OK);
+        memcpy(theta[i], d, sizeof(theta[i]));
+        memcpy(t[i], d + 3, sizeof(t[i]));
+        largest = fmax(largest, sqrt(d[3] * d[3] + d[4] * d[4] + d[5] * d[5]));
+    }
+    FILE *fp = open_expect(html);
+    fprintf(fp, "{\"flex_visual\":{\"body\":%d,\"node_rest\":", right);
+    json_point(fp, sd_flex_body_node_position(m->flex[right], 10));
+    json_frames(fp, frames, 3);
+    json_points(fp, "theta", (const double(*)[3])theta, 3);
+    json_points(fp, "t", (const double(*)[3])t, 3);
+    fputs("}}\n", fp);
+    fclose(fp);
+    printf("spacecraft: right array's tip deflection up to %.4f m at the checked frames\n", largest);
+    CHECK(largest > 0.3);
+    sd_trajectory_free(tr);
+    sd_model_free(m);
+}
+
+/* The four-bar turning: each closure's two drawn points meet at every frame (at O4 = (0.4, 0, 0)). */
+static void write_four_bar_page(const char *models, const char *out)
+{
+    char model[4096], html[4096];
+    bundled_paths(models, out, "four_bar", model, html);
+    const double u0[3] = {6.0, 0, 0};
+    sd_trajectory *tr;
+    sd_model *m = write_simulated_page(model, html, 1.0, NULL, 0, u0, 1, &tr);
+    if (!m) return;
+    FILE *fp = open_expect(html);
+    fputs("{\"closures\":{\"count\":1,\"at\":[0.4,0,0]}}\n", fp);
+    fclose(fp);
+    CHECK(sd_model_nconstraints(m) == 1);
+    sd_trajectory_free(tr);
+    sd_model_free(m);
+}
+
+/* A robot whose links carry a COLLADA mesh (Z_UP, a square pyramid: 5 vertices, 6 triangles, apex
+ * up) and a glTF binary mesh (y up by glTF's rule: a tetrahedron, 4 vertices, 4 triangles, height
+ * 0.5 along the file's y); the page must draw both with those counts and turn them up right. */
+static void write_mesh_page(const char *out)
+{
+    char dae[4096], glb[4096], urdf[4096], html[4096];
+    snprintf(dae, sizeof(dae), "%s/view_pyramid.dae", out);
+    snprintf(glb, sizeof(glb), "%s/view_tetra.glb", out);
+    snprintf(urdf, sizeof(urdf), "%s/view_meshes.urdf", out);
+    snprintf(html, sizeof(html), "%s/view_meshes.html", out);
+    write_text(dae,
+               "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
+               "<COLLADA xmlns=\"http://www.collada.org/2005/11/COLLADASchema\" version=\"1.4.1\">\n"
+               " <asset><unit name=\"meter\" meter=\"1\"/><up_axis>Z_UP</up_axis></asset>\n"
+               " <library_geometries><geometry id=\"pyramid\"><mesh>\n"
+               "  <source id=\"pos\"><float_array id=\"pos-array\" count=\"15\">-0.2 -0.2 0 0.2 -0.2 0 0.2 0.2 0 -0.2 0.2 0 0 0 0.3</float_array>\n"
+               "   <technique_common><accessor source=\"#pos-array\" count=\"5\" stride=\"3\"><param name=\"X\" type=\"float\"/>"
+               "<param name=\"Y\" type=\"float\"/><param name=\"Z\" type=\"float\"/></accessor></technique_common></source>\n"
+               "  <vertices id=\"verts\"><input semantic=\"POSITION\" source=\"#pos\"/></vertices>\n"
+               "  <triangles count=\"6\"><input semantic=\"VERTEX\" source=\"#verts\" offset=\"0\"/>"
+               "<p>0 2 1 0 3 2 0 1 4 1 2 4 2 3 4 3 0 4</p></triangles>\n"
+               " </mesh></geometry></library_geometries>\n"
+               " <library_visual_scenes><visual_scene id=\"scene\"><node id=\"n\"><instance_geometry url=\"#pyramid\"/></node>"
+               "</visual_scene></library_visual_scenes>\n"
+               " <scene><instance_visual_scene url=\"#scene\"/></scene>\n"
+               "</COLLADA>\n");
+    { /* GLB: 12-byte header, a JSON chunk, a BIN chunk (4 float positions, 12 uint16 indices) */
+        static const char json[] =
+            "{\"asset\":{\"version\":\"2.0\"},\"scene\":0,\"scenes\":[{\"nodes\":[0]}],\"nodes\":[{\"mesh\":0}],"
+            "\"meshes\":[{\"primitives\":[{\"attributes\":{\"POSITION\":0},\"indices\":1}]}],"
+            "\"buffers\":[{\"byteLength\":72}],\"bufferViews\":[{\"buffer\":0,\"byteOffset\":0,\"byteLength\":48},"
+            "{\"buffer\":0,\"byteOffset\":48,\"byteLength\":24}],\"accessors\":[{\"bufferView\":0,\"componentType\":5126,"
+            "\"count\":4,\"type\":\"VEC3\",\"min\":[0,0,0],\"max\":[0.4,0.5,0.3]},{\"bufferView\":1,\"componentType\":5123,"
+            "\"count\":12,\"type\":\"SCALAR\"}]}";
+        const float pos[12] = {0, 0, 0, 0.4f, 0, 0, 0, 0, 0.3f, 0, 0.5f, 0};
+        const uint16_t idx[12] = {0, 2, 1, 0, 1, 3, 1, 2, 3, 2, 0, 3};
+        const uint32_t jlen = (uint32_t)((sizeof(json) - 1 + 3) / 4 * 4), blen = 72, total = 12 + 8 + jlen + 8 + blen;
+        unsigned char buf[1024] = {0};
+        size_t n = 0;
+        const uint32_t head[3] = {0x46546C67u, 2, total}, jhead[2] = {jlen, 0x4E4F534Au}, bhead[2] = {blen, 0x004E4942u};
+        memcpy(buf, head, 12), n = 12; /* little-endian host assumed, as the rest of the suite does */
+        memcpy(buf + n, jhead, 8), n += 8;
+        memset(buf + n, ' ', jlen);
+        memcpy(buf + n, json, sizeof(json) - 1), n += jlen;
+        memcpy(buf + n, bhead, 8), n += 8;
+        memcpy(buf + n, pos, 48), n += 48;
+        memcpy(buf + n, idx, 24), n += 24;
+        CHECK(n == total && n < sizeof(buf));
+        FILE *fp = fopen(glb, "wb");
+        fwrite(buf, 1, n, fp);
+        fclose(fp);
+    }
+    write_text(urdf,
+               "<robot name='meshes'>\n"
+               " <link name='world'/>\n"
+               " <joint name='j1' type='revolute'><parent link='world'/><child link='a'/><origin xyz='0 0 0.5'/>"
+               "<axis xyz='0 0 1'/><limit lower='-1' upper='1' effort='1' velocity='1'/></joint>\n"
+               " <link name='a'><inertial><mass value='1'/><inertia ixx='0.01' iyy='0.01' izz='0.01' ixy='0' ixz='0' iyz='0'/></inertial>\n"
+               "  <visual><geometry><mesh filename='view_pyramid.dae'/></geometry></visual></link>\n"
+               " <joint name='j2' type='revolute'><parent link='a'/><child link='b'/><origin xyz='1 0 0'/>"
+               "<axis xyz='0 1 0'/><limit lower='-1' upper='1' effort='1' velocity='1'/></joint>\n"
+               " <link name='b'><inertial><mass value='1'/><inertia ixx='0.01' iyy='0.01' izz='0.01' ixy='0' ixz='0' iyz='0'/></inertial>\n"
+               "  <visual><geometry><mesh filename='package://meshes_pkg/view_tetra.glb'/></geometry></visual></link>\n"
+               "</robot>\n");
+    sd_model *m;
+    sd_error err = {0};
+    CHECK(sd_model_load_file(urdf, NULL, &m, NULL, &err) == SD_OK);
+    sd_view_options o;
+    sd_view_options_init(&o);
+    o.model_path = urdf;
+    const sd_status st = sd_view_write_html(m, NULL, &o, html, &err);
+    CHECK(st == SD_OK);
+    if (st != SD_OK) fprintf(stderr, "%s\n", err.message);
+    write_nbodies(html, m);
+    /* world extents: the pyramid 0.4 x 0.4 x 0.3 with its apex up (z); the tetrahedron's file y (0.5)
+     * turned to world z, its file z (0.3) to world -y */
+    FILE *fp = open_expect(html);
+    fputs("{\"mesh_files\":[{\"format\":\"dae\",\"distinct\":5,\"triangles\":6,\"extent\":[0.4,0.4,0.3]},"
+          "{\"format\":\"glb\",\"distinct\":4,\"triangles\":4,\"extent\":[0.4,0.3,0.5]}]}\n", fp);
+    fclose(fp);
     sd_model_free(m);
 }
 
@@ -515,18 +847,33 @@ int main(int argc, char **argv)
     test_page_data(out);
     test_urdf_visuals(out);
     test_mjcf_visuals(out);
+    test_mesh_resolution(out);
     if (SOADYN_HAS_VIEWER && SOADYN_HAS_IO) {
         char model[4096], html[4096];
         snprintf(model, sizeof(model), "%s/double_pendulum.urdf", models);
         snprintf(html, sizeof(html), "%s/view_double_pendulum.html", out);
-        write_simulated_page(model, html, 3.0, 1.2, NULL, 0);
+        const double dq[1] = {1.2};
+        sd_trajectory *tr;
+        sd_model *m = write_simulated_page(model, html, 3.0, dq, 1, NULL, 0, &tr);
+        sd_trajectory_free(tr);
+        sd_model_free(m);
+        write_flexible_arm_page(models, out);
+        write_four_bar_page(models, out);
+        write_spacecraft_page(models, out);
+        write_mesh_page(out);
         FILE *fp = fopen(humanoid, "r");
         if (fp) {
             fclose(fp);
             snprintf(html, sizeof(html), "%s/view_humanoid.html", out);
-            /* tumbling in free fall: the free root's angular and linear speed (body axes) */
+            /* a 2 s fall, tumbling: the free root's angular and linear speed (body axes) */
             const double spin[6] = {1.5, -1.0, 0.5, 0.0, 0.0, 3.0};
-            write_simulated_page(humanoid, html, 1.0, 0.0, spin, 6);
+            m = write_simulated_page(humanoid, html, 2.0, NULL, 0, spin, 6, &tr);
+            sd_trajectory_free(tr);
+            sd_model_free(m);
+            /* the model keeps at least a fifth of the view's height at the start and at the end */
+            fp = open_expect(html);
+            fputs("{\"min_height\":0.2}\n", fp);
+            fclose(fp);
         } else {
             printf("no humanoid at '%s': its page is not written (the browser test skips it)\n", humanoid);
         }

@@ -1,7 +1,9 @@
 // The page code of soadyn's viewer: reads the data the library wrote into the page (a JSON script
 // element, id "soadyn-data"), builds the scene, the controls (play/pause, time slider, speed, body
-// frames, inertia boxes, force arrows) and the plot, and plays the motion. Tests read the page
-// through window.soadynView (read-only but for setFrame, which the slider does too).
+// frames, skeleton and joint axes, inertia boxes, force arrows, camera following the root) and the
+// plot, and plays the motion. Tests read the page through window.soadynView (read-only but for
+// setFrame, which the slider does too).
+import * as THREE from 'three';
 import { Scene } from './scene.js';
 import { Plot } from './plot.js';
 
@@ -33,8 +35,13 @@ function start() {
   speed.value = '1';
   const [frames, framesLabel] = checkbox('frames', 'body frames', !!data.show_frames, false);
   const [inertia, inertiaLabel] = checkbox('inertia', 'inertia boxes', false, false);
+  const [skeleton, skeletonLabel] = checkbox('skeleton', 'skeleton and joint axes', false, false);
+  const [follow, followLabel] = checkbox('follow', 'camera follows the root', !!data.follow, false);
   const [forces, forcesLabel] = checkbox('forces', 'inter-body forces', !!data.show_forces && !!data.forces, !data.forces);
-  const column = el('select', { id: 'column' }, data.columns.map((c, i) => el('option', { value: String(i), text: c })));
+  // several columns: ctrl-click (or shift-click) in the list
+  const column = el('select', { id: 'column', multiple: '', size: '5' },
+    data.columns.map((c, i) => el('option', { value: String(i), text: c })));
+  column.options[0].selected = true;
   const canvas = el('canvas', { id: 'plot', width: '420', height: '240' });
   const legend = el('p', { id: 'legend', text: data.forces ? data.force_legend : 'Inter-body forces: not computed (soadyn view --forces).' });
   const note = el('p', { class: 'note', text: data.note });
@@ -42,13 +49,18 @@ function start() {
     el('h1', { text: data.title }),
     el('div', { class: 'row' }, [play, speed, clock]),
     el('div', { class: 'row' }, [slider]),
-    el('div', { class: 'row' }, [framesLabel, inertiaLabel, forcesLabel]),
-    el('div', { class: 'row' }, [el('span', { text: 'plot ' }), column]),
+    el('div', { class: 'row' }, [framesLabel, skeletonLabel, inertiaLabel, forcesLabel, followLabel]),
+    el('div', { class: 'row' }, [el('span', { text: 'plot (ctrl-click: several) ' }), column]),
     canvas, legend, note,
   ]);
   document.body.appendChild(el('div', { id: 'app' }, [view, side]));
 
   const scene = new Scene(view, data);
+  scene.ready.then(() => {
+    if (scene.meshErrors.length)
+      note.textContent = scene.meshErrors.length + ' mesh file(s) could not be parsed here (' + scene.meshErrors[0] +
+        '): such bodies show their skeleton. ' + note.textContent;
+  });
   const plot = new Plot(canvas, data);
   let frame = 0, playing = n > 1, t = data.times[0] || 0, last = null;
 
@@ -75,7 +87,9 @@ function start() {
   frames.addEventListener('change', () => scene.setFrames(frames.checked));
   inertia.addEventListener('change', () => scene.setInertia(inertia.checked));
   forces.addEventListener('change', () => scene.setForces(forces.checked));
-  column.addEventListener('change', () => plot.setColumn(Number(column.value)));
+  skeleton.addEventListener('change', () => scene.setSkeleton(skeleton.checked));
+  follow.addEventListener('change', () => scene.setFollow(follow.checked));
+  column.addEventListener('change', () => plot.setColumns(Array.from(column.selectedOptions, (o) => Number(o.value))));
 
   // Playback in simulated time: the last frame whose time is reached is shown.
   function tick(now) {
@@ -107,6 +121,32 @@ function start() {
       return [g.position.x, g.position.y, g.position.z, g.quaternion.w, g.quaternion.x, g.quaternion.y, g.quaternion.z];
     },
     meshCount: () => { let c = 0; scene.scene.traverse((o) => { if (o.isMesh) ++c; }); return c; },
+    // resolved when the mesh files are parsed (glTF parses asynchronously) and the camera framed
+    ready: () => scene.ready.then(() => true),
+    // per mesh file drawn: { name, format, vertices, distinct (positions), triangles, extent (its
+    // world box's size at the frame shown) }; the failures
+    meshFiles: () => scene.meshFiles.map(({ object, ...m }) => {
+      scene.scene.updateMatrixWorld(true);
+      return { ...m, extent: new THREE.Box3().setFromObject(object).getSize(new THREE.Vector3()).toArray() };
+    }),
+    meshErrors: () => scene.meshErrors.slice(),
+    // world positions of a flexible body's drawn nodes (null for a rigid body)
+    flexNodes: (k) => (scene.bodies[k].flex ? scene.bodies[k].flex.nodesWorld() : null),
+    // a flexible body's deformed visuals: per vertex { rest, now } in the body frame (null: rigid)
+    flexVertices: (k) => (scene.bodies[k].flex ? scene.bodies[k].flex.vertices() : null),
+    // world positions of closure j's two drawn points
+    closurePoints: (j) => scene.closures[j].pair.map((p) => p.position.toArray()),
+    // a world point's place on the view, in pixels from its top left
+    project: (p) => {
+      const v = new THREE.Vector3(...p).project(scene.camera), c = scene.renderer.domElement;
+      return [((v.x + 1) / 2) * c.clientWidth, ((1 - v.y) / 2) * c.clientHeight];
+    },
+    // the screen box (canvas fractions, y down) of the drawn bodies at the frame shown
+    screenBox: () => scene.screenExtent(),
+    // the value axis labels of the plot as drawn: { text, value, left (canvas px) }
+    plotTicks: () => plot.ticks.map((t) => ({ ...t })),
+    // the readout under the mouse pointer: { frame, lines } (null when the pointer is elsewhere)
+    plotReadout: () => (plot.pointer === null ? null : { frame: plot.pointer, lines: plot.readout.slice() }),
   });
 }
 
