@@ -65,8 +65,9 @@ struct sd_model {
     double *stiffness;    /* per speed: the hinge's spring (revolute, prismatic, spherical) */
     double *spring_ref;   /* per speed: the rest coordinate (spherical: 0, the neutral orientation) */
     int has_armature;     /* some armature > 0: the recursions add it, else they skip it */
-    int has_passive;      /* some damping or stiffness > 0: the bias C includes tau_passive
-                             (passive.c), else nothing is computed */
+    int has_passive;      /* some damping or stiffness > 0, or a free hinge's armature: the bias C
+                             includes tau_passive (joint_dynamics.c), else nothing is computed */
+    int has_free_armature; /* a free hinge has an armature: tau_passive has its velocity term */
     double gravity[3];
     double total_mass;
     sd_body_desc *desc;   /* as given, strings owned by the model */
@@ -254,7 +255,8 @@ void sd_base_acceleration(const sd_model *m, double a0[6]);
 /* ---- joint-level dynamics (joint_dynamics.c; the flags has_armature, has_passive say when) ---- */
 
 /* out[0 .. nv(k)-1] = tau_passive of body k's hinge = -damping u - stiffness (q - spring_ref)
- * (spherical: -stiffness times the rotation vector); u may be NULL (zero speeds). */
+ * (spherical: -stiffness times the rotation vector; free: also -J (omega x v) on the linear speeds,
+ * the armature's velocity term); u may be NULL (zero speeds). */
 void sd_passive_hinge(const sd_model *m, int k, const double *q, const double *u, double *out);
 /* tau -= tau_passive of every hinge (the rigid tree's speeds; u may be NULL): what a per-body
  * loop over sd_passive_hinge gives, up to round-off, in one loop over the speeds. */

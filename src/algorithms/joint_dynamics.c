@@ -5,7 +5,15 @@
  *     Riccati gather of 004 Eq 33 and to M's diagonal in the composite-body M (those files add it;
  *     here only its kinetic energy 1/2 J u^2);
  *   passive forces tau_passive = -damping u - stiffness (q - spring_ref), which belong to the bias C;
+ *   on a free hinge, the armature's velocity term -J (omega x v) on the linear speeds (below);
  *   the springs' energy.
+ * A free hinge's armature sits where MuJoCo puts it: on the linear velocity in the joint frame's
+ * axes, R v (R the body's orientation in the joint frame, u = (omega, v) in body axes), and on
+ * omega. Its kinetic energy 1/2 J (|R v|^2 + |omega|^2) equals 1/2 J |u|^2 (one armature per
+ * hinge), so M keeps J on its diagonal; but d/dt (R v) = R (v-dot + omega x v), so the linear rows
+ * carry J (v-dot + omega x v): the term J (omega x v) belongs to C, here as -J (omega x v) in
+ * tau_passive. It does no work (v . (omega x v) = 0), and with it the armature is the mass J at the
+ * body origin with the inertia J 1 about it, which obeys Newton: the momentum is conserved.
  * A spherical hinge's spring pulls toward the neutral orientation with -stiffness r, r = theta n the
  * rotation vector of the body in the joint frame (theta in [0, pi], the shorter way round, as
  * MuJoCo's ball joints): with u the body-frame angular velocity, d(|r|^2 / 2)/dt = r . u (the
@@ -27,11 +35,23 @@ static void rotation_vector(const double *qk, double r[3])
     for (int i = 0; i < 3; ++i) r[i] = f * qk[1 + i];
 }
 
+/* tau -= J (omega x v) on a free hinge's linear speeds (the armature's velocity term, above), uk its
+ * speeds (omega, v). */
+static void free_armature_velocity_term(const double *armature, const double *uk, double *tau)
+{
+    const double *w = uk, *v = uk + 3;
+    tau[3] -= armature[3] * (w[1] * v[2] - w[2] * v[1]);
+    tau[4] -= armature[4] * (w[2] * v[0] - w[0] * v[2]);
+    tau[5] -= armature[5] * (w[0] * v[1] - w[1] * v[0]);
+}
+
 void sd_passive_hinge(const sd_model *m, int k, const double *q, const double *u, double *out)
 {
     const int nk = m->nv_k[k], vk = m->v_index[k];
     const double *qk = q + m->q_index[k];
     for (int i = 0; i < nk; ++i) out[i] = u ? -m->damping[vk + i] * u[vk + i] : 0.0;
+    if (u && m->hinge[k] == SD_HINGE_FREE && m->armature[vk + 3] != 0.0)
+        free_armature_velocity_term(m->armature + vk, u + vk, out);
     if (nk == 0 || m->stiffness[vk] == 0.0) return; /* one stiffness per hinge: the builder copies it */
     if (m->hinge[k] == SD_HINGE_SPHERICAL) {
         double r[3];
@@ -65,8 +85,17 @@ static int any_spring(const double *stiffness, int nv)
 void sd_passive_subtract(const sd_model *m, const double *q, const double *u, double *tau)
 {
     const double *damping = m->damping, *stiffness = m->stiffness;
-    if (u)
+    if (u) {
         for (int v = 0; v < m->nv; ++v) tau[v] += damping[v] * u[v];
+        if (m->has_free_armature)
+            for (int k = 0; k < m->n; ++k) {
+                const int vk = m->v_index[k];
+                if (m->hinge[k] != SD_HINGE_FREE || m->armature[vk + 3] == 0.0) continue;
+                double t[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+                free_armature_velocity_term(m->armature + vk, u + vk, t);
+                for (int i = 3; i < 6; ++i) tau[vk + i] -= t[i];
+            }
+    }
     if (!any_spring(stiffness, m->nv)) return;
     for (int k = 0; k < m->n; ++k) {
         const int vk = m->v_index[k];

@@ -142,6 +142,11 @@ static int model_has_simd(const sd_model *m, char *note, size_t size)
             snprintf(note, size, "scalar path: body '%s' has a spring on a spherical hinge", m->desc[k].name);
             return 0;
         }
+        if (m->hinge[k] == SD_HINGE_FREE && m->armature[m->v_index[k] + 3] != 0.0) {
+            snprintf(note, size, "scalar path: body '%s' has an armature on a free hinge (its velocity term)",
+                     m->desc[k].name);
+            return 0;
+        }
         if (m->hinge[k] < 0 || m->hinge[k] >= SD_HINGE_TYPE_COUNT) {
             snprintf(note, size, "scalar path: body '%s' has a hinge type the kernel does not know", m->desc[k].name);
             return 0;

@@ -696,7 +696,9 @@ static sd_status fill_speeds_and_subtrees(sd_model *m, sd_error *err)
             m->spring_ref[m->v_index[k] + i] = m->hinge[k] == SD_HINGE_SPHERICAL ? 0.0 : m->desc[k].spring_ref;
             m->has_armature |= m->desc[k].armature > 0;
             m->has_passive |= m->desc[k].damping > 0 || m->desc[k].stiffness > 0;
+            m->has_free_armature |= m->hinge[k] == SD_HINGE_FREE && m->desc[k].armature > 0;
         }
+        m->has_passive |= m->has_free_armature; /* tau_passive carries its velocity term */
         /* modal damping is the body's D_m (flex_body.c), not a joint's */
         for (int r = 0; m->n_modes && r < m->n_modes[k]; ++r) {
             m->v_body[m->mode_v_index[k] + r] = k;
