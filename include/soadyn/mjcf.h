@@ -26,7 +26,8 @@
  * whose group is within inertiagrouprange counts, visual ones included. A mesh, plane or height
  * field geom that would count is an error naming it (meshes are not read); when <inertial> gives
  * the inertia, geoms are not loaded at all. <option gravity> sets gravity. <include file> is
- * expanded, the file relative to the directory of the file that includes it.
+ * expanded, the file relative to the main file's directory (also for an include inside an
+ * included file: MuJoCo 2.2.2's rule).
  *
  * Joint-level dynamics: armature, damping, stiffness with springref (frictionloss is kept in
  * sd_body_desc.friction). Equalities become closure constraints (loops.h), named after the

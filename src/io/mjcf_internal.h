@@ -56,8 +56,9 @@ typedef struct mjcf_ctx {
 
 /* ---------------------------------------------------------------- mjcf_read.c */
 
-/* Parse the main text, expand <include file> (relative to the directory of the file that holds
- * the include; a missing file is an error at the include's file:line; nesting depth bounded),
+/* Parse the main text, expand <include file> (relative to the main file's directory, also in an
+ * included file, as MuJoCo 2.2.2; a missing file is an error at the include's file:line; nesting
+ * depth bounded),
  * then read <compiler> and <default>. */
 sd_status mjcf_open(mjcf_ctx *ctx, const char *xml, size_t length, const char *source, sd_error *err);
 void mjcf_close(mjcf_ctx *ctx);

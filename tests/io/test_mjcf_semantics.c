@@ -7,7 +7,7 @@
  * configuration = MuJoCo's qpos0 (free pose, refs, ball identity), every body at its written pose
  * there and a connect loop closed (open at q = 0), URDF's = neutral; sphere and box
  * masses and inertias from density; settotalmass; a joint equality's coupling ratio and offset
- * from polycoef and the refs; <include> nested in a subfolder resolves against the including file;
+ * from polycoef and the refs; <include> nested in a subfolder resolves against the main file's folder (MuJoCo 2.2.2);
  * the one warning's counts; format detection by content; NULL arguments.
  */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
@@ -249,13 +249,14 @@ static void check_include_and_detection(void)
     snprintf(a, sizeof a, "%s/sub/a.xml", dir);
     snprintf(b, sizeof b, "%s/sub/b.xml", dir);
     write_text(p, "<?xml version='1.0'?>\n<!-- a comment -->\n<mujoco><worldbody><include file='sub/a.xml'/></worldbody></mujoco>\n");
-    write_text(a, "<mujoco><body name='a'><joint/><geom size='0.1'/><include file='b.xml'/></body></mujoco>\n");
+    write_text(a, "<mujoco><body name='a'><joint/><geom size='0.1'/><include file='sub/b.xml'/></body></mujoco>\n");
     write_text(b, "<mujoco>\n<body name='b'>\n<joint type='screw'/></body></mujoco>\n");
     sd_model *m = NULL;
     sd_error err;
     sd_model_format f = SD_FORMAT_UNKNOWN;
     CHECK(sd_model_load_file(p, NULL, &m, &f, &err) == SD_E_PARSE);
     CHECK(f == SD_FORMAT_MJCF);
+    /* sub/a.xml's include is resolved against main.xml's folder, as MuJoCo 2.2.2 does */
     CHECK(strstr(err.message, "sub/b.xml:3:") != NULL); /* the included file's own line */
     write_text(b, "<mujoco><body name='b'><joint/><geom size='0.1'/></body></mujoco>\n");
     CHECK(sd_model_load_file(p, NULL, &m, &f, &err) == SD_OK);
