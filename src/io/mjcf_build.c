@@ -69,6 +69,8 @@ typedef struct builder_ctx {
     int npend, pend_cap;
     mj_joint *joints;
     int njoints, joints_cap;
+    char **named;          /* the names the file gives its joints, sorted (unnamed_joint_name) */
+    int nnamed, named_cap;
     int unmodelled[U_COUNT];
 } builder_ctx;
 
@@ -101,6 +103,61 @@ static void translation(const double p[3], sd_transform *X)
 }
 
 /* ---------------------------------------------------------------- joints */
+
+static int compare_names(const void *a, const void *b2)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b2);
+}
+
+/* The names of the file's <joint> and <freejoint> elements below node, appended to b->named. */
+static sd_status collect_joint_names(builder_ctx *b, const xmlNode *node)
+{
+    for (const xmlNode *c = node; c != NULL; c = c->next) {
+        if (mjcf_is(c, "joint") || mjcf_is(c, "freejoint")) {
+            xmlChar *n = xmlGetNoNsProp(c, (const xmlChar *)"name");
+            if (n == NULL) continue;
+            char **p = grow(b->named, &b->named_cap, b->nnamed, sizeof *p);
+            char *copy = p ? sd_io_strdup((const char *)n) : NULL;
+            xmlFree(n);
+            if (p == NULL || copy == NULL) {
+                free(copy);
+                if (p) b->named = p;
+                return oom(b);
+            }
+            b->named = p;
+            b->named[b->nnamed++] = copy;
+        } else if (mjcf_is(c, "body")) {
+            const sd_status st = collect_joint_names(b, c->children);
+            if (st != SD_OK) return st;
+        }
+    }
+    return SD_OK;
+}
+
+/* Whether a <joint> of the file has this name (b->named, sorted). Generated names need no check
+ * among themselves: each ends in its own joint number. */
+static int joint_name_taken(const builder_ctx *b, const char *name)
+{
+    return b->nnamed > 0 && bsearch(&name, b->named, (size_t)b->nnamed, sizeof *b->named, compare_names) != NULL;
+}
+
+/* The name of an unnamed joint: "<body>/joint<i>", i its number in the model (MuJoCo's joint id),
+ * with "_2", "_3", ... appended while a joint of the file has that name; malloc'ed. */
+static char *unnamed_joint_name(const builder_ctx *b, const char *body_name)
+{
+    char *name = NULL;
+    for (int suffix = 1; suffix < 1000000; ++suffix) {
+        const size_t n = strlen(body_name) + 48;
+        free(name);
+        name = malloc(n);
+        if (name == NULL) return NULL;
+        if (suffix == 1) snprintf(name, n, "%s/joint%d", body_name, b->njoints - 1);
+        else snprintf(name, n, "%s/joint%d_%d", body_name, b->njoints - 1, suffix);
+        if (!joint_name_taken(b, name)) return name;
+    }
+    free(name);
+    return NULL;
+}
 
 static sd_status add_pending(builder_ctx *b, pending **out)
 {
@@ -207,7 +264,7 @@ static sd_status read_joint(builder_ctx *b, const xmlNode *j, int childclass, co
         mj->ref = (mj->type == J_HINGE || mj->type == J_SLIDE) ? ref : 0.0;
         p->d.has_reference = 1; /* MuJoCo's qpos0: ref, the identity quaternion, or (free) set by the caller */
         p->d.reference[0] = mj->type == J_BALL ? 1.0 : mj->ref;
-        p->joint = mj->name ? sd_io_strdup(mj->name) : format_name("%s/joint", body_name, NULL, 0);
+        p->joint = mj->name ? sd_io_strdup(mj->name) : unnamed_joint_name(b, body_name);
         if (p->joint == NULL) st = oom(b);
     }
     free(owner);
@@ -350,7 +407,10 @@ static sd_status read_body(builder_ctx *b, const xmlNode *node, int parent, int 
         st = read_joint(b, c, childclass, b->bodies[self].name, p, mj, a);
         if (st != SD_OK) break;
         const int last = ++k == njoint;
-        p->name = last ? sd_io_strdup(b->bodies[self].name) : format_name("%s/%s", b->bodies[self].name, p->joint, 0);
+        /* a massless link of the chain: "<body>/<joint>"; an unnamed joint's name says it already */
+        p->name = last       ? sd_io_strdup(b->bodies[self].name)
+                  : mj->name ? format_name("%s/%s", b->bodies[self].name, mj->name, 0)
+                             : sd_io_strdup(p->joint);
         p->parent = prev ? sd_io_strdup(prev) : NULL;
         if (p->name == NULL || (prev && p->parent == NULL)) {
             st = oom(b);
@@ -510,15 +570,24 @@ static sd_status read_equality(builder_ctx *b, const xmlNode *e, int index, sd_b
                 d.type = SD_CONSTRAINT_BALL;
             }
         } else {
-            double rel[7] = {0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+            /* MuJoCo 2.2.2's weld: the point relpose.pos of body1 meets the point `anchor` of body2,
+             * and body2's axes are body1's turned by relpose.quat. So F_A = relpose in body1 and
+             * F_B = the anchor (body2's axes) in body2; a zero quaternion (the default) takes relpose
+             * from the reference configuration: F_A is then where F_B is there. */
+            double rel[7] = {0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0}, anchor[3] = {0.0, 0.0, 0.0};
             st = mjcf_numbers(m, e, MJCF_KIND_EQUALITY, cls, owner, "relpose", 7, 7, rel, &n);
+            if (st == SD_OK) st = mjcf_numbers(m, e, 0, -1, owner, "anchor", 3, 3, anchor, &n);
+            for (int i = 0; i < 3 && st == SD_OK; ++i)
+                if (fabs(anchor[i]) > SD_MAX_LENGTH)
+                    st = mjcf_fail(m, e, SD_E_PARSE, "%s: anchor beyond %g m", owner, SD_MAX_LENGTH);
             if (st == SD_OK) {
-                sd_transform_identity(&in2);
+                translation(anchor, &in2);
                 const double qn = sqrt(rel[3] * rel[3] + rel[4] * rel[4] + rel[5] * rel[5] + rel[6] * rel[6]);
                 if (qn == 0.0) { /* the reference configuration's relative pose */
-                    sd_transform inv1;
+                    sd_transform inv1, anchor_world;
                     sd_transform_inverse(&B1->world0, &inv1);
-                    sd_transform_compose(&inv1, &B2->world0, &in1);
+                    sd_transform_compose(&B2->world0, &in2, &anchor_world);
+                    sd_transform_compose(&inv1, &anchor_world, &in1);
                 } else {
                     for (int i = 3; i < 7; ++i) rel[i] /= qn;
                     translation(rel, &in1);
@@ -632,6 +701,8 @@ static void builder_ctx_free(builder_ctx *b)
         free(b->pend[i].joint);
     }
     for (int i = 0; i < b->njoints; ++i) free(b->joints[i].name);
+    for (int i = 0; i < b->nnamed; ++i) free(b->named[i]);
+    free(b->named);
     free(b->bodies);
     free(b->pend);
     free(b->joints);
@@ -681,7 +752,9 @@ static sd_status build(mjcf_ctx *m, sd_model **model)
     xmlFree(mname);
     for (const xmlNode *c = root->children; c != NULL && st == SD_OK; c = c->next) {
         if (mjcf_is(c, "worldbody")) {
-            st = count_geoms_sites(&b, c, 0);
+            st = collect_joint_names(&b, c->children);
+            if (st == SD_OK && b.nnamed > 1) qsort(b.named, (size_t)b.nnamed, sizeof *b.named, compare_names);
+            if (st == SD_OK) st = count_geoms_sites(&b, c, 0);
             if (st == SD_OK) st = read_children(&b, c, 0, 0);
         } else if (mjcf_is(c, "option")) {
             double g[3];
