@@ -135,6 +135,8 @@ static void check_broken(const char *folder, const broken_case *c)
                    strstr(err.message, line) != NULL && strstr(err.message, c->element) != NULL &&
                    strstr(err.message, c->detail) != NULL;
     CHECK(ok);
+    const char *at = strstr(err.message, line); /* the file:line prefix once, not repeated */
+    CHECK(at == NULL || strstr(at + 1, line) == NULL);
     if (!ok)
         fprintf(stderr, "  %s: got %s \"%s\"; expected %s, line %d, \"%s\", \"%s\"\n", c->file, sd_status_name(st),
                 err.message, sd_status_name(c->status), c->line, c->element, c->detail);
