@@ -69,6 +69,7 @@ struct sd_model {
                              includes tau_passive (joint_dynamics.c), else nothing is computed */
     int has_free_armature; /* a free hinge has an armature: tau_passive has its velocity term */
     double gravity[3];
+    double time_step;     /* the model file's time step (sd_model_time_step), 0: none */
     double total_mass;
     sd_body_desc *desc;   /* as given, strings owned by the model */
     int nframes;

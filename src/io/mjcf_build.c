@@ -762,6 +762,10 @@ static sd_status build(mjcf_ctx *m, sd_model **model)
             st = mjcf_numbers(m, c, 0, -1, "<option>", "gravity", 3, 3, g, &n);
             if (st == SD_OK && n == 3 && sd_builder_set_gravity(builder, g) != SD_OK)
                 st = mjcf_fail(m, c, SD_E_PARSE, "<option gravity>: not finite or beyond 1e7 m/s^2");
+            double dt = 0.0; /* the file's step, which simulate takes when given no --dt */
+            if (st == SD_OK) st = mjcf_numbers(m, c, 0, -1, "<option>", "timestep", 1, 1, &dt, &n);
+            if (st == SD_OK && n == 1 && sd_builder_set_time_step(builder, dt) != SD_OK)
+                st = mjcf_fail(m, c, SD_E_PARSE, "<option timestep=\"%g\">: a time step is > 0 and at most 1e3 s", dt);
         } else if (mjcf_is(c, "tendon")) {
             b.unmodelled[U_TENDON] += count_children(c, "fixed") + count_children(c, "spatial");
         } else if (mjcf_is(c, "actuator")) {

@@ -22,6 +22,7 @@
 struct sd_builder {
     char *name;
     double gravity[3];
+    double time_step; /* the file's, 0: none */
     sd_body_desc *bodies;
     int nbodies, cap_bodies;
     char **frame_name, **frame_body;
@@ -122,6 +123,13 @@ sd_status sd_builder_set_gravity(sd_builder *b, const double gravity[3])
         if (!(fabs(gravity[i]) <= SD_MAX_GRAVITY)) return SD_E_ARGUMENT;
     if (sd_v3_norm(gravity) > SD_MAX_GRAVITY) return SD_E_ARGUMENT;
     memcpy(b->gravity, gravity, sizeof b->gravity);
+    return SD_OK;
+}
+
+sd_status sd_builder_set_time_step(sd_builder *b, double dt)
+{
+    if (!b || !(dt > 0.0 && dt <= 1e3)) return SD_E_ARGUMENT;
+    b->time_step = dt;
     return SD_OK;
 }
 
@@ -768,6 +776,7 @@ sd_status sd_builder_build(sd_builder *b, sd_model **out, sd_error *err)
     }
     m->name = dup_string(b->name ? b->name : "model");
     memcpy(m->gravity, b->gravity, sizeof m->gravity);
+    m->time_step = b->time_step;
     if ((st = resolve_parents(b, bodies, parent_in, err)) != SD_OK) goto done;
     const int reached = preorder(n, parent_in, order);
     if (reached < 0) {

@@ -8,7 +8,8 @@
  * there and a connect loop closed (open at q = 0), URDF's = neutral; sphere and box
  * masses and inertias from density; settotalmass; a joint equality's coupling ratio and offset
  * from polycoef and the refs; <include> nested in a subfolder resolves against the main file's folder (MuJoCo 2.2.2);
- * the one warning's counts; format detection by content; NULL arguments.
+ * the one warning's counts; format detection by content; NULL arguments; <option timestep> kept
+ * as the model's time step.
  */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include <math.h>
@@ -280,6 +281,24 @@ static void check_include_and_detection(void)
     CHECK(sd_model_load_file("/nonexistent/x.xml", NULL, &m, NULL, &err) == SD_E_IO);
 }
 
+/* <option timestep> is kept as the model's time step (simulate's default dt); none: 0; a bad one is
+ * refused at its line. */
+static void check_timestep(void)
+{
+    sd_model *m = load("<mujoco><option timestep='0.0025'/><worldbody><body name='b'><joint/><geom size='0.1'/>"
+                       "</body></worldbody></mujoco>");
+    CHECK(m && sd_model_time_step(m) == 0.0025);
+    sd_model_free(m);
+    m = load("<mujoco><worldbody><body name='b'><joint/><geom size='0.1'/></body></worldbody></mujoco>");
+    CHECK(m && sd_model_time_step(m) == 0.0);
+    sd_model_free(m);
+    static const char bad[] = "<mujoco>\n<option timestep='-0.001'/><worldbody/></mujoco>";
+    sd_error err;
+    m = NULL;
+    CHECK(sd_mjcf_load_string(bad, sizeof bad - 1, "bad.xml", &m, &err) == SD_E_PARSE && m == NULL);
+    CHECK(strstr(err.message, "bad.xml:2: <option timestep=\"-0.001\">") != NULL);
+}
+
 int main(void)
 {
     check_orientations();
@@ -287,5 +306,6 @@ int main(void)
     check_equality_and_totals();
     check_reference_configuration();
     check_include_and_detection();
+    check_timestep();
     return test_summary("test_mjcf_semantics");
 }
