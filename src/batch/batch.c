@@ -143,7 +143,9 @@ static int model_has_simd(const sd_model *m, char *note, size_t size)
             snprintf(note, size, "scalar path: body '%s' has a spring on a spherical hinge", m->desc[k].name);
             return 0;
         }
-        if (m->hinge[k] == SD_HINGE_FREE && m->armature[m->v_index[k] + 3] != 0.0) {
+        double free_armature = 0.0;
+        for (int i = 0; m->hinge[k] == SD_HINGE_FREE && i < 6; ++i) free_armature += m->armature[m->v_index[k] + i];
+        if (free_armature > 0.0) {
             snprintf(note, size, "scalar path: body '%s' has an armature on a free hinge (its velocity term)",
                      m->desc[k].name);
             return 0;

@@ -210,11 +210,15 @@ typedef enum joint_term { TERM_ARMATURE, TERM_DAMPING, TERM_STIFFNESS, TERM_SPRI
  * from the descriptions; here from the per-speed values, which may differ within a hinge). */
 static void joint_flags(sd_model *m)
 {
-    m->has_armature = m->has_passive = 0;
+    m->has_armature = m->has_passive = m->has_free_armature = 0;
     for (int v = 0; v < m->nv; ++v) {
         m->has_armature |= m->armature[v] > 0;
         m->has_passive |= m->damping[v] > 0 || m->stiffness[v] > 0;
     }
+    for (int k = 0; k < m->n; ++k) /* a free hinge's armature puts its velocity terms in tau_passive */
+        for (int i = 0; m->hinge[k] == SD_HINGE_FREE && i < 6; ++i)
+            m->has_free_armature |= m->armature[m->v_index[k] + i] > 0;
+    m->has_passive |= m->has_free_armature;
 }
 
 static sd_status set_joint_term(sd_model *m, int v, joint_term term, double value, const char *fn, sd_error *err)
