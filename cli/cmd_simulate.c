@@ -51,6 +51,7 @@ static const char help[] =
     "                      summary show (default: each flexible body's last node, a beam's tip)\n"
     "  --floating          attach the root link with a free hinge\n"
     "  --keep-fixed        keep fixed joints as 0-dof bodies\n"
+    CLI_GRAVITY_HELP
     "  --help              this text\n"
     "\n"
     "VALUES is every value in order (0.1,0.2) or NAME=VALUE pairs (shoulder=0.3,elbow=-1.2).\n"
@@ -77,6 +78,7 @@ static void on_signal(int sig)
 
 typedef struct sim_args {
     const char *duration, *dt, *integrator, *rtol, *atol, *q0, *u0, *tau, *output, *every, *plot, *tip_node;
+    const char *gravity;
     const char *html, *model_path; /* --html: the page, and the model file it re-reads for visuals */
     const char *dt_from;           /* where the step came from, for the summary */
     int floating, keep_fixed;
@@ -448,7 +450,7 @@ int cmd_simulate(int argc, char **argv)
         {"output", 1, &a.output, NULL}, {"every", 1, &a.every, NULL},
         {"plot", 1, &a.plot, NULL}, {"tip-node", 1, &a.tip_node, NULL}, {"html", 1, &a.html, NULL},
         {"floating", 0, NULL, &a.floating}, CLI_EMBED_OPTIONS(a.embed),
-        {"keep-fixed", 0, NULL, &a.keep_fixed}, {NULL, 0, NULL, NULL}};
+        {"keep-fixed", 0, NULL, &a.keep_fixed}, {"gravity", 1, &a.gravity, NULL}, {NULL, 0, NULL, NULL}};
     const char *path;
     int rc = cli_parse("simulate", argc, argv, options, help, &path);
     if (rc >= 0) return rc;
@@ -458,7 +460,7 @@ int cmd_simulate(int argc, char **argv)
     rc = parse_settings(&a, &so);
     if (rc != CLI_OK) return rc;
     sd_model *model;
-    rc = cli_load_model(path, a.floating, a.keep_fixed, &model);
+    rc = cli_load_model("simulate", path, a.floating, a.keep_fixed, a.gravity, &model);
     if (rc != CLI_OK) return rc;
     rc = resolve_dt(&a, model, &so);
     if (rc == CLI_OK) rc = run_simulation(model, &a, &so);

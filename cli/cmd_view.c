@@ -34,20 +34,21 @@ static const char help[] =
     "                          (simulate --embed), not what it looks like\n"
     "  --floating              attach the root link with a free hinge\n"
     "  --keep-fixed            keep fixed joints as 0-dof bodies\n"
+    CLI_GRAVITY_HELP
     "  --help                  this text\n"
     "\n"
     "`soadyn simulate MODEL --html FILE.html` writes the same page from the run directly.\n";
 
 int cmd_view(int argc, char **argv)
 {
-    const char *output = NULL, *trajectory = NULL, *title = NULL;
+    const char *output = NULL, *trajectory = NULL, *title = NULL, *gravity = NULL;
     int frames = 0, forces = 0, floating = 0, keep_fixed = 0;
     cli_embed_args ea = {0};
     const cli_option options[] = {
         {"output", 1, &output, NULL}, {"trajectory", 1, &trajectory, NULL}, {"title", 1, &title, NULL},
         CLI_EMBED_OPTIONS(ea),
         {"frames", 0, NULL, &frames}, {"forces", 0, NULL, &forces}, {"floating", 0, NULL, &floating},
-        {"keep-fixed", 0, NULL, &keep_fixed}, {NULL, 0, NULL, NULL}};
+        {"keep-fixed", 0, NULL, &keep_fixed}, {"gravity", 1, &gravity, NULL}, {NULL, 0, NULL, NULL}};
     /* -o is --output (the option parser knows long names only) */
     char **args = malloc(sizeof(char *) * ((size_t)argc + 1));
     if (!args) {
@@ -69,7 +70,7 @@ int cmd_view(int argc, char **argv)
         return CLI_USAGE;
     }
     sd_model *model;
-    rc = cli_load_model(path, floating, keep_fixed, &model);
+    rc = cli_load_model("view", path, floating, keep_fixed, gravity, &model);
     if (rc != CLI_OK) return rc;
     sd_embedding *embedding = NULL;
     if ((rc = cli_embedding("view", model, &ea, NULL, &embedding)) != CLI_OK) {

@@ -11,7 +11,7 @@
  *     printed. The measured frequency also equals the finite-element model's own
  *     (sd_model_flex_frequencies) to 1e-7: the integration adds nothing visible.
  * (b) Energy and momentum: the free-floating spacecraft of models/spacecraft.urdf built with the C
- *     API (the same numbers, gravity 0: the URDF loader's gravity is -9.81 z), full modal mass model,
+ *     API (the same numbers, gravity 0 as the file's <soadyn:gravity>), full modal mass model,
  *     no damping, spinning and vibrating: over 10 s (CVODE Adams, rtol 1e-13) kinetic + strain energy
  *     stays within 1e-8 (relative) and the spatial momentum (sd_spatial_momentum_world) within 1e-10
  *     (relative to its size).
