@@ -61,6 +61,29 @@ static const char *const UNMODELLED[U_COUNT] = {
     "contact geoms", "tendons", "actuators", "joint limits", "joints with frictionloss", "sites", "sensors",
     "contact pairs/excludes", "inactive equalities", "tendon/distance equalities"};
 
+/* Attributes soadyn reads past but does not model, for the second warning: MuJoCo 2.2.2's attributes
+ * of the elements soadyn reads that change the motion, except those whose elements the first
+ * warning counts already (contacts, limits, frictionloss). `inert`: the value that changes nothing
+ * (MuJoCo's default), NULL when any value counts. "equality" stands for <connect>, <weld>, an
+ * equality <joint> and <default><equality>. */
+static const struct {
+    const char *element, *attribute, *inert, *why;
+} IGNORED_ATTRIBUTES[] = {
+    {"option", "density", "0", "fluid forces"},
+    {"option", "viscosity", "0", "fluid forces"},
+    {"option", "wind", "0 0 0", "fluid forces"},
+    {"flag", "equality", "enable", "soadyn closes the loops all the same"},
+    {"flag", "constraint", "enable", "soadyn closes the loops all the same"},
+    {"compiler", "balanceinertia", "false", NULL},
+    {"compiler", "discardvisual", "false", NULL},
+    {"joint", "springdamper", "0 0", NULL},
+    {"geom", "fluidshape", "none", "fluid forces"},
+    {"equality", "solref", NULL, "soft constraints; soadyn's hold exactly"},
+    {"equality", "solimp", NULL, "soft constraints; soadyn's hold exactly"},
+    {"weld", "torquescale", "1", "weighs soft rows; soadyn's weld holds exactly"}, /* 0: a BALL, read */
+};
+enum { N_IGNORED_ATTRIBUTES = sizeof IGNORED_ATTRIBUTES / sizeof IGNORED_ATTRIBUTES[0] };
+
 typedef struct builder_ctx {
     mjcf_ctx *m;
     mj_body *bodies;
@@ -72,6 +95,7 @@ typedef struct builder_ctx {
     char **named;          /* the names the file gives its joints, sorted (unnamed_joint_name) */
     int nnamed, named_cap;
     int unmodelled[U_COUNT];
+    int ignored[N_IGNORED_ATTRIBUTES];
 } builder_ctx;
 
 static void *grow(void *items, int *cap, int count, size_t size)
@@ -252,8 +276,8 @@ static sd_status read_joint(builder_ctx *b, const xmlNode *j, int childclass, co
                                            : SD_HINGE_REVOLUTE;
         memcpy(p->d.axis, axis, sizeof axis);
         p->d.armature = armature;
-        p->d.damping = damping;
-        p->d.stiffness = stiffness;
+        p->d.damping = m->flags.passive_off ? 0.0 : damping; /* <flag passive="disable"> */
+        p->d.stiffness = m->flags.passive_off ? 0.0 : stiffness;
         p->d.spring_ref = (mj->type == J_HINGE || mj->type == J_SLIDE) ? springref : 0.0;
         p->d.friction = frictionloss;
         if (is_limited && (mj->type == J_HINGE || mj->type == J_SLIDE) && range[0] <= range[1]) {
@@ -596,7 +620,10 @@ static sd_status read_equality(builder_ctx *b, const xmlNode *e, int index, sd_b
                 for (int i = 0; i < 3 && st == SD_OK; ++i)
                     if (fabs(in1.p[i]) > SD_MAX_LENGTH)
                         st = mjcf_fail(m, e, SD_E_PARSE, "%s: relpose beyond %g m", owner, SD_MAX_LENGTH);
-                d.type = SD_CONSTRAINT_WELD;
+                /* torquescale weighs MuJoCo's rotation rows; at 0 they vanish and only the points meet */
+                double torquescale = 1.0;
+                if (st == SD_OK) st = mjcf_number(m, e, 0, -1, owner, "torquescale", 1.0, &torquescale);
+                d.type = torquescale == 0.0 ? SD_CONSTRAINT_BALL : SD_CONSTRAINT_WELD;
             }
         }
         if (st == SD_OK) {
@@ -708,6 +735,73 @@ static void builder_ctx_free(builder_ctx *b)
     free(b->joints);
 }
 
+/* Whether an attribute's text means what `inert` does: the same word, or the same numbers. */
+static int same_value(const char *text, const char *inert)
+{
+    if (strcmp(text, inert) == 0) return 1;
+    const char *a = text, *b = inert;
+    for (;;) {
+        while (sd_io_is_space(*a)) ++a;
+        while (sd_io_is_space(*b)) ++b;
+        if (*a == '\0' || *b == '\0') return *a == *b;
+        const char *ea = a, *eb = b;
+        while (*ea != '\0' && !sd_io_is_space(*ea)) ++ea;
+        while (*eb != '\0' && !sd_io_is_space(*eb)) ++eb;
+        double x, y;
+        if (sd_io_parse_number(a, (size_t)(ea - a), &x) != NULL || sd_io_parse_number(b, (size_t)(eb - b), &y) != NULL ||
+            x != y)
+            return 0;
+        a = ea;
+        b = eb;
+    }
+}
+
+/* Count the IGNORED_ATTRIBUTES set on node and below (a <default>'s elements included: they apply). */
+static void count_ignored_attributes(builder_ctx *b, const xmlNode *node, int in_equality)
+{
+    for (const xmlNode *c = node; c != NULL; c = c->next) {
+        if (c->type != XML_ELEMENT_NODE) continue;
+        const char *name = (const char *)c->name;
+        const int is_equality = in_equality || strcmp(name, "equality") == 0 || strcmp(name, "connect") == 0 ||
+                                strcmp(name, "weld") == 0;
+        for (int i = 0; i < N_IGNORED_ATTRIBUTES; ++i) {
+            const char *e = IGNORED_ATTRIBUTES[i].element;
+            const int match = strcmp(e, name) == 0 ? !(in_equality && strcmp(name, "joint") == 0)
+                                                   : strcmp(e, "equality") == 0 && is_equality;
+            if (!match) continue;
+            xmlChar *v = xmlGetNoNsProp(c, (const xmlChar *)IGNORED_ATTRIBUTES[i].attribute);
+            const int modelled = v != NULL && strcmp(IGNORED_ATTRIBUTES[i].attribute, "torquescale") == 0 &&
+                                 same_value((const char *)v, "0"); /* read: the weld becomes a BALL */
+            if (v != NULL && !modelled &&
+                (IGNORED_ATTRIBUTES[i].inert == NULL || !same_value((const char *)v, IGNORED_ATTRIBUTES[i].inert)))
+                ++b->ignored[i];
+            xmlFree(v);
+        }
+        count_ignored_attributes(b, c->children, mjcf_is(c, "equality"));
+    }
+}
+
+/* The attributes of IGNORED_ATTRIBUTES the file sets, in one warning. */
+static sd_status add_ignored_attributes_warning(builder_ctx *b, sd_builder *builder)
+{
+    char msg[1200];
+    size_t len = 0;
+    int any = 0;
+    for (int i = 0; i < N_IGNORED_ATTRIBUTES; ++i) {
+        if (b->ignored[i] == 0) continue;
+        const char *why = IGNORED_ATTRIBUTES[i].why;
+        len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%d <%s %s>%s%s%s", any ? ", " : "", b->ignored[i],
+                                IGNORED_ATTRIBUTES[i].element, IGNORED_ATTRIBUTES[i].attribute, why ? " (" : "",
+                                why ? why : "", why ? ")" : "");
+        if (len >= sizeof msg) len = sizeof msg - 1;
+        any = 1;
+    }
+    if (!any) return SD_OK;
+    char full[1400];
+    snprintf(full, sizeof full, "%s: MJCF attributes soadyn reads but does not model, ignored: %s", b->m->source, msg);
+    return sd_builder_add_warning(builder, full);
+}
+
 /* Counts of what is not modelled, in one warning. */
 static sd_status add_unmodelled_warning(builder_ctx *b, sd_builder *builder)
 {
@@ -776,6 +870,8 @@ static sd_status build(mjcf_ctx *m, sd_model **model)
             b.unmodelled[U_CONTACT_PAIR] += count_children(c, "pair") + count_children(c, "exclude");
         }
     }
+    const double no_gravity[3] = {0.0, 0.0, 0.0}; /* <flag gravity="disable"> */
+    if (st == SD_OK && m->flags.gravity_off) st = sd_builder_set_gravity(builder, no_gravity);
     /* the compiler's mass rules, on MuJoCo's bodies (not the massless links of a joint chain) */
     double total = 0.0;
     for (int i = 1; i < b.nbodies && st == SD_OK; ++i) {
@@ -838,6 +934,10 @@ static sd_status build(mjcf_ctx *m, sd_model **model)
         }
     }
     if (st == SD_OK) st = add_unmodelled_warning(&b, builder);
+    if (st == SD_OK) {
+        count_ignored_attributes(&b, root->children, 0);
+        st = add_ignored_attributes_warning(&b, builder);
+    }
     if (st == SD_OK) st = sd_builder_build(builder, model, m->err);
     if (st == SD_OK) {
         st = check_closure(&b, *model, src, nsrc);

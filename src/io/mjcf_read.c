@@ -359,6 +359,19 @@ static sd_status read_compiler(mjcf_ctx *ctx, const xmlNode *node)
     return st;
 }
 
+/* ---------------------------------------------------------------- <option><flag> */
+
+static sd_status read_flags(mjcf_ctx *ctx, const xmlNode *flag)
+{
+    static const char *const SWITCH[] = {"disable", "enable", NULL};
+    int gravity = 1, passive = 1;
+    sd_status st = mjcf_keyword(ctx, flag, 0, -1, "<flag>", "gravity", SWITCH, 1, &gravity);
+    if (st == SD_OK) st = mjcf_keyword(ctx, flag, 0, -1, "<flag>", "passive", SWITCH, 1, &passive);
+    ctx->flags.gravity_off |= gravity == 0;
+    ctx->flags.passive_off |= passive == 0;
+    return st;
+}
+
 /* ---------------------------------------------------------------- <default> */
 
 static sd_status read_default(mjcf_ctx *ctx, const xmlNode *node, int parent)
@@ -426,6 +439,9 @@ sd_status mjcf_open(mjcf_ctx *ctx, const char *xml, size_t length, const char *s
     st = expand_includes(ctx, ctx->doc, root, 0);
     for (const xmlNode *c = root->children; c != NULL && st == SD_OK; c = c->next)
         if (mjcf_is(c, "compiler")) st = read_compiler(ctx, c);
+    for (const xmlNode *c = root->children; c != NULL && st == SD_OK; c = c->next)
+        for (const xmlNode *f = mjcf_is(c, "option") ? c->children : NULL; f != NULL && st == SD_OK; f = f->next)
+            if (mjcf_is(f, "flag")) st = read_flags(ctx, f);
     for (const xmlNode *c = root->children; c != NULL && st == SD_OK; c = c->next)
         if (mjcf_is(c, "default")) st = read_default(ctx, c, -1);
     if (st == SD_OK && mjcf_class_index(ctx, "main") < 0) {

@@ -52,9 +52,9 @@ static double tol_now = TOL;
 static int check_qdd = 0;
 
 /* The test's own files (tests/io/mjcf_mujoco): free-joint armature, weld anchor, nested include,
- * unnamed joints; compared at 1e-12 */
+ * unnamed joints, <flag gravity/passive="disable"> with a weld of torquescale 0; compared at 1e-12 */
 static const char *const own_files[] = {"free_armature.xml", "weld_anchor.xml", "include_nested.xml",
-                                        "unnamed_joints.xml"};
+                                        "unnamed_joints.xml", "flags_torquescale.xml"};
 
 static const char *const shared_files[] = {
     "humanoid_mjcf_debian/humanoid.xml", "humanoid_mjcf_debian/22_humanoids.xml", "ant_mjcf/ant.xml",
@@ -240,7 +240,22 @@ static double loops_vs_mujoco(const mjModel *mm, mjData *md, const sd_model *sm,
             if (c < 0) continue;
             double a = 0.0, b = 0.0;
             const int r0 = sd_model_constraint_row_offset(sm, c);
-            if (mm->eq_type[e] == mjEQ_WELD) {
+            if (mm->eq_type[e] == mjEQ_WELD && sd_model_constraint_nrows(sm, c) == 3) {
+                /* torquescale 0: soadyn's BALL at the anchor. MuJoCo 2.2.2 scales the rotation rows'
+                 * Jacobian by torquescale (their efc_pos stays): at 0 no force turns the bodies */
+                double rot = 0.0;
+                int k = 0;
+                CHECK(!mj_isSparse(mm));
+                for (int i = 0; i < md->nefc; ++i)
+                    if (md->efc_type[i] == mjCNSTR_EQUALITY && md->efc_id[i] == e) {
+                        if (k < 3) b += md->efc_pos[i] * md->efc_pos[i];
+                        else
+                            for (int v = 0; v < mm->nv; ++v) rot += fabs(md->efc_J[(size_t)i * mm->nv + v]);
+                        ++k;
+                    }
+                for (int i = 0; i < 3; ++i) a += res[r0 + i] * res[r0 + i];
+                CHECK(k == 6 && rot == 0.0);
+            } else if (mm->eq_type[e] == mjEQ_WELD) {
                 /* soadyn's rows: rotation vector, then the gap in F_A's axes; MuJoCo's: the gap in the
                  * world's, then the vector part of the relative quaternion, sin(angle / 2) n (torquescale 1) */
                 CHECK(sd_model_constraint_nrows(sm, c) == 6);
