@@ -12,6 +12,7 @@
  * bodies, inertia, equality anchors) goes through that body's `off`.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -781,44 +782,61 @@ static void count_ignored_attributes(builder_ctx *b, const xmlNode *node, int in
     }
 }
 
+/* Append one item to a warning's comma-separated list (cut at the buffer's end). */
+static void list_append(char *list, size_t size, size_t *len, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+static void list_append(char *list, size_t size, size_t *len, const char *fmt, ...)
+{
+    if (*len > 0 && *len + 2 < size) {
+        memcpy(list + *len, ", ", 3);
+        *len += 2;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    const int n = vsnprintf(list + *len, size - *len, fmt, ap);
+    va_end(ap);
+    *len = n < 0 ? *len : (size_t)n >= size - *len ? size - 1 : *len + (size_t)n;
+}
+
+/* "<file>: <heading>: <list>" as a warning on the model, nothing when the list is empty. */
+static sd_status add_list_warning(builder_ctx *b, sd_builder *builder, const char *heading, const char *list)
+{
+    if (list[0] == '\0') return SD_OK;
+    const size_t n = strlen(b->m->source) + strlen(heading) + strlen(list) + 8;
+    char *text = malloc(n);
+    if (text == NULL) return oom(b);
+    snprintf(text, n, "%s: %s: %s", b->m->source, heading, list);
+    const sd_status st = sd_builder_add_warning(builder, text);
+    free(text);
+    return st;
+}
+
 /* The attributes of IGNORED_ATTRIBUTES the file sets, in one warning. */
 static sd_status add_ignored_attributes_warning(builder_ctx *b, sd_builder *builder)
 {
-    char msg[1200];
+    char list[1200] = "";
     size_t len = 0;
-    int any = 0;
     for (int i = 0; i < N_IGNORED_ATTRIBUTES; ++i) {
         if (b->ignored[i] == 0) continue;
         const char *why = IGNORED_ATTRIBUTES[i].why;
-        len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%d <%s %s>%s%s%s", any ? ", " : "", b->ignored[i],
-                                IGNORED_ATTRIBUTES[i].element, IGNORED_ATTRIBUTES[i].attribute, why ? " (" : "",
-                                why ? why : "", why ? ")" : "");
-        if (len >= sizeof msg) len = sizeof msg - 1;
-        any = 1;
+        list_append(list, sizeof list, &len, "%d <%s %s>%s%s%s", b->ignored[i], IGNORED_ATTRIBUTES[i].element,
+                    IGNORED_ATTRIBUTES[i].attribute, why ? " (" : "", why ? why : "", why ? ")" : "");
     }
-    if (!any) return SD_OK;
-    char full[1400];
-    snprintf(full, sizeof full, "%s: MJCF attributes soadyn reads but does not model, ignored: %s", b->m->source, msg);
-    return sd_builder_add_warning(builder, full);
+    return add_list_warning(b, builder, "MJCF attributes soadyn reads but does not model, ignored", list);
 }
 
 /* Counts of what is not modelled, in one warning. */
 static sd_status add_unmodelled_warning(builder_ctx *b, sd_builder *builder)
 {
-    char msg[600];
+    char list[600] = "";
     size_t len = 0;
-    int any = 0;
-    for (int i = 0; i < U_COUNT; ++i) {
-        if (b->unmodelled[i] == 0) continue;
-        len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%d %s", any ? ", " : "", b->unmodelled[i],
-                                UNMODELLED[i]);
-        if (len >= sizeof msg) len = sizeof msg - 1;
-        any = 1;
-    }
-    if (!any) return SD_OK;
-    char full[700];
-    snprintf(full, sizeof full, "%s: MJCF elements soadyn does not model, ignored: %s", b->m->source, msg);
-    return sd_builder_add_warning(builder, full);
+    for (int i = 0; i < U_COUNT; ++i)
+        if (b->unmodelled[i] > 0) list_append(list, sizeof list, &len, "%d %s", b->unmodelled[i], UNMODELLED[i]);
+    return add_list_warning(b, builder, "MJCF elements soadyn does not model, ignored", list);
 }
 
 static sd_status build(mjcf_ctx *m, sd_model **model)
