@@ -102,9 +102,17 @@ int cli_output_close(const char *command, int status);
 
 /* ---------------------------------------------------------------- models (model_load.c) */
 
-/* Load a URDF model, printing loader errors exactly as given and the model's warnings on stderr.
- * Returns CLI_OK or CLI_MODEL. */
-int cli_load_model(const char *path, int floating, int keep_fixed, sd_model **model);
+/* Load a model, printing loader errors exactly as given and the model's warnings on stderr, then
+ * apply --gravity GX,GY,GZ (`gravity` NULL: the file's gravity stays), which every command that
+ * loads a model takes: gravity in the world frame, m/s^2, in place of the model file's
+ * (sd_model_set_gravity). Returns CLI_OK, CLI_MODEL, or CLI_USAGE after "soadyn CMD: --gravity: ..."
+ * on stderr (not three finite numbers, or beyond the bound of physical models); *model is NULL
+ * unless CLI_OK. */
+int cli_load_model(const char *cmd, const char *path, int floating, int keep_fixed, const char *gravity,
+                   sd_model **model);
+#define CLI_GRAVITY_HELP                                                                            \
+    "  --gravity GX,GY,GZ  gravity in the world frame, m/s^2, in place of the model file's (MJCF\n" \
+    "                    <option gravity>, URDF <soadyn:gravity>; default 0,0,-9.81)\n"
 
 /* --embed all|none|LOOP,... and --independent JOINT,... (constraint embedding, soadyn/embed.h), taken
  * by every command that loads a model: CLI_EMBED_OPTIONS(args) in its option table. */

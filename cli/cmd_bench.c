@@ -14,6 +14,7 @@
 
 static const char help[] =
     "usage: soadyn bench MODEL [--repeats N] [--embed LOOPS] [--independent J,..] [--floating] [--keep-fixed]\n"
+    "                   [--gravity GX,GY,GZ]\n"
     "\n"
     "Time each algorithm on the model (median and minimum ns per call over N batches, default 21):\n"
     "inverse dynamics, mass matrix, forward dynamics (articulated body), forward dynamics (Cholesky),\n"
@@ -28,6 +29,7 @@ static const char help[] =
     "                 model file's choice. --independent J,.. names the aggregates' independent joints\n"
     "  --floating     attach the root link with a free hinge\n"
     "  --keep-fixed   keep fixed joints as 0-dof bodies\n"
+    CLI_GRAVITY_HELP
     "  --help         this text\n";
 
 typedef struct bench_ctx {
@@ -278,13 +280,14 @@ static int run_bench(sd_model *m, const sd_embedding *e, int repeats)
 
 int cmd_bench(int argc, char **argv)
 {
-    const char *repeats_text = NULL;
+    const char *repeats_text = NULL, *gravity = NULL;
     int floating = 0, keep_fixed = 0;
     cli_embed_args ea = {0};
     const cli_option options[] = {{"repeats", 1, &repeats_text, NULL},
                                   CLI_EMBED_OPTIONS(ea),
                                   {"floating", 0, NULL, &floating},
                                   {"keep-fixed", 0, NULL, &keep_fixed},
+                                  {"gravity", 1, &gravity, NULL},
                                   {NULL, 0, NULL, NULL}};
     const char *path;
     int rc = cli_parse("bench", argc, argv, options, help, &path);
@@ -295,7 +298,7 @@ int cmd_bench(int argc, char **argv)
         return CLI_USAGE;
     }
     sd_model *model;
-    rc = cli_load_model(path, floating, keep_fixed, &model);
+    rc = cli_load_model("bench", path, floating, keep_fixed, gravity, &model);
     if (rc != CLI_OK) return rc;
     sd_embedding *e = NULL;
     rc = cli_embedding("bench", model, &ea, NULL, &e);

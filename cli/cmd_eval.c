@@ -9,8 +9,9 @@
  *
  * A model with closure constraints (loops.h) is evaluated as the closed system: a --q that leaves a
  * loop open (position residual above CLI_LOOP_TOL) is first assembled onto the constraints
- * (sd_assemble_configuration from --q as the guess) and u projected onto G u = 0 likewise, and both
- * are said; qdd is then sd_closed_loop_forward_dynamics's, with lambda, the cut-joint force of every
+ * (sd_assemble_configuration from --q as the guess, the joints --q names held where the constraints
+ * allow: a mimic's leader keeps its value, its followers are solved) and u projected onto G u = 0
+ * likewise, and both are said; qdd is then sd_closed_loop_forward_dynamics's, with lambda, the cut-joint force of every
  * constraint (in its frame and in world axes) and the rank of G M^-1 G*. Models without constraints
  * take the tree path unchanged.
  */
@@ -44,6 +45,7 @@ static const char help[] =
     CLI_EMBED_HELP
     "  --floating        attach the root link with a free hinge\n"
     "  --keep-fixed      keep fixed joints as 0-dof bodies\n"
+    CLI_GRAVITY_HELP
     "  --help            this text\n"
     "\n"
     "VALUES is either every value in order (--q 0.1,0.2,0.3) or NAME=VALUE pairs\n"
@@ -57,8 +59,9 @@ static const char help[] =
     "models (the library offers M, det M and the forward dynamics, not M^-1).\n"
     "\n"
     "Closed loops: on a model with closure constraints, a --q that leaves a loop open (residual\n"
-    "above 1e-9) is assembled onto the constraints first and a --u that violates G u = 0 projected,\n"
-    "and the output says so; qdd is the closed system's, printed with the multipliers lambda of each\n"
+    "above 1e-9) is assembled onto the constraints first, the joints --q names (NAME=VALUE) held at\n"
+    "their values and the coupled ones solved (or, when the constraints need them moved, every joint\n"
+    "freed), and a --u that violates G u = 0 projected, and the output says so; qdd is the closed system's, printed with the multipliers lambda of each\n"
     "constraint, the cut-joint force in the constraint frame and in world axes, and the rank of\n"
     "G M^-1 G*. Inverse dynamics is then the tree's: M qdd + C = tau + G* lambda. --prescribed is\n"
     "not offered on such models.\n"
@@ -94,6 +97,9 @@ typedef struct eval_result {
     /* closed loops (nc == 0: none, the tree path) */
     int ncons, nc, rank;
     int assembled, projected;        /* --q assembled, --u projected */
+    unsigned char *q_named, *held;   /* coordinates --q named (name=value), speeds held in assembly */
+    double *q_held;                  /* nq: the assembly with them held */
+    int nheld, hold_failed;          /* speeds held; 1: they could not be, assembled with them free */
     double pos_before, vel_before;   /* largest residuals of the state given */
     double pos_after, vel_after;     /* ... of the state evaluated */
     double *lambda;                  /* nc */
@@ -114,6 +120,9 @@ static int eval_alloc(eval_result *r)
     r->tau = zalloc(nv, sizeof(double));
     r->qdd_in = zalloc(nv, sizeof(double));
     r->qdd_given = zalloc(nv, 1);
+    r->q_named = zalloc(nq, 1);
+    r->held = zalloc(nv, 1);
+    r->q_held = zalloc(nq, sizeof(double));
     r->presc_given = zalloc(nv, 1);
     r->presc_body = zalloc(n, 1);
     r->presc_acc = zalloc(nv, sizeof(double));
@@ -134,7 +143,8 @@ static int eval_alloc(eval_result *r)
     int ok = r->qlab && r->vlab;
     for (int i = 0; ok && i < r->nq; ++i) ok = (r->qlab[i] = cli_label(r->m, CLI_LIST_Q, i)) != NULL;
     for (int i = 0; ok && i < r->nv; ++i) ok = (r->vlab[i] = cli_label(r->m, CLI_LIST_V, i)) != NULL;
-    return ok && r->qlab && r->vlab && r->q && r->u && r->tau && r->qdd_in && r->qdd_given && r->presc_given &&
+    return ok && r->qlab && r->vlab && r->q && r->u && r->tau && r->qdd_in && r->qdd_given && r->q_named && r->held && r->q_held &&
+           r->presc_given &&
            r->presc_body && r->presc_acc && r->qdd && r->tau_fd && r->tau_id && r->c && r->M && r->Minv &&
            r->force && r->free_part && r->constrained && r->lambda && r->res && r->cut_local && r->cut_world &&
            r->d;
@@ -144,7 +154,8 @@ static void eval_free(eval_result *r)
 {
     for (int i = 0; r->qlab && i < r->nq; ++i) free(r->qlab[i]);
     for (int i = 0; r->vlab && i < r->nv; ++i) free(r->vlab[i]);
-    void *p[] = {r->qlab, r->vlab, r->q, r->u, r->tau, r->qdd_in, r->qdd_given, r->presc_given, r->presc_body,
+    void *p[] = {r->qlab, r->vlab, r->q, r->u, r->tau, r->qdd_in, r->qdd_given, r->q_named, r->held, r->q_held, r->presc_given,
+                 r->presc_body,
                  r->presc_acc, r->qdd, r->tau_fd, r->tau_id, r->c, r->M, r->Minv, r->force, r->free_part,
                  r->constrained, r->lambda, r->res, r->cut_local, r->cut_world};
     for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); ++i) free(p[i]);
@@ -158,6 +169,25 @@ static double max_abs(const double *x, int n)
     return m;
 }
 
+/* The speeds of every hinge a coordinate of which --q named: held in assembly. A full list of values
+ * (every coordinate given) is a guess to close, not joints to hold. */
+static void hold_named_joints(eval_result *r)
+{
+    int named = 0;
+    for (int i = 0; i < r->nq; ++i) named += r->q_named[i] != 0;
+    r->nheld = 0;
+    if (named == 0 || named == r->nq) return;
+    for (int k = 0; k < r->n; ++k) {
+        const int q0 = sd_model_q_index(r->m, k), v0 = sd_model_v_index(r->m, k);
+        int any = 0;
+        for (int i = 0; i < sd_model_hinge_nq(r->m, k); ++i) any |= r->q_named[q0 + i];
+        for (int i = 0; any && i < sd_model_hinge_nv(r->m, k); ++i) {
+            r->held[v0 + i] = 1;
+            ++r->nheld;
+        }
+    }
+}
+
 /* Bring (q, u) onto the constraints when they leave a loop open, remembering the residuals given. */
 static sd_status close_loops(eval_result *r)
 {
@@ -165,9 +195,20 @@ static sd_status close_loops(eval_result *r)
     if (st != SD_OK) return st;
     r->pos_before = r->pos_after = max_abs(r->res, r->nc);
     if (r->pos_before > CLI_LOOP_TOL) {
-        st = sd_assemble_configuration(r->m, r->d, r->q, NULL, CLI_ASSEMBLY_TOL, CLI_ASSEMBLY_MAX_ITER, r->q,
-                                       &r->pos_after);
-        if (st != SD_OK) return st;
+        /* the joints --q named keep their values, the others (a mimic's follower, a loop's passive
+         * joints) are solved; when the constraints cannot close with them held, they are freed */
+        hold_named_joints(r);
+        if (r->nheld) {
+            st = sd_assemble_configuration(r->m, r->d, r->q, r->held, CLI_ASSEMBLY_TOL, CLI_ASSEMBLY_MAX_ITER,
+                                           r->q_held, &r->pos_after);
+            if (st == SD_OK) memcpy(r->q, r->q_held, sizeof(double) * (size_t)r->nq);
+            else r->hold_failed = 1;
+        }
+        if (!r->nheld || r->hold_failed) {
+            st = sd_assemble_configuration(r->m, r->d, r->q, NULL, CLI_ASSEMBLY_TOL, CLI_ASSEMBLY_MAX_ITER, r->q,
+                                           &r->pos_after);
+            if (st != SD_OK) return st;
+        }
         r->assembled = 1;
     }
     st = sd_constraint_residuals(r->m, r->d, r->q, r->u, NULL, r->res);
@@ -287,6 +328,11 @@ static void print_loops(const eval_result *r)
         cli_printf("assembled: --q left the loops open (position residual %.3g > %.0e); q above is the\n"
                    "  configuration assembled from it (residual %.3g)\n",
                    r->pos_before, CLI_LOOP_TOL, r->pos_after);
+    if (r->assembled && r->nheld && !r->hold_failed)
+        cli_printf("  the joints --q named held as given, the coupled ones solved\n");
+    if (r->assembled && r->hold_failed)
+        cli_printf("  the joints --q named could not be held (the constraints need them moved): assembled with\n"
+                   "  every joint free\n");
     if (r->projected)
         cli_printf("projected: --u violated G u = 0 (velocity residual %.3g > %.0e); u above is its projection\n"
                    "  (residual %.3g)\n",
@@ -386,6 +432,7 @@ static void json_loops(json_writer *w, const eval_result *r)
 {
     jw_begin_object(w, "loops");
     jw_bool(w, "assembled", r->assembled);
+    jw_bool(w, "held_named_joints", r->assembled && r->nheld && !r->hold_failed);
     jw_number(w, "position_residual_before", r->pos_before);
     jw_number(w, "position_residual", r->pos_after);
     jw_bool(w, "projected", r->projected);
@@ -484,7 +531,7 @@ static int print_json(const eval_result *r)
 /* ---------------------------------------------------------------- command */
 
 typedef struct eval_args {
-    const char *q, *u, *tau, *qdd, *prescribed;
+    const char *q, *u, *tau, *qdd, *prescribed, *gravity;
     int json, floating, keep_fixed;
     cli_embed_args embed;
 } eval_args;
@@ -492,7 +539,7 @@ typedef struct eval_args {
 static int read_inputs(eval_result *r, const eval_args *a)
 {
     sd_configuration_reference(r->m, r->q);
-    if (a->q && cli_parse_values(r->m, "q", a->q, CLI_LIST_Q, r->q, NULL)) return CLI_USAGE;
+    if (a->q && cli_parse_values(r->m, "q", a->q, CLI_LIST_Q, r->q, r->q_named)) return CLI_USAGE;
     if (a->u && cli_parse_values(r->m, "u", a->u, CLI_LIST_V, r->u, NULL)) return CLI_USAGE;
     if (a->tau && cli_parse_values(r->m, "tau", a->tau, CLI_LIST_V, r->tau, NULL)) return CLI_USAGE;
     if (a->qdd && cli_parse_values(r->m, "qdd", a->qdd, CLI_LIST_V, r->qdd_in, r->qdd_given)) return CLI_USAGE;
@@ -568,12 +615,12 @@ int cmd_eval(int argc, char **argv)
         {"tau", 1, &a.tau, NULL},      {"qdd", 1, &a.qdd, NULL},
         {"prescribed", 1, &a.prescribed, NULL},
         {"json", 0, NULL, &a.json},    {"floating", 0, NULL, &a.floating}, CLI_EMBED_OPTIONS(a.embed),
-        {"keep-fixed", 0, NULL, &a.keep_fixed}, {NULL, 0, NULL, NULL}};
+        {"keep-fixed", 0, NULL, &a.keep_fixed}, {"gravity", 1, &a.gravity, NULL}, {NULL, 0, NULL, NULL}};
     const char *path;
     int rc = cli_parse("eval", argc, argv, options, help, &path);
     if (rc >= 0) return rc;
     sd_model *model;
-    rc = cli_load_model(path, a.floating, a.keep_fixed, &model);
+    rc = cli_load_model("eval", path, a.floating, a.keep_fixed, a.gravity, &model);
     if (rc != CLI_OK) return rc;
     rc = run_eval(model, &a);
     sd_model_free(model);

@@ -24,6 +24,7 @@
 
 static const char help[] =
     "usage: soadyn info MODEL [--embed LOOPS] [--independent J,..] [--json] [--floating] [--keep-fixed]\n"
+    "                  [--gravity GX,GY,GZ]\n"
     "\n"
     "Describe a model: name, bodies, hinges by type, nq/nv, total mass, the tree, serial-chain\n"
     "segments and the structural sparsity of the mass matrix. Flexible bodies: their modes, nodes,\n"
@@ -45,6 +46,7 @@ static const char help[] =
     "  --json         one JSON object: the summary, the constraints and the embedding (not the tree)\n"
     "  --floating     attach the root link with a free (6-dof) hinge\n"
     "  --keep-fixed   keep fixed joints as 0-dof bodies instead of merging them\n"
+    CLI_GRAVITY_HELP
     "  --help         this text\n";
 
 /* Per body: the number of children and the depth (1 for a child of the world); parent-first order
@@ -392,14 +394,16 @@ static double *reference_configuration(const sd_model *m, int *closed)
 int cmd_info(int argc, char **argv)
 {
     int floating = 0, keep_fixed = 0, json = 0;
+    const char *gravity = NULL;
     cli_embed_args ea = {0};
     const cli_option options[] = {{"floating", 0, NULL, &floating}, {"keep-fixed", 0, NULL, &keep_fixed},
+                                  {"gravity", 1, &gravity, NULL},
                                   {"json", 0, NULL, &json}, CLI_EMBED_OPTIONS(ea), {NULL, 0, NULL, NULL}};
     const char *path;
     int rc = cli_parse("info", argc, argv, options, help, &path);
     if (rc >= 0) return rc;
     sd_model *model;
-    rc = cli_load_model(path, floating, keep_fixed, &model);
+    rc = cli_load_model("info", path, floating, keep_fixed, gravity, &model);
     if (rc != CLI_OK) return rc;
     int closed = 0;
     double *q_ref = reference_configuration(model, &closed);

@@ -27,8 +27,9 @@ static const char help[] =
     "\n"
     "options:\n"
     "  --duration T        simulated time, s, > 0 (default 1)\n"
-    "  --dt H              RK4 step, and output interval for CVODE, s, 0 < H <= T (default 0.001);\n"
-    "                      the last step ends at T (shorter when T is not a multiple of H)\n"
+    "  --dt H              RK4 step, and output interval for CVODE, s, 0 < H <= T (default: the\n"
+    "                      model file's, MJCF <option timestep>; else 0.001); the last step ends\n"
+    "                      at T (shorter when T is not a multiple of H)\n"
     "  --integrator NAME   rk4 (default), cvode-bdf (stiff) or cvode-adams (non-stiff)\n"
     "  --rtol R, --atol A  CVODE tolerances (default 1e-8, 1e-10)\n"
     "  --q0 VALUES         initial configuration (default: the model's reference configuration:\n"
@@ -50,6 +51,7 @@ static const char help[] =
     "                      summary show (default: each flexible body's last node, a beam's tip)\n"
     "  --floating          attach the root link with a free hinge\n"
     "  --keep-fixed        keep fixed joints as 0-dof bodies\n"
+    CLI_GRAVITY_HELP
     "  --help              this text\n"
     "\n"
     "VALUES is every value in order (0.1,0.2) or NAME=VALUE pairs (shoulder=0.3,elbow=-1.2).\n"
@@ -76,7 +78,9 @@ static void on_signal(int sig)
 
 typedef struct sim_args {
     const char *duration, *dt, *integrator, *rtol, *atol, *q0, *u0, *tau, *output, *every, *plot, *tip_node;
+    const char *gravity;
     const char *html, *model_path; /* --html: the page, and the model file it re-reads for visuals */
+    const char *dt_from;           /* where the step came from, for the summary */
     int floating, keep_fixed;
     cli_embed_args embed;
 } sim_args;
@@ -119,6 +123,26 @@ static int parse_positive(const char *opt, const char *text, double *out)
     return 0;
 }
 
+/* The step: --dt, else the model file's (MJCF <option timestep>), else the default; not longer than
+ * the run. */
+static int resolve_dt(sim_args *a, const sd_model *m, sd_sim_options *so)
+{
+    a->dt_from = "--dt";
+    if (!a->dt && sd_model_time_step(m) > 0.0) {
+        so->dt = sd_model_time_step(m);
+        a->dt_from = "the model file's <option timestep>";
+    } else if (!a->dt) {
+        a->dt_from = "the default";
+    }
+    if (so->dt > so->duration) { /* refused, not shortened: the step asked for would not be taken */
+        fprintf(stderr, "soadyn simulate: dt %g (%s) is longer than --duration %g%s: not one step of dt fits in "
+                        "the run; give --dt <= --duration\n",
+                so->dt, a->dt_from, so->duration, a->duration ? "" : " (the default)");
+        return CLI_USAGE;
+    }
+    return CLI_OK;
+}
+
 /* Options that do not need the model. */
 static int parse_settings(const sim_args *a, sd_sim_options *so)
 {
@@ -126,12 +150,6 @@ static int parse_settings(const sim_args *a, sd_sim_options *so)
     if (parse_positive("duration", a->duration, &so->duration) || parse_positive("dt", a->dt, &so->dt) ||
         parse_positive("rtol", a->rtol, &so->rtol) || parse_positive("atol", a->atol, &so->atol))
         return CLI_USAGE;
-    if (so->dt > so->duration) { /* refused, not shortened: the step asked for would not be taken */
-        fprintf(stderr, "soadyn simulate: --dt %g%s is longer than --duration %g%s: not one step of dt fits in "
-                        "the run; give --dt <= --duration\n",
-                so->dt, a->dt ? "" : " (the default)", so->duration, a->duration ? "" : " (the default)");
-        return CLI_USAGE;
-    }
     if (a->every && (cli_parse_long(a->every, &every) || every < 1 || every > 1000000000L)) {
         fprintf(stderr, "soadyn simulate: --every: '%s' is not a positive integer\n", a->every);
         return CLI_USAGE;
@@ -265,16 +283,16 @@ static void print_embedding(const sd_model *m, const sd_embedding *e)
 }
 
 static void print_summary(const sd_model *m, const sd_embedding *e, const sd_sim_options *so, const sd_sim_stats *st,
-                          double wall)
+                          double wall, const char *dt_from)
 {
     const double simulated = st->t_end - so->t0;
     const double e0 = st->energy_start, e1 = st->energy_end;
     cli_printf("model            %s (nq %d, nv %d)\n", sd_model_name(m), sd_model_nq(m), sd_model_nv(m));
     if (so->integrator == SD_INTEGRATOR_RK4)
-        cli_printf("integrator       rk4, dt = %g s\n", so->dt);
+        cli_printf("integrator       rk4, dt = %g s (%s)\n", so->dt, dt_from);
     else
-        cli_printf("integrator       %s, rtol = %g, atol = %g, output every %g s\n",
-                   sd_integrator_name(so->integrator), so->rtol, so->atol, so->dt);
+        cli_printf("integrator       %s, rtol = %g, atol = %g, output every %g s (%s)\n",
+                   sd_integrator_name(so->integrator), so->rtol, so->atol, so->dt, dt_from);
     cli_printf("steps            %ld (%ld dynamics evaluations", st->steps, st->rhs_evals);
     if (st->rebases) cli_printf(", %ld chart re-bases", st->rebases);
     cli_printf(")\n");
@@ -411,7 +429,7 @@ static int run_simulation(sd_model *m, const sim_args *a, sd_sim_options *so)
         rc = finish(a, &o, s, &err, &st);
         if (a->html) rc = write_html(m, a, &o, rc);
         if (s == SD_OK) {
-            print_summary(m, e, so, &st, wall);
+            print_summary(m, e, so, &st, wall, a->dt_from);
             print_deflections(m, nodes, q);
         }
     }
@@ -436,7 +454,7 @@ int cmd_simulate(int argc, char **argv)
         {"output", 1, &a.output, NULL}, {"every", 1, &a.every, NULL},
         {"plot", 1, &a.plot, NULL}, {"tip-node", 1, &a.tip_node, NULL}, {"html", 1, &a.html, NULL},
         {"floating", 0, NULL, &a.floating}, CLI_EMBED_OPTIONS(a.embed),
-        {"keep-fixed", 0, NULL, &a.keep_fixed}, {NULL, 0, NULL, NULL}};
+        {"keep-fixed", 0, NULL, &a.keep_fixed}, {"gravity", 1, &a.gravity, NULL}, {NULL, 0, NULL, NULL}};
     const char *path;
     int rc = cli_parse("simulate", argc, argv, options, help, &path);
     if (rc >= 0) return rc;
@@ -446,9 +464,10 @@ int cmd_simulate(int argc, char **argv)
     rc = parse_settings(&a, &so);
     if (rc != CLI_OK) return rc;
     sd_model *model;
-    rc = cli_load_model(path, a.floating, a.keep_fixed, &model);
+    rc = cli_load_model("simulate", path, a.floating, a.keep_fixed, a.gravity, &model);
     if (rc != CLI_OK) return rc;
-    rc = run_simulation(model, &a, &so);
+    rc = resolve_dt(&a, model, &so);
+    if (rc == CLI_OK) rc = run_simulation(model, &a, &so);
     sd_model_free(model);
     return rc;
 }

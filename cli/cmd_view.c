@@ -42,6 +42,7 @@ static const char help[] =
     "                          (simulate --embed), not what it looks like\n"
     "  --floating              attach the root link with a free hinge\n"
     "  --keep-fixed            keep fixed joints as 0-dof bodies\n"
+    CLI_GRAVITY_HELP
     "  --help                  this text\n"
     "\n"
     "`soadyn simulate MODEL --html FILE.html` writes the same page from the run directly.\n";
@@ -86,7 +87,7 @@ void cli_view_meshes_done(cli_view_meshes *state)
 
 int cmd_view(int argc, char **argv)
 {
-    const char *output = NULL, *trajectory = NULL, *title = NULL, *mesh_path = NULL;
+    const char *output = NULL, *trajectory = NULL, *title = NULL, *mesh_path = NULL, *gravity = NULL;
     int frames = 0, forces = 0, floating = 0, keep_fixed = 0, follow = 0, no_follow = 0;
     cli_embed_args ea = {0};
     const cli_option options[] = {
@@ -94,7 +95,7 @@ int cmd_view(int argc, char **argv)
         {"mesh-path", 1, &mesh_path, NULL}, {"follow", 0, NULL, &follow}, {"no-follow", 0, NULL, &no_follow},
         CLI_EMBED_OPTIONS(ea),
         {"frames", 0, NULL, &frames}, {"forces", 0, NULL, &forces}, {"floating", 0, NULL, &floating},
-        {"keep-fixed", 0, NULL, &keep_fixed}, {NULL, 0, NULL, NULL}};
+        {"keep-fixed", 0, NULL, &keep_fixed}, {"gravity", 1, &gravity, NULL}, {NULL, 0, NULL, NULL}};
     /* -o is --output (the option parser knows long names only) */
     char **args = malloc(sizeof(char *) * ((size_t)argc + 1));
     if (!args) {
@@ -120,7 +121,7 @@ int cmd_view(int argc, char **argv)
         return CLI_USAGE;
     }
     sd_model *model;
-    rc = cli_load_model(path, floating, keep_fixed, &model);
+    rc = cli_load_model("view", path, floating, keep_fixed, gravity, &model);
     if (rc != CLI_OK) return rc;
     sd_embedding *embedding = NULL;
     if ((rc = cli_embedding("view", model, &ea, NULL, &embedding)) != CLI_OK) {

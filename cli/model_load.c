@@ -1,15 +1,56 @@
 /*
  * cli/model_load.c — a model argument to a model: URDF, MJCF or SDF, chosen by the file's content
  * (sd_model_load_file), with the loader's messages on stderr. --floating and --keep-fixed apply to
- * URDF (and --keep-fixed to SDF); an MJCF file says itself how its bodies are attached. Also the
- * embedding every command builds the same way from --embed / --independent.
+ * URDF (and --keep-fixed to SDF); an MJCF file says itself how its bodies are attached. --gravity
+ * replaces the file's gravity. Also the embedding every command builds the same way from --embed /
+ * --independent.
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
-int cli_load_model(const char *path, int floating, int keep_fixed, sd_model **model)
+/* --gravity's text into the model's gravity. */
+static int apply_gravity(const char *cmd, const char *text, sd_model *model)
+{
+    if (text == NULL) return CLI_OK;
+    double g[3];
+    int n = 0;
+    char part[64];
+    for (const char *s = text;; ++n) { /* exactly three strict numbers, comma-separated */
+        const char *comma = strchr(s, ',');
+        const size_t len = comma ? (size_t)(comma - s) : strlen(s);
+        if (n == 3 || len == 0 || len >= sizeof part) {
+            n = -1;
+            break;
+        }
+        memcpy(part, s, len);
+        part[len] = '\0';
+        if (cli_parse_double(part, &g[n])) {
+            n = -1;
+            break;
+        }
+        if (!comma) {
+            ++n;
+            break;
+        }
+        s = comma + 1;
+    }
+    if (n != 3) {
+        fprintf(stderr, "soadyn %s: --gravity: '%s' is not three finite numbers GX,GY,GZ (m/s^2)\n", cmd, text);
+        return CLI_USAGE;
+    }
+    sd_error err = {0};
+    if (sd_model_set_gravity(model, g, &err) != SD_OK) {
+        fprintf(stderr, "soadyn %s: --gravity %s: %s\n", cmd, text, err.message);
+        return CLI_USAGE;
+    }
+    return CLI_OK;
+}
+
+int cli_load_model(const char *cmd, const char *path, int floating, int keep_fixed, const char *gravity,
+                   sd_model **model)
 {
     sd_load_options opt = {0};
     opt.urdf.floating_base = floating;
@@ -24,7 +65,12 @@ int cli_load_model(const char *path, int floating, int keep_fixed, sd_model **mo
     }
     for (size_t i = 0; i < sd_model_nwarnings(*model); ++i)
         fprintf(stderr, "warning: %s\n", sd_model_warning(*model, i));
-    return CLI_OK;
+    const int rc = apply_gravity(cmd, gravity, *model);
+    if (rc != CLI_OK) {
+        sd_model_free(*model);
+        *model = NULL;
+    }
+    return rc;
 }
 
 /* Whether anything is to be embedded: an option given, or a constraint the model file embeds. */

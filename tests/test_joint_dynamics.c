@@ -2,7 +2,8 @@
  * tests/test_joint_dynamics.c — armature, joint damping and springs in every algorithm of the rigid
  * path, against an independent computation: the same random tree built without them gives M_rigid
  * and C_rigid, and the test forms M = M_rigid + diag(armature) and C = C_rigid - tau_passive
- * itself (tau_passive from its own formulas: a spherical spring's rotation vector by acos), then
+ * itself (tau_passive from its own formulas: a spherical spring's rotation vector by acos, a free
+ * hinge's armature velocity term J (omega x v)), then
  * checks the mass matrix, bias forces, inverse dynamics, the articulated-body and Cholesky forward
  * dynamics (a dense solve with M), ID(FD(tau)) = tau, mixed dynamics, M^-1 x, the dense M^-1, det M,
  * the kinetic and spring energies; then energy: conserved without damping (sd_simulate, RK4), and
@@ -72,6 +73,12 @@ static void passive_reference(const sd_model *m, const double *q, const double *
         const int v = sd_model_v_index(m, k), nk = sd_model_hinge_nv(m, k);
         const double *qk = q + sd_model_q_index(m, k);
         for (int i = 0; i < nk; ++i) tp[v + i] = -d->damping * u[v + i];
+        if (d->hinge == SD_HINGE_FREE) { /* the armature's velocity term -J (omega x v), dynamics.h */
+            const double *w = u + v, *vl = u + v + 3;
+            tp[v + 3] -= d->armature * (w[1] * vl[2] - w[2] * vl[1]);
+            tp[v + 4] -= d->armature * (w[2] * vl[0] - w[0] * vl[2]);
+            tp[v + 5] -= d->armature * (w[0] * vl[1] - w[1] * vl[0]);
+        }
         if (d->hinge == SD_HINGE_REVOLUTE || d->hinge == SD_HINGE_PRISMATIC) {
             tp[v] -= d->stiffness * (qk[0] - d->spring_ref);
         } else if (d->hinge == SD_HINGE_SPHERICAL) {

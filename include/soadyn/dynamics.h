@@ -88,10 +88,15 @@ SD_API sd_status sd_external_force_at_point(const sd_model *model, sd_data *data
  * from sd_model_armature() ...). The equations of motion every call below solves are
  *     M(q) qdd + C(q, u) = tau + J^T f_ext,
  *     M = M_rigid + diag(J),   C = C_rigid - tau_passive,
- *     tau_passive = -damping u - stiffness (q - spring_ref)
+ *     tau_passive = -damping u - stiffness (q - spring_ref)   [- J (omega x v), free hinges]
  * (a spherical hinge's spring: -stiffness r, r the rotation vector of the body in the joint frame,
  * toward the neutral orientation, energy 1/2 stiffness theta^2; no spring on other multi-speed
- * hinges). So sd_mass_matrix, the innovations factors (J enters D(k) = H P H* + J(k), 004 Eq 33),
+ * hinges). A free hinge's armature acts, as MuJoCo's, on the linear velocity in the joint frame's
+ * axes and on the angular velocity: its energy is 1/2 J |u|^2, and its velocity term J (omega x v)
+ * on the linear speeds (u = (omega, v), body axes) is in C, written above as part of tau_passive
+ * (with per-speed values, soadyn/params.h, the term of the body-fixed inertia diag(J) about the
+ * body origin: joint_dynamics.c).
+ * So sd_mass_matrix, the innovations factors (J enters D(k) = H P H* + J(k), 004 Eq 33),
  * M^-1 and det M include the armature; sd_bias_forces and sd_inverse_dynamics include
  * -tau_passive; sd_forward_dynamics (and the Cholesky path, sd_simulate) add tau_passive to tau.
  * For a prescribed hinge (sd_forward_dynamics_ex) tau out is H f + J qdd - tau_passive. The

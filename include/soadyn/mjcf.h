@@ -4,7 +4,9 @@
  * Bodies and joints: every <body> becomes a body; its joints (hinge -> REVOLUTE, slide ->
  * PRISMATIC, ball -> SPHERICAL, free and <freejoint> -> FREE) act in the order written, so a body
  * with k joints becomes a chain of k bodies: the first k - 1 massless, named "<body>/<joint>",
- * the last named after the body and carrying its mass. A body without joints is welded (FIXED) to
+ * the last named after the body and carrying its mass. An unnamed joint is named
+ * "<body>/joint<i>", i its number in the model (MuJoCo's joint id, from 0), with "_2", "_3", ...
+ * appended if a joint of the file has that name (its massless link has the same name). A body without joints is welded (FIXED) to
  * its parent. Unnamed bodies are named "body<i>" (i: MuJoCo's body number, the world 0).
  * Coordinates are MuJoCo's qpos: a hinge's angle and a slide's displacement as MuJoCo counts
  * them (the body is at its written pose when q = ref, so a joint's ref is folded into the
@@ -26,23 +28,34 @@
  * whose group is within inertiagrouprange counts, visual ones included. A mesh, plane or height
  * field geom that would count is an error naming it (meshes are not read); when <inertial> gives
  * the inertia, geoms are not loaded at all. <option gravity> sets gravity. <include file> is
- * expanded, the file relative to the directory of the file that includes it.
+ * expanded, the file relative to the main file's directory (also for an include inside an
+ * included file: MuJoCo 2.2.2's rule).
  *
  * Joint-level dynamics: armature, damping, stiffness with springref (frictionloss is kept in
  * sd_body_desc.friction). Equalities become closure constraints (loops.h), named after the
  * equality ("equality<i>" when unnamed):
  *   connect body1 body2 anchor    BALL: the anchor (body1's frame) and the point of body2 that
  *                                 coincides with it at the reference configuration
- *   weld body1 body2 relpose      WELD: body2 at relpose in body1 (the reference configuration's
- *                                 relative pose when relpose's quaternion is zero, the default)
+ *   weld body1 body2 relpose      WELD, as MuJoCo 2.2.2: the point relpose.pos of body1 meets
+ *        anchor                   the point anchor of body2, body2's axes at relpose.quat in
+ *                                 body1's (the reference configuration's relative pose when
+ *                                 relpose's quaternion is zero, the default)
  *   joint joint1 joint2 polycoef  COUPLING q1 = ref1 + c0 + c1 (q2 - ref2); a polynomial of
  *                                 higher degree, a joint fixed in place (no joint2, or c1 = 0)
  *                                 are refused naming the equality
  * A loop that the reference configuration does not close and assembly cannot close is an error
  * naming it. Inactive equalities (active="false") are left out with a warning.
  *
+ * <option><flag gravity="disable"> switches gravity off and <flag passive="disable"> the joints'
+ * springs and dampers (the armature stays), as in MuJoCo. A weld's torquescale 0 leaves the
+ * rotation free in MuJoCo 2.2.2 (it scales the rotation rows' Jacobian): soadyn makes it a BALL.
+ *
  * What soadyn does not model (contacts, tendons, actuators, joint limits, frictionloss, sites,
- * sensors, ...) is counted in one warning on the model. Errors name the file, the line and the
+ * sensors, ...) is counted in one warning on the model; the attributes of the elements it reads
+ * that change MuJoCo's motion but not soadyn's (fluid forces: option density, viscosity, wind,
+ * geom fluidshape; the soft constraints' solref, solimp and a weld's torquescale other than 0 or
+ * 1; flag equality/constraint "disable"; joint springdamper; compiler balanceinertia,
+ * discardvisual) are counted in a second one. Errors name the file, the line and the
  * element: "cassie.xml:123: joint 'x': unknown type 'screw'".
  */
 #ifndef SOADYN_MJCF_H

@@ -140,6 +140,9 @@ SD_API sd_status sd_builder_set_name(sd_builder *builder, const char *name);
 /* Set gravity, the acceleration of free fall in the inertial frame (m/s^2); SD_E_ARGUMENT, and
  * gravity unchanged, unless it is finite and of magnitude at most 1e7 m/s^2. */
 SD_API sd_status sd_builder_set_gravity(sd_builder *builder, const double gravity[3]);
+/* Keep the time step the model file gives for simulating it (MJCF's <option timestep>), s;
+ * SD_E_ARGUMENT, and nothing kept, unless it is finite, > 0 and at most 1e3 s. */
+SD_API sd_status sd_builder_set_time_step(sd_builder *builder, double dt);
 /* Add a body. Bodies may be added in any order; sd_builder_build() sorts them parent-first.
  * Checks done here: name present, hinge type known, numbers finite, signed right and within the
  * bounds of physical models (offsets and centres of mass 1e6 m, mass 1e12 kg, ...; the message
@@ -168,6 +171,8 @@ SD_API int sd_model_nbodies(const sd_model *model); /* bodies, numbered parent-f
 SD_API int sd_model_nq(const sd_model *model);
 SD_API int sd_model_nv(const sd_model *model);
 SD_API void sd_model_gravity(const sd_model *model, double gravity[3]);
+/* The time step the model file gives (sd_builder_set_time_step), s; 0 when it gives none. */
+SD_API double sd_model_time_step(const sd_model *model);
 SD_API double sd_model_total_mass(const sd_model *model);
 
 SD_API int sd_model_body_index(const sd_model *model, const char *body_name);   /* -1 if none */

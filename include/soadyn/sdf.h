@@ -17,7 +17,9 @@
  * places it relative to the child link, at the link's origin unless the joint has a <pose>), the
  * link frame for a root. A link's <inertial> (mass, inertia about the inertial frame, its <pose>)
  * is turned into that body frame. <dynamics> damping, friction, spring_stiffness and
- * spring_reference and <limit> are read into the body's description (limits at libsdformat's
+ * spring_reference and <limit> are read into the body's description (a ball joint's damping and
+ * friction from its <axis><dynamics>, as Drake reads them; a spring on a ball joint is refused,
+ * SDF giving it no rest orientation; limits at libsdformat's
  * default of +-1e16 mean none); Drake's <drake:rotor_inertia> and <drake:gear_ratio> under a
  * <joint> give its armature, rotor_inertia x gear_ratio^2 (as the URDF reader reads them from a
  * <transmission>). A loop joint has no hinge: its <dynamics> are not modelled. Each <frame> (and

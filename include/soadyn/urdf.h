@@ -62,6 +62,10 @@
  * stays a body even behind a fixed joint. Errors (the data file's, with its member; a node index
  * beyond the model's nodes; a node on a rigid link; a misspelt attribute) carry file:line.
  *
+ * Gravity: URDF has none, so the model's is 0 0 -9.81 m/s^2 (z up), unless soadyn's extension
+ * <soadyn:gravity xyz="GX GY GZ"/> under <robot> gives it (e.g. 0 0 0 for a spacecraft; once;
+ * finite, of magnitude at most 1e7 m/s^2, else an error at its line).
+ *
  * The root: a root link named "world" is the inertial frame, not a body (a Drake-style file that
  * names "world" as a parent without defining it gets one); links welded to it stay fixed bodies.
  * Otherwise the root link is fixed to the inertial frame, or, with floating_base, attached by a

@@ -5,7 +5,19 @@
  *     Riccati gather of 004 Eq 33 and to M's diagonal in the composite-body M (those files add it;
  *     here only its kinetic energy 1/2 J u^2);
  *   passive forces tau_passive = -damping u - stiffness (q - spring_ref), which belong to the bias C;
+ *   on a free hinge, the armature's velocity terms (below);
  *   the springs' energy.
+ * A free hinge's armature sits where MuJoCo puts it: on the linear velocity in the joint frame's
+ * axes, R v (R the body's orientation in the joint frame, u = (omega, v) in body axes), and on
+ * omega. Its kinetic energy 1/2 J (|R v|^2 + |omega|^2) equals 1/2 J |u|^2 (one armature per
+ * hinge), so M keeps J on its diagonal; but d/dt (R v) = R (v-dot + omega x v), so the linear rows
+ * carry J (v-dot + omega x v): the term J (omega x v) belongs to C. With it the armature is the
+ * mass J at the body origin with the inertia J 1 about it, which obeys Newton: the momentum is
+ * conserved. Per-speed values (soadyn/params.h) make it the body-fixed spatial inertia
+ * I_J = diag(J_w, J_v) about the origin, whose velocity term is u x* (I_J u) =
+ * [omega x (J_w omega) + v x (J_v v); omega x (J_v v)] (004's spatial cross product; each part
+ * vanishes but omega x J v for one armature per hinge), here as -(that) in tau_passive. It does no
+ * work: u . (u x* f) = 0.
  * A spherical hinge's spring pulls toward the neutral orientation with -stiffness r, r = theta n the
  * rotation vector of the body in the joint frame (theta in [0, pi], the shorter way round, as
  * MuJoCo's ball joints): with u the body-frame angular velocity, d(|r|^2 / 2)/dt = r . u (the
@@ -27,11 +39,39 @@ static void rotation_vector(const double *qk, double r[3])
     for (int i = 0; i < 3; ++i) r[i] = f * qk[1 + i];
 }
 
+/* tau -= u x* (I_J u) on a free hinge's speeds u = (omega, v), I_J = diag(armature) (above). */
+static void free_armature_velocity_term(const double *armature, const double *uk, double *tau)
+{
+    const double *w = uk, *v = uk + 3;
+    double Jw[3], Jv[3], a[3], b[3], c[3];
+    for (int i = 0; i < 3; ++i) {
+        Jw[i] = armature[i] * w[i];
+        Jv[i] = armature[3 + i] * v[i];
+    }
+    sd_v3_cross(w, Jw, a);
+    sd_v3_cross(v, Jv, b);
+    sd_v3_cross(w, Jv, c);
+    for (int i = 0; i < 3; ++i) {
+        tau[i] -= a[i] + b[i];
+        tau[3 + i] -= c[i];
+    }
+}
+
+/* Whether body k's hinge is free with some armature. */
+static int free_with_armature(const sd_model *m, int k)
+{
+    if (m->hinge[k] != SD_HINGE_FREE) return 0;
+    const double *J = m->armature + m->v_index[k];
+    return J[0] != 0.0 || J[1] != 0.0 || J[2] != 0.0 || J[3] != 0.0 || J[4] != 0.0 || J[5] != 0.0;
+}
+
 void sd_passive_hinge(const sd_model *m, int k, const double *q, const double *u, double *out)
 {
     const int nk = m->nv_k[k], vk = m->v_index[k];
     const double *qk = q + m->q_index[k];
     for (int i = 0; i < nk; ++i) out[i] = u ? -m->damping[vk + i] * u[vk + i] : 0.0;
+    if (u && m->has_free_armature && free_with_armature(m, k))
+        free_armature_velocity_term(m->armature + vk, u + vk, out);
     if (nk == 0 || m->stiffness[vk] == 0.0) return; /* one stiffness per hinge: the builder copies it */
     if (m->hinge[k] == SD_HINGE_SPHERICAL) {
         double r[3];
@@ -65,8 +105,17 @@ static int any_spring(const double *stiffness, int nv)
 void sd_passive_subtract(const sd_model *m, const double *q, const double *u, double *tau)
 {
     const double *damping = m->damping, *stiffness = m->stiffness;
-    if (u)
+    if (u) {
         for (int v = 0; v < m->nv; ++v) tau[v] += damping[v] * u[v];
+        if (m->has_free_armature)
+            for (int k = 0; k < m->n; ++k) {
+                const int vk = m->v_index[k];
+                if (!free_with_armature(m, k)) continue;
+                double t[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+                free_armature_velocity_term(m->armature + vk, u + vk, t);
+                for (int i = 0; i < 6; ++i) tau[vk + i] -= t[i];
+            }
+    }
     if (!any_spring(stiffness, m->nv)) return;
     for (int k = 0; k < m->n; ++k) {
         const int vk = m->v_index[k];

@@ -28,7 +28,13 @@ sd_status sd_io_vfail(sd_error *err, sd_status status, const char *source, int l
     const size_t size = sizeof err->message;
     const int n = line > 0 ? snprintf(err->message, size, "%s:%d: ", source, line)
                            : snprintf(err->message, size, "%s: ", source);
-    if (n >= 0 && (size_t)n < size) vsnprintf(err->message + n, size - (size_t)n, fmt, ap);
+    if (n >= 0 && (size_t)n < size) {
+        vsnprintf(err->message + n, size - (size_t)n, fmt, ap);
+        /* a message passed on from a layer that already said where (the builder names the
+         * description's file:line) keeps one prefix, not two */
+        if (strncmp(err->message + n, err->message, (size_t)n) == 0)
+            memmove(err->message, err->message + n, strlen(err->message + n) + 1);
+    }
     err->status = status;
     return status;
 }

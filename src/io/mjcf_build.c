@@ -12,6 +12,7 @@
  * bodies, inertia, equality anchors) goes through that body's `off`.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,29 @@ static const char *const UNMODELLED[U_COUNT] = {
     "contact geoms", "tendons", "actuators", "joint limits", "joints with frictionloss", "sites", "sensors",
     "contact pairs/excludes", "inactive equalities", "tendon/distance equalities"};
 
+/* Attributes soadyn reads past but does not model, for the second warning: MuJoCo 2.2.2's attributes
+ * of the elements soadyn reads that change the motion, except those whose elements the first
+ * warning counts already (contacts, limits, frictionloss). `inert`: the value that changes nothing
+ * (MuJoCo's default), NULL when any value counts. "equality" stands for <connect>, <weld>, an
+ * equality <joint> and <default><equality>. */
+static const struct {
+    const char *element, *attribute, *inert, *why;
+} IGNORED_ATTRIBUTES[] = {
+    {"option", "density", "0", "fluid forces"},
+    {"option", "viscosity", "0", "fluid forces"},
+    {"option", "wind", "0 0 0", "fluid forces"},
+    {"flag", "equality", "enable", "soadyn closes the loops all the same"},
+    {"flag", "constraint", "enable", "soadyn closes the loops all the same"},
+    {"compiler", "balanceinertia", "false", NULL},
+    {"compiler", "discardvisual", "false", NULL},
+    {"joint", "springdamper", "0 0", NULL},
+    {"geom", "fluidshape", "none", "fluid forces"},
+    {"equality", "solref", NULL, "soft constraints; soadyn's hold exactly"},
+    {"equality", "solimp", NULL, "soft constraints; soadyn's hold exactly"},
+    {"weld", "torquescale", "1", "weighs soft rows; soadyn's weld holds exactly"}, /* 0: a BALL, read */
+};
+enum { N_IGNORED_ATTRIBUTES = sizeof IGNORED_ATTRIBUTES / sizeof IGNORED_ATTRIBUTES[0] };
+
 typedef struct builder_ctx {
     mjcf_ctx *m;
     mj_body *bodies;
@@ -69,7 +93,10 @@ typedef struct builder_ctx {
     int npend, pend_cap;
     mj_joint *joints;
     int njoints, joints_cap;
+    char **named;          /* the names the file gives its joints, sorted (unnamed_joint_name) */
+    int nnamed, named_cap;
     int unmodelled[U_COUNT];
+    int ignored[N_IGNORED_ATTRIBUTES];
 } builder_ctx;
 
 static void *grow(void *items, int *cap, int count, size_t size)
@@ -101,6 +128,61 @@ static void translation(const double p[3], sd_transform *X)
 }
 
 /* ---------------------------------------------------------------- joints */
+
+static int compare_names(const void *a, const void *b2)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b2);
+}
+
+/* The names of the file's <joint> and <freejoint> elements below node, appended to b->named. */
+static sd_status collect_joint_names(builder_ctx *b, const xmlNode *node)
+{
+    for (const xmlNode *c = node; c != NULL; c = c->next) {
+        if (mjcf_is(c, "joint") || mjcf_is(c, "freejoint")) {
+            xmlChar *n = xmlGetNoNsProp(c, (const xmlChar *)"name");
+            if (n == NULL) continue;
+            char **p = grow(b->named, &b->named_cap, b->nnamed, sizeof *p);
+            char *copy = p ? sd_io_strdup((const char *)n) : NULL;
+            xmlFree(n);
+            if (p == NULL || copy == NULL) {
+                free(copy);
+                if (p) b->named = p;
+                return oom(b);
+            }
+            b->named = p;
+            b->named[b->nnamed++] = copy;
+        } else if (mjcf_is(c, "body")) {
+            const sd_status st = collect_joint_names(b, c->children);
+            if (st != SD_OK) return st;
+        }
+    }
+    return SD_OK;
+}
+
+/* Whether a <joint> of the file has this name (b->named, sorted). Generated names need no check
+ * among themselves: each ends in its own joint number. */
+static int joint_name_taken(const builder_ctx *b, const char *name)
+{
+    return b->nnamed > 0 && bsearch(&name, b->named, (size_t)b->nnamed, sizeof *b->named, compare_names) != NULL;
+}
+
+/* The name of an unnamed joint: "<body>/joint<i>", i its number in the model (MuJoCo's joint id),
+ * with "_2", "_3", ... appended while a joint of the file has that name; malloc'ed. */
+static char *unnamed_joint_name(const builder_ctx *b, const char *body_name)
+{
+    char *name = NULL;
+    for (int suffix = 1; suffix < 1000000; ++suffix) {
+        const size_t n = strlen(body_name) + 48;
+        free(name);
+        name = malloc(n);
+        if (name == NULL) return NULL;
+        if (suffix == 1) snprintf(name, n, "%s/joint%d", body_name, b->njoints - 1);
+        else snprintf(name, n, "%s/joint%d_%d", body_name, b->njoints - 1, suffix);
+        if (!joint_name_taken(b, name)) return name;
+    }
+    free(name);
+    return NULL;
+}
 
 static sd_status add_pending(builder_ctx *b, pending **out)
 {
@@ -195,8 +277,8 @@ static sd_status read_joint(builder_ctx *b, const xmlNode *j, int childclass, co
                                            : SD_HINGE_REVOLUTE;
         memcpy(p->d.axis, axis, sizeof axis);
         p->d.armature = armature;
-        p->d.damping = damping;
-        p->d.stiffness = stiffness;
+        p->d.damping = m->flags.passive_off ? 0.0 : damping; /* <flag passive="disable"> */
+        p->d.stiffness = m->flags.passive_off ? 0.0 : stiffness;
         p->d.spring_ref = (mj->type == J_HINGE || mj->type == J_SLIDE) ? springref : 0.0;
         p->d.friction = frictionloss;
         if (is_limited && (mj->type == J_HINGE || mj->type == J_SLIDE) && range[0] <= range[1]) {
@@ -207,7 +289,7 @@ static sd_status read_joint(builder_ctx *b, const xmlNode *j, int childclass, co
         mj->ref = (mj->type == J_HINGE || mj->type == J_SLIDE) ? ref : 0.0;
         p->d.has_reference = 1; /* MuJoCo's qpos0: ref, the identity quaternion, or (free) set by the caller */
         p->d.reference[0] = mj->type == J_BALL ? 1.0 : mj->ref;
-        p->joint = mj->name ? sd_io_strdup(mj->name) : format_name("%s/joint", body_name, NULL, 0);
+        p->joint = mj->name ? sd_io_strdup(mj->name) : unnamed_joint_name(b, body_name);
         if (p->joint == NULL) st = oom(b);
     }
     free(owner);
@@ -350,7 +432,10 @@ static sd_status read_body(builder_ctx *b, const xmlNode *node, int parent, int 
         st = read_joint(b, c, childclass, b->bodies[self].name, p, mj, a);
         if (st != SD_OK) break;
         const int last = ++k == njoint;
-        p->name = last ? sd_io_strdup(b->bodies[self].name) : format_name("%s/%s", b->bodies[self].name, p->joint, 0);
+        /* a massless link of the chain: "<body>/<joint>"; an unnamed joint's name says it already */
+        p->name = last       ? sd_io_strdup(b->bodies[self].name)
+                  : mj->name ? format_name("%s/%s", b->bodies[self].name, mj->name, 0)
+                             : sd_io_strdup(p->joint);
         p->parent = prev ? sd_io_strdup(prev) : NULL;
         if (p->name == NULL || (prev && p->parent == NULL)) {
             st = oom(b);
@@ -510,15 +595,24 @@ static sd_status read_equality(builder_ctx *b, const xmlNode *e, int index, sd_b
                 d.type = SD_CONSTRAINT_BALL;
             }
         } else {
-            double rel[7] = {0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+            /* MuJoCo 2.2.2's weld: the point relpose.pos of body1 meets the point `anchor` of body2,
+             * and body2's axes are body1's turned by relpose.quat. So F_A = relpose in body1 and
+             * F_B = the anchor (body2's axes) in body2; a zero quaternion (the default) takes relpose
+             * from the reference configuration: F_A is then where F_B is there. */
+            double rel[7] = {0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0}, anchor[3] = {0.0, 0.0, 0.0};
             st = mjcf_numbers(m, e, MJCF_KIND_EQUALITY, cls, owner, "relpose", 7, 7, rel, &n);
+            if (st == SD_OK) st = mjcf_numbers(m, e, 0, -1, owner, "anchor", 3, 3, anchor, &n);
+            for (int i = 0; i < 3 && st == SD_OK; ++i)
+                if (fabs(anchor[i]) > SD_MAX_LENGTH)
+                    st = mjcf_fail(m, e, SD_E_PARSE, "%s: anchor beyond %g m", owner, SD_MAX_LENGTH);
             if (st == SD_OK) {
-                sd_transform_identity(&in2);
+                translation(anchor, &in2);
                 const double qn = sqrt(rel[3] * rel[3] + rel[4] * rel[4] + rel[5] * rel[5] + rel[6] * rel[6]);
                 if (qn == 0.0) { /* the reference configuration's relative pose */
-                    sd_transform inv1;
+                    sd_transform inv1, anchor_world;
                     sd_transform_inverse(&B1->world0, &inv1);
-                    sd_transform_compose(&inv1, &B2->world0, &in1);
+                    sd_transform_compose(&B2->world0, &in2, &anchor_world);
+                    sd_transform_compose(&inv1, &anchor_world, &in1);
                 } else {
                     for (int i = 3; i < 7; ++i) rel[i] /= qn;
                     translation(rel, &in1);
@@ -527,7 +621,10 @@ static sd_status read_equality(builder_ctx *b, const xmlNode *e, int index, sd_b
                 for (int i = 0; i < 3 && st == SD_OK; ++i)
                     if (fabs(in1.p[i]) > SD_MAX_LENGTH)
                         st = mjcf_fail(m, e, SD_E_PARSE, "%s: relpose beyond %g m", owner, SD_MAX_LENGTH);
-                d.type = SD_CONSTRAINT_WELD;
+                /* torquescale weighs MuJoCo's rotation rows; at 0 they vanish and only the points meet */
+                double torquescale = 1.0;
+                if (st == SD_OK) st = mjcf_number(m, e, 0, -1, owner, "torquescale", 1.0, &torquescale);
+                d.type = torquescale == 0.0 ? SD_CONSTRAINT_BALL : SD_CONSTRAINT_WELD;
             }
         }
         if (st == SD_OK) {
@@ -632,28 +729,114 @@ static void builder_ctx_free(builder_ctx *b)
         free(b->pend[i].joint);
     }
     for (int i = 0; i < b->njoints; ++i) free(b->joints[i].name);
+    for (int i = 0; i < b->nnamed; ++i) free(b->named[i]);
+    free(b->named);
     free(b->bodies);
     free(b->pend);
     free(b->joints);
 }
 
+/* Whether an attribute's text means what `inert` does: the same word, or the same numbers. */
+static int same_value(const char *text, const char *inert)
+{
+    if (strcmp(text, inert) == 0) return 1;
+    const char *a = text, *b = inert;
+    for (;;) {
+        while (sd_io_is_space(*a)) ++a;
+        while (sd_io_is_space(*b)) ++b;
+        if (*a == '\0' || *b == '\0') return *a == *b;
+        const char *ea = a, *eb = b;
+        while (*ea != '\0' && !sd_io_is_space(*ea)) ++ea;
+        while (*eb != '\0' && !sd_io_is_space(*eb)) ++eb;
+        double x, y;
+        if (sd_io_parse_number(a, (size_t)(ea - a), &x) != NULL || sd_io_parse_number(b, (size_t)(eb - b), &y) != NULL ||
+            x != y)
+            return 0;
+        a = ea;
+        b = eb;
+    }
+}
+
+/* Count the IGNORED_ATTRIBUTES set on node and below (a <default>'s elements included: they apply). */
+static void count_ignored_attributes(builder_ctx *b, const xmlNode *node, int in_equality)
+{
+    for (const xmlNode *c = node; c != NULL; c = c->next) {
+        if (c->type != XML_ELEMENT_NODE) continue;
+        const char *name = (const char *)c->name;
+        const int is_equality = in_equality || strcmp(name, "equality") == 0 || strcmp(name, "connect") == 0 ||
+                                strcmp(name, "weld") == 0;
+        for (int i = 0; i < N_IGNORED_ATTRIBUTES; ++i) {
+            const char *e = IGNORED_ATTRIBUTES[i].element;
+            const int match = strcmp(e, name) == 0 ? !(in_equality && strcmp(name, "joint") == 0)
+                                                   : strcmp(e, "equality") == 0 && is_equality;
+            if (!match) continue;
+            xmlChar *v = xmlGetNoNsProp(c, (const xmlChar *)IGNORED_ATTRIBUTES[i].attribute);
+            const int modelled = v != NULL && strcmp(IGNORED_ATTRIBUTES[i].attribute, "torquescale") == 0 &&
+                                 same_value((const char *)v, "0"); /* read: the weld becomes a BALL */
+            if (v != NULL && !modelled &&
+                (IGNORED_ATTRIBUTES[i].inert == NULL || !same_value((const char *)v, IGNORED_ATTRIBUTES[i].inert)))
+                ++b->ignored[i];
+            xmlFree(v);
+        }
+        count_ignored_attributes(b, c->children, mjcf_is(c, "equality"));
+    }
+}
+
+/* Append one item to a warning's comma-separated list (cut at the buffer's end). */
+static void list_append(char *list, size_t size, size_t *len, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+static void list_append(char *list, size_t size, size_t *len, const char *fmt, ...)
+{
+    if (*len > 0 && *len + 2 < size) {
+        memcpy(list + *len, ", ", 3);
+        *len += 2;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    const int n = vsnprintf(list + *len, size - *len, fmt, ap);
+    va_end(ap);
+    *len = n < 0 ? *len : (size_t)n >= size - *len ? size - 1 : *len + (size_t)n;
+}
+
+/* "<file>: <heading>: <list>" as a warning on the model, nothing when the list is empty. */
+static sd_status add_list_warning(builder_ctx *b, sd_builder *builder, const char *heading, const char *list)
+{
+    if (list[0] == '\0') return SD_OK;
+    const size_t n = strlen(b->m->source) + strlen(heading) + strlen(list) + 8;
+    char *text = malloc(n);
+    if (text == NULL) return oom(b);
+    snprintf(text, n, "%s: %s: %s", b->m->source, heading, list);
+    const sd_status st = sd_builder_add_warning(builder, text);
+    free(text);
+    return st;
+}
+
+/* The attributes of IGNORED_ATTRIBUTES the file sets, in one warning. */
+static sd_status add_ignored_attributes_warning(builder_ctx *b, sd_builder *builder)
+{
+    char list[1200] = "";
+    size_t len = 0;
+    for (int i = 0; i < N_IGNORED_ATTRIBUTES; ++i) {
+        if (b->ignored[i] == 0) continue;
+        const char *why = IGNORED_ATTRIBUTES[i].why;
+        list_append(list, sizeof list, &len, "%d <%s %s>%s%s%s", b->ignored[i], IGNORED_ATTRIBUTES[i].element,
+                    IGNORED_ATTRIBUTES[i].attribute, why ? " (" : "", why ? why : "", why ? ")" : "");
+    }
+    return add_list_warning(b, builder, "MJCF attributes soadyn reads but does not model, ignored", list);
+}
+
 /* Counts of what is not modelled, in one warning. */
 static sd_status add_unmodelled_warning(builder_ctx *b, sd_builder *builder)
 {
-    char msg[600];
+    char list[600] = "";
     size_t len = 0;
-    int any = 0;
-    for (int i = 0; i < U_COUNT; ++i) {
-        if (b->unmodelled[i] == 0) continue;
-        len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%d %s", any ? ", " : "", b->unmodelled[i],
-                                UNMODELLED[i]);
-        if (len >= sizeof msg) len = sizeof msg - 1;
-        any = 1;
-    }
-    if (!any) return SD_OK;
-    char full[700];
-    snprintf(full, sizeof full, "%s: MJCF elements soadyn does not model, ignored: %s", b->m->source, msg);
-    return sd_builder_add_warning(builder, full);
+    for (int i = 0; i < U_COUNT; ++i)
+        if (b->unmodelled[i] > 0) list_append(list, sizeof list, &len, "%d %s", b->unmodelled[i], UNMODELLED[i]);
+    return add_list_warning(b, builder, "MJCF elements soadyn does not model, ignored", list);
 }
 
 static sd_status build(mjcf_ctx *m, sd_model **model)
@@ -681,7 +864,9 @@ static sd_status build(mjcf_ctx *m, sd_model **model)
     xmlFree(mname);
     for (const xmlNode *c = root->children; c != NULL && st == SD_OK; c = c->next) {
         if (mjcf_is(c, "worldbody")) {
-            st = count_geoms_sites(&b, c, 0);
+            st = collect_joint_names(&b, c->children);
+            if (st == SD_OK && b.nnamed > 1) qsort(b.named, (size_t)b.nnamed, sizeof *b.named, compare_names);
+            if (st == SD_OK) st = count_geoms_sites(&b, c, 0);
             if (st == SD_OK) st = read_children(&b, c, 0, 0);
         } else if (mjcf_is(c, "option")) {
             double g[3];
@@ -689,6 +874,10 @@ static sd_status build(mjcf_ctx *m, sd_model **model)
             st = mjcf_numbers(m, c, 0, -1, "<option>", "gravity", 3, 3, g, &n);
             if (st == SD_OK && n == 3 && sd_builder_set_gravity(builder, g) != SD_OK)
                 st = mjcf_fail(m, c, SD_E_PARSE, "<option gravity>: not finite or beyond 1e7 m/s^2");
+            double dt = 0.0; /* the file's step, which simulate takes when given no --dt */
+            if (st == SD_OK) st = mjcf_numbers(m, c, 0, -1, "<option>", "timestep", 1, 1, &dt, &n);
+            if (st == SD_OK && n == 1 && sd_builder_set_time_step(builder, dt) != SD_OK)
+                st = mjcf_fail(m, c, SD_E_PARSE, "<option timestep=\"%g\">: a time step is > 0 and at most 1e3 s", dt);
         } else if (mjcf_is(c, "tendon")) {
             b.unmodelled[U_TENDON] += count_children(c, "fixed") + count_children(c, "spatial");
         } else if (mjcf_is(c, "actuator")) {
@@ -699,6 +888,8 @@ static sd_status build(mjcf_ctx *m, sd_model **model)
             b.unmodelled[U_CONTACT_PAIR] += count_children(c, "pair") + count_children(c, "exclude");
         }
     }
+    const double no_gravity[3] = {0.0, 0.0, 0.0}; /* <flag gravity="disable"> */
+    if (st == SD_OK && m->flags.gravity_off) st = sd_builder_set_gravity(builder, no_gravity);
     /* the compiler's mass rules, on MuJoCo's bodies (not the massless links of a joint chain) */
     double total = 0.0;
     for (int i = 1; i < b.nbodies && st == SD_OK; ++i) {
@@ -761,6 +952,10 @@ static sd_status build(mjcf_ctx *m, sd_model **model)
         }
     }
     if (st == SD_OK) st = add_unmodelled_warning(&b, builder);
+    if (st == SD_OK) {
+        count_ignored_attributes(&b, root->children, 0);
+        st = add_ignored_attributes_warning(&b, builder);
+    }
     if (st == SD_OK) st = sd_builder_build(builder, model, m->err);
     if (st == SD_OK) {
         st = check_closure(&b, *model, src, nsrc);

@@ -42,6 +42,12 @@ typedef struct mjcf_compiler {
     int autolimits;
 } mjcf_compiler;
 
+/* <option><flag> settings soadyn follows: gravity="disable" (no gravity), passive="disable" (no joint
+ * springs and dampers; the armature stays, as in MuJoCo). */
+typedef struct mjcf_flags {
+    int gravity_off, passive_off;
+} mjcf_flags;
+
 /* One parse. */
 typedef struct mjcf_ctx {
     const char *source;    /* the main file's name in messages */
@@ -50,15 +56,17 @@ typedef struct mjcf_ctx {
     char **files;          /* names of every file read (element->_private points at one) */
     int nfiles, files_cap;
     mjcf_compiler compiler;
+    mjcf_flags flags;
     mjcf_class *classes;   /* [0] is "main" */
     int nclasses, classes_cap;
 } mjcf_ctx;
 
 /* ---------------------------------------------------------------- mjcf_read.c */
 
-/* Parse the main text, expand <include file> (relative to the directory of the file that holds
- * the include; a missing file is an error at the include's file:line; nesting depth bounded),
- * then read <compiler> and <default>. */
+/* Parse the main text, expand <include file> (relative to the main file's directory, also in an
+ * included file, as MuJoCo 2.2.2; a missing file is an error at the include's file:line; nesting
+ * depth bounded),
+ * then read <compiler>, <option><flag> and <default>. */
 sd_status mjcf_open(mjcf_ctx *ctx, const char *xml, size_t length, const char *source, sd_error *err);
 void mjcf_close(mjcf_ctx *ctx);
 

@@ -97,10 +97,10 @@ static char *dir_of(const char *path)
     return d;
 }
 
-static sd_status expand_includes(mjcf_ctx *ctx, xmlDoc *doc, xmlNode *node, const char *file, int depth);
+static sd_status expand_includes(mjcf_ctx *ctx, xmlDoc *doc, xmlNode *node, int depth);
 
 /* Read one included file and put its root's children in place of the <include> element. */
-static sd_status expand_one(mjcf_ctx *ctx, xmlDoc *doc, xmlNode *inc, const char *file, int depth)
+static sd_status expand_one(mjcf_ctx *ctx, xmlDoc *doc, xmlNode *inc, int depth)
 {
     xmlChar *name = xmlGetNoNsProp(inc, (const xmlChar *)"file");
     if (name == NULL || name[0] == '\0') {
@@ -114,7 +114,9 @@ static sd_status expand_one(mjcf_ctx *ctx, xmlDoc *doc, xmlNode *inc, const char
         xmlFree(name);
         return st;
     }
-    char *dir = dir_of(file);
+    /* relative to the main file's directory at every depth, as MuJoCo 2.2.2 resolves them (not to
+     * the directory of the file that holds this <include>) */
+    char *dir = dir_of(ctx->source);
     char *path = dir ? malloc(strlen(dir) + strlen((const char *)name) + 1) : NULL;
     if (path == NULL) {
         free(dir);
@@ -155,7 +157,7 @@ static sd_status expand_one(mjcf_ctx *ctx, xmlDoc *doc, xmlNode *inc, const char
         return st;
     }
     mark_file(root, inc_file);
-    st = expand_includes(ctx, idoc, root, inc_file, depth + 1);
+    st = expand_includes(ctx, idoc, root, depth + 1);
     for (xmlNode *c = root->children; c != NULL && st == SD_OK; c = c->next) {
         if (c->type != XML_ELEMENT_NODE) continue;
         xmlNode *copy = xmlDocCopyNode(c, doc, 1);
@@ -174,20 +176,20 @@ static sd_status expand_one(mjcf_ctx *ctx, xmlDoc *doc, xmlNode *inc, const char
     return st;
 }
 
-static sd_status expand_includes(mjcf_ctx *ctx, xmlDoc *doc, xmlNode *node, const char *file, int depth)
+static sd_status expand_includes(mjcf_ctx *ctx, xmlDoc *doc, xmlNode *node, int depth)
 {
     for (xmlNode *c = node->children, *next; c != NULL; c = next) {
         next = c->next;
         if (c->type != XML_ELEMENT_NODE) continue;
         sd_status st;
         if (mjcf_is(c, "include")) {
-            st = expand_one(ctx, doc, c, file, depth);
+            st = expand_one(ctx, doc, c, depth);
             if (st == SD_OK) {
                 xmlUnlinkNode(c);
                 xmlFreeNode(c);
             }
         } else {
-            st = expand_includes(ctx, doc, c, file, depth);
+            st = expand_includes(ctx, doc, c, depth);
         }
         if (st != SD_OK) return st;
     }
@@ -357,6 +359,19 @@ static sd_status read_compiler(mjcf_ctx *ctx, const xmlNode *node)
     return st;
 }
 
+/* ---------------------------------------------------------------- <option><flag> */
+
+static sd_status read_flags(mjcf_ctx *ctx, const xmlNode *flag)
+{
+    static const char *const SWITCH[] = {"disable", "enable", NULL};
+    int gravity = 1, passive = 1;
+    sd_status st = mjcf_keyword(ctx, flag, 0, -1, "<flag>", "gravity", SWITCH, 1, &gravity);
+    if (st == SD_OK) st = mjcf_keyword(ctx, flag, 0, -1, "<flag>", "passive", SWITCH, 1, &passive);
+    ctx->flags.gravity_off |= gravity == 0;
+    ctx->flags.passive_off |= passive == 0;
+    return st;
+}
+
 /* ---------------------------------------------------------------- <default> */
 
 static sd_status read_default(mjcf_ctx *ctx, const xmlNode *node, int parent)
@@ -421,9 +436,12 @@ sd_status mjcf_open(mjcf_ctx *ctx, const char *xml, size_t length, const char *s
                           "no <mujoco> element (the root element is <%.40s>)",
                           root ? (const char *)root->name : "nothing");
     mark_file(root, main_file);
-    st = expand_includes(ctx, ctx->doc, root, main_file, 0);
+    st = expand_includes(ctx, ctx->doc, root, 0);
     for (const xmlNode *c = root->children; c != NULL && st == SD_OK; c = c->next)
         if (mjcf_is(c, "compiler")) st = read_compiler(ctx, c);
+    for (const xmlNode *c = root->children; c != NULL && st == SD_OK; c = c->next)
+        for (const xmlNode *f = mjcf_is(c, "option") ? c->children : NULL; f != NULL && st == SD_OK; f = f->next)
+            if (mjcf_is(f, "flag")) st = read_flags(ctx, f);
     for (const xmlNode *c = root->children; c != NULL && st == SD_OK; c = c->next)
         if (mjcf_is(c, "default")) st = read_default(ctx, c, -1);
     if (st == SD_OK && mjcf_class_index(ctx, "main") < 0) {

@@ -226,6 +226,7 @@ private:
     }
     void add_inertial(const LinkInfo &info, sd_urdf_link *out) const;
     void fill_joint(const JointInfo &j, sd_urdf_joint *out) const;
+    void axis_dynamics(const JointInfo &j, const sdf::JointAxis &axis, const std::string &what, sd_urdf_joint *out) const;
     double reflected_inertia(const JointInfo &j, const std::string &what) const;
     double drake_number(const JointInfo &j, const char *tag, double absent, const std::string &what) const;
     sd_transform body_frame(int link) const;
@@ -432,6 +433,31 @@ void Reader::add_inertial(const LinkInfo &info, sd_urdf_link *out) const
     out->has_inertial = 1;
 }
 
+/* An axis's <dynamics> (damping, friction, spring) and the joint's Drake rotor inertia into out. */
+void Reader::axis_dynamics(const JointInfo &j, const sdf::JointAxis &axis, const std::string &what,
+                           sd_urdf_joint *out) const
+{
+    const double damping = axis.Damping(), friction = axis.Friction();
+    if (!std::isfinite(damping) || damping < 0.0 || damping > SD_MAX_DAMPING)
+        fail(SD_E_PARSE, j.line,
+             what + ": <dynamics><damping> must be finite, >= 0 and at most " + bound_text(SD_MAX_DAMPING));
+    if (!std::isfinite(friction) || friction < 0.0 || friction > SD_MAX_EFFORT)
+        fail(SD_E_PARSE, j.line,
+             what + ": <dynamics><friction> must be finite, >= 0 and at most " + bound_text(SD_MAX_EFFORT));
+    const double stiffness = axis.SpringStiffness(), reference = axis.SpringReference();
+    if (!std::isfinite(stiffness) || stiffness < 0.0 || stiffness > SD_MAX_STIFFNESS)
+        fail(SD_E_PARSE, j.line,
+             what + ": <dynamics><spring_stiffness> must be finite, >= 0 and at most " + bound_text(SD_MAX_STIFFNESS));
+    if (!std::isfinite(reference) || std::fabs(reference) > SD_MAX_ANGLE)
+        fail(SD_E_PARSE, j.line,
+             what + ": <dynamics><spring_reference> must be finite and at most " + bound_text(SD_MAX_ANGLE));
+    out->damping = damping;
+    out->friction = friction;
+    out->stiffness = stiffness;
+    out->spring_ref = stiffness > 0.0 ? reference : 0.0;
+    out->armature = reflected_inertia(j, what);
+}
+
 void Reader::fill_joint(const JointInfo &j, sd_urdf_joint *out) const
 {
     const std::string what = quoted("joint", j.name);
@@ -463,25 +489,7 @@ void Reader::fill_joint(const JointInfo &j, sd_urdf_joint *out) const
         double *dst = a == 0 ? out->axis : out->axis2;
         for (int i = 0; i < 3; ++i) dst[i] = v[i] / n;
         if (a > 0) continue;
-        const double damping = axis->Damping(), friction = axis->Friction();
-        if (!std::isfinite(damping) || damping < 0.0 || damping > SD_MAX_DAMPING)
-            fail(SD_E_PARSE, j.line,
-                 what + ": <dynamics><damping> must be finite, >= 0 and at most " + bound_text(SD_MAX_DAMPING));
-        if (!std::isfinite(friction) || friction < 0.0 || friction > SD_MAX_EFFORT)
-            fail(SD_E_PARSE, j.line,
-                 what + ": <dynamics><friction> must be finite, >= 0 and at most " + bound_text(SD_MAX_EFFORT));
-        const double stiffness = axis->SpringStiffness(), reference = axis->SpringReference();
-        if (!std::isfinite(stiffness) || stiffness < 0.0 || stiffness > SD_MAX_STIFFNESS)
-            fail(SD_E_PARSE, j.line,
-                 what + ": <dynamics><spring_stiffness> must be finite, >= 0 and at most " + bound_text(SD_MAX_STIFFNESS));
-        if (!std::isfinite(reference) || std::fabs(reference) > SD_MAX_ANGLE)
-            fail(SD_E_PARSE, j.line,
-                 what + ": <dynamics><spring_reference> must be finite and at most " + bound_text(SD_MAX_ANGLE));
-        out->damping = damping;
-        out->friction = friction;
-        out->stiffness = stiffness;
-        out->spring_ref = stiffness > 0.0 ? reference : 0.0;
-        out->armature = reflected_inertia(j, what);
+        axis_dynamics(j, *axis, what, out);
         const double lo = axis->Lower(), hi = axis->Upper();
         const double bound = out->hinge == SD_HINGE_PRISMATIC ? SD_MAX_LENGTH : SD_MAX_ANGLE;
         if (std::isnan(lo) || std::isnan(hi)) fail(SD_E_PARSE, j.line, what + ": a <limit> is NaN");
@@ -496,6 +504,17 @@ void Reader::fill_joint(const JointInfo &j, sd_urdf_joint *out) const
         const double effort = axis->Effort(), velocity = axis->MaxVelocity();
         out->effort = std::isfinite(effort) && effort > 0.0 && effort <= SD_MAX_EFFORT ? effort : 0.0;
         out->velocity = std::isfinite(velocity) && velocity > 0.0 && velocity <= SD_MAX_SPEED ? velocity : 0.0;
+    }
+    /* A ball joint moves about no axis, but its <axis><dynamics> give the damping and friction of its
+     * three speeds (as Drake reads them). They were once skipped with the axis, so a ball joint's
+     * damping vanished: from the tree hinge, and from the warning of what a loop joint drops. A
+     * spring there would need a rest orientation SDF does not give: refused. */
+    if (out->hinge == SD_HINGE_SPHERICAL) {
+        if (const sdf::JointAxis *axis = j.joint->Axis(0)) axis_dynamics(j, *axis, what, out);
+        else out->armature = reflected_inertia(j, what);
+        if (out->stiffness > 0.0)
+            fail(SD_E_NOT_SUPPORTED, j.line, what + ": a <dynamics><spring_stiffness> on a ball joint is not offered "
+                                                    "(SDF gives it no rest orientation)");
     }
 }
 

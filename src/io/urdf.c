@@ -135,6 +135,7 @@ static const number_kind DAMPING = {SD_MAX_DAMPING, "", 1};
 static const number_kind FRICTION = {SD_MAX_EFFORT, "", 1};
 static const number_kind GEAR_RATIO = {SD_MAX_GEAR_RATIO, "", 0};
 static const number_kind ROTOR_INERTIA = {SD_MAX_ARMATURE, " kg m^2", 1};
+static const number_kind GRAVITY = {SD_MAX_GRAVITY, " m/s^2", 0};
 
 /* Read attribute `attr` of `node` as n numbers of the given kind into out. An absent attribute
  * keeps out as it is, unless `required`. `owner` names the link or joint for the message. */
@@ -769,6 +770,26 @@ static sd_status parse_transmission(const parse_ctx *pc, const xmlNode *node, sd
     return st;
 }
 
+/* ---------------------------------------------------------------- gravity */
+
+/* soadyn's extension <soadyn:gravity xyz="GX GY GZ"/> under <robot>: the model's gravity in the
+ * world frame (URDF has none; 0 0 -9.81 without it), e.g. 0 0 0 for a spacecraft. */
+static sd_status parse_gravity(const parse_ctx *pc, const xmlNode *node, sd_urdf_robot *robot)
+{
+    const char *owner = "<soadyn:gravity>";
+    if (robot->has_gravity)
+        return sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(node), "%s: given twice", owner);
+    double g[3];
+    sd_status st = read_numbers(pc, node, owner, "xyz", 3, 1, GRAVITY, g);
+    if (st == SD_OK && sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]) > SD_MAX_GRAVITY)
+        st = sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(node),
+                        "%s: |xyz| is beyond %g m/s^2, the bound of physical models", owner, SD_MAX_GRAVITY);
+    if (st != SD_OK) return st;
+    memcpy(robot->gravity, g, sizeof g);
+    robot->has_gravity = 1;
+    return SD_OK;
+}
+
 /* ---------------------------------------------------------------- document */
 
 static sd_status parse_robot(const parse_ctx *pc, const xmlDoc *doc, sd_urdf_robot *robot)
@@ -789,6 +810,8 @@ static sd_status parse_robot(const parse_ctx *pc, const xmlDoc *doc, sd_urdf_rob
             st = parse_loop(pc, c, robot);
         else if (is_element(c, "coupling"))
             st = parse_coupling(pc, c, robot);
+        else if (sd_urdf_is_soadyn(c, "gravity"))
+            st = parse_gravity(pc, c, robot);
         if (st != SD_OK) return st;
     }
     for (const xmlNode *c = root->children; c != NULL; c = c->next) {

@@ -540,6 +540,8 @@ static sd_status emit(build_state *b, const sd_urdf_tree *tree, sd_model **model
     sd_urdf_robot *r = b->robot;
     sd_status st = SD_OK;
     if (r->name != NULL) st = sd_builder_set_name(b->builder, r->name);
+    if (st == SD_OK && r->has_gravity && sd_builder_set_gravity(b->builder, r->gravity) != SD_OK)
+        st = fail(b, SD_E_PARSE, 0, "<soadyn:gravity>: beyond the bound of physical models"); /* parse checked */
     for (int n = 0; n < r->nlinks && st == SD_OK; ++n)
         if (b->host[b->order[n]] == b->order[n]) st = add_body(b, b->order[n]);
     for (int n = 0; n < r->nlinks && st == SD_OK; ++n) {

@@ -62,7 +62,7 @@ static int line_of(const xmlNode *node)
 }
 
 /* <soadyn:NAME>, declared or not (see the file comment). */
-static int is_soadyn(const xmlNode *node, const char *name)
+int sd_urdf_is_soadyn(const xmlNode *node, const char *name)
 {
     if (node->type != XML_ELEMENT_NODE) return 0;
     const char *n = (const char *)node->name;
@@ -78,7 +78,7 @@ static const xmlNode *soadyn_child(const char *src, sd_error *err, const xmlNode
     const xmlNode *found = NULL;
     *st = SD_OK;
     for (const xmlNode *c = node->children; c != NULL; c = c->next) {
-        if (!is_soadyn(c, name)) continue;
+        if (!sd_urdf_is_soadyn(c, name)) continue;
         if (found != NULL) {
             *st = sd_io_fail(err, SD_E_PARSE, src, line_of(c), "%s: <soadyn:%s> given twice (first at line %d)", owner,
                              name, line_of(found));
@@ -243,7 +243,7 @@ sd_status sd_urdf_read_flexible(const char *src, sd_error *err, const xmlNode *l
     const xmlNode *beam = NULL;
     for (const xmlNode *c = flexible->children; c != NULL; c = c->next) {
         if (c->type != XML_ELEMENT_NODE) continue;
-        const int is_beam = strcmp((const char *)c->name, "beam") == 0 || is_soadyn(c, "beam");
+        const int is_beam = strcmp((const char *)c->name, "beam") == 0 || sd_urdf_is_soadyn(c, "beam");
         if (!is_beam || beam != NULL)
             return sd_io_fail(err, SD_E_PARSE, src, line_of(c), "%s: <soadyn:flexible> holds %s<%.40s>%s", owner,
                               is_beam ? "a second " : "", (const char *)c->name,

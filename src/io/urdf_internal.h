@@ -103,6 +103,8 @@ typedef struct sd_urdf_robot {
     int ncouplings, couplings_cap;
     char *warning;           /* a reader's one warning of what it drops (the SDF reader's), kept on the
                                 model; NULL if none */
+    int has_gravity;         /* <soadyn:gravity xyz="..."/> under <robot>: the model's gravity, m/s^2 */
+    double gravity[3];
 } sd_urdf_robot;
 
 /* Release everything the robot owns (the struct itself is the caller's). */
@@ -111,6 +113,11 @@ void sd_urdf_robot_clear(sd_urdf_robot *robot);
 /* Turn a parsed robot into a model; see urdf.h for what the options do. */
 sd_status sd_urdf_robot_build(sd_urdf_robot *robot, const sd_urdf_options *options, sd_model **model,
                               sd_error *err);
+
+/* Whether node is soadyn's extension element <soadyn:NAME>, its namespace declared or not
+ * (urdf_flex.c). */
+struct _xmlNode; /* libxml2's xmlNode */
+int sd_urdf_is_soadyn(const struct _xmlNode *node, const char *name);
 
 /* ---------------------------------------------------------------- shared by urdf_build.c and urdf_loops.c */
 

@@ -55,6 +55,8 @@ int sd_model_nq(const sd_model *m) { return m ? m->nq : 0; }
 int sd_model_nv(const sd_model *m) { return m ? m->nv : 0; }
 double sd_model_total_mass(const sd_model *m) { return m ? m->total_mass : NAN; }
 
+double sd_model_time_step(const sd_model *m) { return m ? m->time_step : 0.0; }
+
 void sd_model_gravity(const sd_model *m, double gravity[3])
 {
     if (m && gravity) memcpy(gravity, m->gravity, 3 * sizeof(double));

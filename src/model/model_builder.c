@@ -22,6 +22,7 @@
 struct sd_builder {
     char *name;
     double gravity[3];
+    double time_step; /* the file's, 0: none */
     sd_body_desc *bodies;
     int nbodies, cap_bodies;
     char **frame_name, **frame_body;
@@ -122,6 +123,13 @@ sd_status sd_builder_set_gravity(sd_builder *b, const double gravity[3])
         if (!(fabs(gravity[i]) <= SD_MAX_GRAVITY)) return SD_E_ARGUMENT;
     if (sd_v3_norm(gravity) > SD_MAX_GRAVITY) return SD_E_ARGUMENT;
     memcpy(b->gravity, gravity, sizeof b->gravity);
+    return SD_OK;
+}
+
+sd_status sd_builder_set_time_step(sd_builder *b, double dt)
+{
+    if (!b || !(dt > 0.0 && dt <= 1e3)) return SD_E_ARGUMENT;
+    b->time_step = dt;
     return SD_OK;
 }
 
@@ -450,14 +458,21 @@ static sd_status check_inertia(sd_builder *b, const sd_body_desc *d, sd_error *e
                          "body '%s': principal moment of inertia %g kg m^2 is beyond mass x (%g m)^2 = %g kg m^2, "
                          "the bound of physical models",
                          d->name, ev[2], SD_MAX_LENGTH, largest);
-    /* principal moments of a real body satisfy the triangle inequality J1 + J2 >= J3 */
-    if (ev[0] + ev[1] < ev[2] - 1e-9 * fmax(ev[2], 1e-300) &&
+    /* principal moments of a real body satisfy the triangle inequality J1 + J2 >= J3 (a warning kept
+     * on the builder; none without one, sd_body_desc_check) */
+    if (b && ev[0] + ev[1] < ev[2] - 1e-9 * fmax(ev[2], 1e-300) &&
         desc_warn(b, d,
                   "body '%s': principal moments of inertia (%g, %g, %g) break the triangle inequality; "
                   "physically impossible, accepted as given",
                   d->name, ev[0], ev[1], ev[2]) != SD_OK)
         return sd_error_set(err, SD_E_MEMORY, "out of memory");
     return SD_OK;
+}
+
+sd_status sd_body_desc_check(const sd_body_desc *d, sd_error *err)
+{
+    const sd_status st = check_numbers(d, err);
+    return st != SD_OK ? st : check_inertia(NULL, d, err);
 }
 
 /* u = a / |a|, with |a| formed without overflow or underflow of the squares; returns |a| (0 for
@@ -696,7 +711,9 @@ static sd_status fill_speeds_and_subtrees(sd_model *m, sd_error *err)
             m->spring_ref[m->v_index[k] + i] = m->hinge[k] == SD_HINGE_SPHERICAL ? 0.0 : m->desc[k].spring_ref;
             m->has_armature |= m->desc[k].armature > 0;
             m->has_passive |= m->desc[k].damping > 0 || m->desc[k].stiffness > 0;
+            m->has_free_armature |= m->hinge[k] == SD_HINGE_FREE && m->desc[k].armature > 0;
         }
+        m->has_passive |= m->has_free_armature; /* tau_passive carries its velocity term */
         /* modal damping is the body's D_m (flex_body.c), not a joint's */
         for (int r = 0; m->n_modes && r < m->n_modes[k]; ++r) {
             m->v_body[m->mode_v_index[k] + r] = k;
@@ -766,6 +783,7 @@ sd_status sd_builder_build(sd_builder *b, sd_model **out, sd_error *err)
     }
     m->name = dup_string(b->name ? b->name : "model");
     memcpy(m->gravity, b->gravity, sizeof m->gravity);
+    m->time_step = b->time_step;
     if ((st = resolve_parents(b, bodies, parent_in, err)) != SD_OK) goto done;
     const int reached = preorder(n, parent_in, order);
     if (reached < 0) {

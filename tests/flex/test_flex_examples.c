@@ -11,7 +11,7 @@
  *     printed. The measured frequency also equals the finite-element model's own
  *     (sd_model_flex_frequencies) to 1e-7: the integration adds nothing visible.
  * (b) Energy and momentum: the free-floating spacecraft of models/spacecraft.urdf built with the C
- *     API (the same numbers, gravity 0: the URDF loader's gravity is -9.81 z), full modal mass model,
+ *     API (the same numbers, gravity 0 as the file's <soadyn:gravity>), full modal mass model,
  *     no damping, spinning and vibrating: over 10 s (CVODE Adams, rtol 1e-13) kinetic + strain energy
  *     stays within 1e-8 (relative) and the spatial momentum (sd_spatial_momentum_world) within 1e-10
  *     (relative to its size).
@@ -309,7 +309,7 @@ static void check_spacecraft(const char *models_dir)
     const int nq = sd_model_nq(m), nv = sd_model_nv(m);
     double *q = calloc((size_t)nq, sizeof(double)), *u = calloc((size_t)nv, sizeof(double));
 
-    /* the file is this model (gravity aside): M and C at a random state */
+    /* the file is this model (its <soadyn:gravity> 0 too): M at a random state */
     if (models_dir) {
         char path[1024];
         snprintf(path, sizeof(path), "%s/spacecraft.urdf", models_dir);
@@ -320,6 +320,9 @@ static void check_spacecraft(const char *models_dir)
             CHECK(0);
         } else {
             CHECK(sd_model_nq(f) == nq && sd_model_nv(f) == nv);
+            double g[3] = {1, 1, 1};
+            sd_model_gravity(f, g);
+            CHECK(g[0] == 0.0 && g[1] == 0.0 && g[2] == 0.0);
             uint64_t rng = 7;
             sd_configuration_random(m, &rng, q);
             double *M1 = malloc(sizeof(double) * (size_t)(nv * nv)), *M2 = malloc(sizeof(double) * (size_t)(nv * nv));

@@ -7,8 +7,10 @@
  * configuration = MuJoCo's qpos0 (free pose, refs, ball identity), every body at its written pose
  * there and a connect loop closed (open at q = 0), URDF's = neutral; sphere and box
  * masses and inertias from density; settotalmass; a joint equality's coupling ratio and offset
- * from polycoef and the refs; <include> nested in a subfolder resolves against the including file;
- * the one warning's counts; format detection by content; NULL arguments.
+ * from polycoef and the refs; <include> nested in a subfolder resolves against the main file's folder (MuJoCo 2.2.2);
+ * the one warning's counts; format detection by content; NULL arguments; <option timestep> kept
+ * as the model's time step; the second warning, of attributes read past (torquescale 0 read as a
+ * ball joint).
  */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include <math.h>
@@ -249,13 +251,14 @@ static void check_include_and_detection(void)
     snprintf(a, sizeof a, "%s/sub/a.xml", dir);
     snprintf(b, sizeof b, "%s/sub/b.xml", dir);
     write_text(p, "<?xml version='1.0'?>\n<!-- a comment -->\n<mujoco><worldbody><include file='sub/a.xml'/></worldbody></mujoco>\n");
-    write_text(a, "<mujoco><body name='a'><joint/><geom size='0.1'/><include file='b.xml'/></body></mujoco>\n");
+    write_text(a, "<mujoco><body name='a'><joint/><geom size='0.1'/><include file='sub/b.xml'/></body></mujoco>\n");
     write_text(b, "<mujoco>\n<body name='b'>\n<joint type='screw'/></body></mujoco>\n");
     sd_model *m = NULL;
     sd_error err;
     sd_model_format f = SD_FORMAT_UNKNOWN;
     CHECK(sd_model_load_file(p, NULL, &m, &f, &err) == SD_E_PARSE);
     CHECK(f == SD_FORMAT_MJCF);
+    /* sub/a.xml's include is resolved against main.xml's folder, as MuJoCo 2.2.2 does */
     CHECK(strstr(err.message, "sub/b.xml:3:") != NULL); /* the included file's own line */
     write_text(b, "<mujoco><body name='b'><joint/><geom size='0.1'/></body></mujoco>\n");
     CHECK(sd_model_load_file(p, NULL, &m, &f, &err) == SD_OK);
@@ -279,6 +282,55 @@ static void check_include_and_detection(void)
     CHECK(sd_model_load_file("/nonexistent/x.xml", NULL, &m, NULL, &err) == SD_E_IO);
 }
 
+/* <option timestep> is kept as the model's time step (simulate's default dt); none: 0; a bad one is
+ * refused at its line. */
+static void check_timestep(void)
+{
+    sd_model *m = load("<mujoco><option timestep='0.0025'/><worldbody><body name='b'><joint/><geom size='0.1'/>"
+                       "</body></worldbody></mujoco>");
+    CHECK(m && sd_model_time_step(m) == 0.0025);
+    sd_model_free(m);
+    m = load("<mujoco><worldbody><body name='b'><joint/><geom size='0.1'/></body></worldbody></mujoco>");
+    CHECK(m && sd_model_time_step(m) == 0.0);
+    sd_model_free(m);
+    static const char bad[] = "<mujoco>\n<option timestep='-0.001'/><worldbody/></mujoco>";
+    sd_error err;
+    m = NULL;
+    CHECK(sd_mjcf_load_string(bad, sizeof bad - 1, "bad.xml", &m, &err) == SD_E_PARSE && m == NULL);
+    CHECK(strstr(err.message, "bad.xml:2: <option timestep=\"-0.001\">") != NULL);
+}
+
+/* Attributes soadyn reads past are named in the model's second warning, with their counts (default
+ * classes included); a weld's torquescale 0 is read (a ball joint), so not listed. */
+static void check_ignored_attributes(void)
+{
+    sd_model *m = load("<mujoco><compiler balanceinertia='true'/>"
+                       "<option viscosity='2e-5' density='0'><flag equality='disable'/></option>"
+                       "<default><joint springdamper='0.1 1'/><equality solref='0.01 1'/></default><worldbody>"
+                       "<body name='a'><joint name='ja'/><geom size='0.1' fluidshape='ellipsoid'/></body>"
+                       "<body name='b' pos='1 0 0'><freejoint/><geom size='0.1'/></body>"
+                       "<body name='c' pos='2 0 0'><freejoint/><geom size='0.1'/></body></worldbody>"
+                       "<equality><weld body1='a' body2='b' torquescale='0' solimp='0.9 0.95 0.001'/>"
+                       "<weld body1='a' body2='c' torquescale='2'/></equality></mujoco>");
+    const char *w = NULL;
+    for (size_t i = 0; m && i < sd_model_nwarnings(m); ++i)
+        if (strstr(sd_model_warning(m, i), "MJCF attributes")) w = sd_model_warning(m, i);
+    CHECK(w != NULL);
+    static const char *const named[] = {"1 <option viscosity> (fluid forces)", "1 <flag equality>",
+                                        "1 <compiler balanceinertia>", "1 <joint springdamper>",
+                                        "1 <geom fluidshape>", "1 <equality solref>", "1 <equality solimp>",
+                                        "1 <weld torquescale>"};
+    for (size_t i = 0; w && i < sizeof named / sizeof named[0]; ++i) {
+        const int ok = strstr(w, named[i]) != NULL;
+        if (!ok) fprintf(stderr, "warning lacks '%s': %s\n", named[i], w);
+        CHECK(ok);
+    }
+    CHECK(w && strstr(w, "density") == NULL); /* at its default: nothing to say */
+    CHECK(m && sd_model_constraint_type(m, 0) == SD_CONSTRAINT_BALL && sd_model_constraint_type(m, 1) == SD_CONSTRAINT_WELD);
+    if (w) printf("%s\n", w);
+    sd_model_free(m);
+}
+
 int main(void)
 {
     check_orientations();
@@ -286,5 +338,7 @@ int main(void)
     check_equality_and_totals();
     check_reference_configuration();
     check_include_and_detection();
+    check_timestep();
+    check_ignored_attributes();
     return test_summary("test_mjcf_semantics");
 }

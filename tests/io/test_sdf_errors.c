@@ -80,7 +80,8 @@ static int check_case(const broken_case *c, int verbose)
     if (c->line > 0) snprintf(where, sizeof where, "%s:%d: ", path, c->line);
     else snprintf(where, sizeof where, "%s: ", path);
     const int ok = st == c->status && m == NULL && err.status == st && strncmp(err.message, where, strlen(where)) == 0 &&
-                   strstr(err.message, c->element) != NULL && strstr(err.message, c->detail) != NULL;
+                   strstr(err.message, c->element) != NULL && strstr(err.message, c->detail) != NULL &&
+                   strstr(err.message + 1, where) == NULL; /* the file:line prefix once, not repeated */
     if (!ok)
         fprintf(stderr, "%s: status %s (expected %s), message: %s\n  (expected to start with '%s' and hold '%s', '%s')\n",
                 c->file, sd_status_name(st), sd_status_name(c->status), err.message, where, c->element, c->detail);

@@ -12,7 +12,9 @@
  *   - keep_fixed_joints and fixed_base; the <frame> kept as a model frame on its link's body;
  *   - a four-bar closed in the file: breadth-first from the world, the continuous joint whose
  *     child already has a parent becomes a REVOLUTE constraint, closed at the file's configuration,
- *     rank 2 (planar), mobility 1.
+ *     rank 2 (planar), mobility 1;
+ *   - a ball joint's <axis><dynamics>: damping on its three speeds in the tree, and named in the
+ *     warning of what a ball loop joint drops.
  * M and C are compared at 20 random states to 1e-12 (relative), joints matched by name.
  */
 #include <math.h>
@@ -285,6 +287,48 @@ static void check_four_bar(void)
     sd_model_free(m);
 }
 
+/* A ball joint's <axis><dynamics>: in the tree its damping is on the three speeds; closing a loop, the
+ * warning names what the closure constraint drops (cassie_v2.sdf's pitch-rod joints). */
+static const char ball_damping[] =
+    "<?xml version=\"1.0\"?>\n<sdf version=\"1.9\">\n  <model name=\"balls\">\n"
+    "    <link name=\"a\">" INERTIAL("0 0 -0.5 0 0 0", "1", INERTIA2) "</link>\n"
+    "    <link name=\"b\"><pose>0 0 -1 0 0 0</pose>" INERTIAL("0 0 -0.5 0 0 0", "1", INERTIA2) "</link>\n"
+    "    <joint name=\"shoulder\" type=\"ball\"><parent>world</parent><child>a</child>\n"
+    "      <axis><xyz>0 0 1</xyz><dynamics><damping>0.3</damping><friction>0.2</friction></dynamics></axis></joint>\n"
+    "    <joint name=\"elbow\" type=\"ball\"><pose>0 0 0 0 0 0</pose><parent>a</parent><child>b</child></joint>\n"
+    "    <link name=\"c\"><pose>0.5 0 -2 0 0 0</pose>" INERTIAL("0 0 0 0 0 0", "1", INERTIA2) "</link>\n"
+    "    <joint name=\"post\" type=\"revolute\"><parent>world</parent><child>c</child><axis><xyz>1 0 0</xyz></axis></joint>\n"
+    "    <joint name=\"rod\" type=\"ball\"><pose>-0.5 0 0 0 0 0</pose><parent>b</parent><child>c</child>\n"
+    "      <axis><xyz>0 -1 0</xyz><dynamics><damping>0.01</damping></dynamics></axis></joint>\n"
+    "  </model>\n</sdf>\n";
+
+static void check_ball_dynamics(void)
+{
+    sd_model *m = NULL;
+    sd_error err;
+    CHECK(sd_sdf_load_string(ball_damping, sizeof ball_damping - 1, "balls.sdf", NULL, &m, &err) == SD_OK);
+    if (m == NULL) {
+        fprintf(stderr, "%s\n", err.message);
+        return;
+    }
+    const int a = sd_model_body_index(m, "a"), b = sd_model_body_index(m, "b");
+    CHECK(a >= 0 && b >= 0 && sd_model_nconstraints(m) == 1);
+    for (int i = 0; i < 3 && a >= 0 && b >= 0; ++i) {
+        CHECK(sd_model_damping(m, sd_model_v_index(m, a) + i) == 0.3);
+        CHECK(sd_model_damping(m, sd_model_v_index(m, b) + i) == 0.0);
+    }
+    CHECK(a >= 0 && sd_model_body_desc(m, a)->friction == 0.2);
+    int warned = 0;
+    for (size_t i = 0; i < sd_model_nwarnings(m); ++i) {
+        const char *w = sd_model_warning(m, i);
+        warned |= strstr(w, "joint 'rod' (line 11: damping 0.01)") != NULL && strstr(w, "balls.sdf") == w;
+    }
+    CHECK(warned);
+    printf("  ball joints: damping 0.3 on the tree's three speeds; the loop's damping in the warning: %s\n",
+           warned ? "yes" : "no");
+    sd_model_free(m);
+}
+
 int main(void)
 {
     const sd_transform X_W_M = pose(1, 2, 3, 0.1, 0.2, 0.3);
@@ -305,5 +349,6 @@ int main(void)
 
     check_frame();
     check_four_bar();
+    check_ball_dynamics();
     return test_summary("test_sdf_semantics");
 }

@@ -1,7 +1,8 @@
 /*
  * tests/io/test_urdf_bundled_models.c — the URDF files soadyn ships in models/ load with the sizes
  * their headers promise, and the two systems of paper 003 have the equations of motion of its
- * Examples 1 and 2 (Eqs. M4 and N4) with the parameters the files choose.
+ * Examples 1 and 2 (Eqs. M4 and N4) with the parameters the files choose; the spacecraft's
+ * <soadyn:gravity xyz="0 0 0"/> makes it float.
  *
  * Usage: test_urdf_bundled_models <models folder>
  */
@@ -119,6 +120,29 @@ static void check_quadruped(const char *folder)
     sd_model_free(m);
 }
 
+/* The spacecraft floats: its <soadyn:gravity xyz="0 0 0"/> switches gravity off, so at rest nothing
+ * accelerates (with the URDF default -9.81 z the bus would fall). */
+static void check_spacecraft_floats(const char *folder)
+{
+    sd_model *m = load(folder, "spacecraft.urdf");
+    if (m == NULL) return;
+    double g[3] = {1, 1, 1};
+    sd_model_gravity(m, g);
+    CHECK(g[0] == 0.0 && g[1] == 0.0 && g[2] == 0.0);
+    const int nq = sd_model_nq(m), nv = sd_model_nv(m);
+    double q[64], u[64] = {0}, tau[64] = {0}, qdd[64];
+    CHECK(nq <= 64 && nv <= 64);
+    sd_configuration_reference(m, q);
+    sd_data *d = sd_data_new(m);
+    CHECK(sd_forward_dynamics(m, d, q, u, tau, NULL, qdd) == SD_OK);
+    double worst = 0.0;
+    for (int i = 0; i < nv; ++i) worst = fmax(worst, fabs(qdd[i]));
+    printf("spacecraft at rest: gravity %g %g %g, largest |qdd| %.1e\n", g[0], g[1], g[2], worst);
+    CHECK(worst <= 1e-12);
+    sd_data_free(d);
+    sd_model_free(m);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -130,5 +154,6 @@ int main(int argc, char **argv)
     check_pendulum_on_cart(argv[1]);
     check_double_pendulum(argv[1]);
     check_quadruped(argv[1]);
+    check_spacecraft_floats(argv[1]);
     return test_summary("test_urdf_bundled_models");
 }

@@ -46,6 +46,9 @@ static const broken_case corpus[] = {
     {"inertia_missing_attribute.urdf", SD_E_PARSE, 6, "link 'a'", "ixy"},
     {"mass_not_a_number.urdf", SD_E_PARSE, 5, "link 'a'", "1.0kg"},
     {"mass_nan.urdf", SD_E_PARSE, 5, "link 'a'", "not finite"},
+    {"gravity_nan.urdf", SD_E_PARSE, 9, "<soadyn:gravity>", "not finite"},
+    {"gravity_huge.urdf", SD_E_PARSE, 3, "<soadyn:gravity>", "bound of physical models"},
+    {"gravity_twice.urdf", SD_E_PARSE, 4, "<soadyn:gravity>", "given twice"},
     {"origin_inf.urdf", SD_E_PARSE, 8, "joint 'j1'", "rpy"},
     {"origin_not_a_number.urdf", SD_E_PARSE, 8, "joint 'j1'", "1.0 abc 0"},
     {"axis_two_components.urdf", SD_E_PARSE, 8, "joint 'j1'", "<axis xyz=\"1 0\">"},
@@ -135,6 +138,8 @@ static void check_broken(const char *folder, const broken_case *c)
                    strstr(err.message, line) != NULL && strstr(err.message, c->element) != NULL &&
                    strstr(err.message, c->detail) != NULL;
     CHECK(ok);
+    const char *at = strstr(err.message, line); /* the file:line prefix once, not repeated */
+    CHECK(at == NULL || strstr(at + 1, line) == NULL);
     if (!ok)
         fprintf(stderr, "  %s: got %s \"%s\"; expected %s, line %d, \"%s\", \"%s\"\n", c->file, sd_status_name(st),
                 err.message, sd_status_name(c->status), c->line, c->element, c->detail);

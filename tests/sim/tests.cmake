@@ -38,3 +38,10 @@ if(SOADYN_WITH_IO AND SOADYN_WITH_PLOT)
     ARGS $<TARGET_FILE:soadyn_cli> ${PROJECT_SOURCE_DIR}/models)
   add_dependencies(test_cli_flex soadyn_cli)
 endif()
+# What the program takes from a model file and lets the command line replace: --gravity on every
+# command, MJCF <option timestep> as simulate's dt, eval holding the joints --q names (mimic joints).
+if(SOADYN_WITH_IO)
+  soadyn_add_test(test_cli_model_files SOURCES sim/test_cli_model_files.c sim/cli_child.c sim/mini_json.c LABELS unit
+    ARGS $<TARGET_FILE:soadyn_cli> ${PROJECT_SOURCE_DIR}/models)
+  add_dependencies(test_cli_model_files soadyn_cli)
+endif()
