@@ -121,6 +121,15 @@ static char *format_name(const char *fmt, const char *a, const char *b2, int i)
     return s;
 }
 
+/* "a/b": a massless link's name from its body's and its joint's */
+static char *join_names(const char *a, const char *b2)
+{
+    const size_t n = strlen(a) + strlen(b2) + 2;
+    char *s = malloc(n);
+    if (s != NULL) snprintf(s, n, "%s/%s", a, b2);
+    return s;
+}
+
 static void translation(const double p[3], sd_transform *X)
 {
     sd_transform_identity(X);
@@ -434,7 +443,7 @@ static sd_status read_body(builder_ctx *b, const xmlNode *node, int parent, int 
         const int last = ++k == njoint;
         /* a massless link of the chain: "<body>/<joint>"; an unnamed joint's name says it already */
         p->name = last       ? sd_io_strdup(b->bodies[self].name)
-                  : mj->name ? format_name("%s/%s", b->bodies[self].name, mj->name, 0)
+                  : mj->name ? join_names(b->bodies[self].name, mj->name)
                              : sd_io_strdup(p->joint);
         p->parent = prev ? sd_io_strdup(prev) : NULL;
         if (p->name == NULL || (prev && p->parent == NULL)) {
