@@ -50,12 +50,13 @@ import os
 
 import numpy as np
 
+from . import _fast
 from ._soadyn_cffi import ffi, lib
 
 __all__ = [
     "Model", "load", "Error", "ArgumentError", "ArgumentTypeError", "ModelError", "SingularError",
     "OutOfMemoryError", "FileError", "ParseError", "NotSupportedError", "SolverError", "NotFiniteError",
-    "SimResult", "has_viewer", "write_view",
+    "ClosedLoopError", "SimResult", "has_viewer", "write_view", "QUATERNION_TOLERANCE",
 ]
 
 # ---------------------------------------------------------------- errors
@@ -78,6 +79,11 @@ class ArgumentError(Error, ValueError):
 
 class ArgumentTypeError(ArgumentError, TypeError):
     """An array of the wrong dtype (raised here, before any C call)."""
+
+
+class ClosedLoopError(ArgumentError):
+    """A tree-only algorithm called on a model with closure constraints without tree=True: its answer
+    would ignore the loops. The message names the function that solves the closed system."""
 
 
 class ModelError(Error):
@@ -142,13 +148,15 @@ def _str(p):
 # ---------------------------------------------------------------- arrays
 
 _F64 = np.dtype(np.float64)
+# The largest | |quat| - 1 | a configuration may carry (soadyn._fast applies the same figure).
+QUATERNION_TOLERANCE = _fast.QUATERNION_TOLERANCE
 _NULL = ffi.NULL
 _from_buffer = ffi.from_buffer
 _ndarray = np.ndarray
 _empty = np.empty
 _DBL = ffi.typeof("double[]")
-_c_fd = lib.sd_forward_dynamics
-_c_id = lib.sd_inverse_dynamics
+_fast_fd = _fast.forward_dynamics
+_fast_id = _fast.inverse_dynamics
 
 
 def _as_f64(name, a):
@@ -170,17 +178,21 @@ def _as_f64(name, a):
 
 class _Batch:
     """Collects a call's inputs: each has a base shape; a leading axis of states is allowed once
-    and must agree among the inputs that have it (the others broadcast, stride 0)."""
+    and must agree among the inputs that have it (the others broadcast, stride 0). Configurations
+    (inputs named q...) are checked for unit quaternions (Model._check_quaternions)."""
 
-    __slots__ = ("fn", "n")
+    __slots__ = ("fn", "n", "model")
 
-    def __init__(self, fn):
+    def __init__(self, fn, model):
         self.fn = fn
         self.n = -1  # -1: no input carries a leading axis (one state)
+        self.model = model
 
     def add(self, name, a, shape):
-        """(pointer, stride in doubles) of input `a` of base shape `shape`."""
+        """(pointer, stride in doubles, the array) of input `a` of base shape `shape`."""
         a = _as_f64(name, a)
+        if name[0] == "q" and name != "qdd":
+            self.model._check_quaternions(self.fn, name, a)
         nd = len(shape)
         ashape = a.shape
         if ashape == shape:
@@ -200,6 +212,12 @@ class _Batch:
     def rows(self):
         return 1 if self.n < 0 else self.n
 
+    def stacked(self, a, stride):
+        """An input as the batch API takes it: one block per state (a broadcast input copied)."""
+        if a is None or stride:
+            return a
+        return np.ascontiguousarray(np.broadcast_to(a, (self.n,) + a.shape))
+
     def shape(self, *base):
         return base if self.n < 0 else (self.n,) + base
 
@@ -213,6 +231,13 @@ def _output(out, shape, name="out"):
     if type(out) is not _ndarray or out.dtype != _F64 or not out.flags.c_contiguous or out.shape != shape:
         raise ArgumentError(f"{name}: must be a C-contiguous float64 array of shape {shape}")
     return out
+
+
+def _frozen(values):
+    """A float64 array that refuses writes (ValueError: assignment destination is read-only)."""
+    a = np.array(values, dtype=_F64)
+    a.flags.writeable = False
+    return a
 
 
 def _flags(name, value, n, kind, names):
@@ -273,13 +298,21 @@ class Model:
         if d == ffi.NULL:
             lib.sd_model_free(cmodel)
             raise OutOfMemoryError("sd_data_new: out of memory")
+        batches = {}  # threads -> sd_batch (soadyn/batch.h), made on the first batched call
 
-        def free(m, d=d):
+        def free(m, d=d, batches=batches):
+            for b in batches.values():  # before the model they point to
+                lib.sd_batch_free(b)
             lib.sd_data_free(d)
             lib.sd_model_free(m)
 
         self._m = ffi.gc(cmodel, free)
         self._d = d
+        self._batches = batches
+        self._simd = {}  # threads -> the SIMD mode last set on that context
+        # the addresses the hand-written extension soadyn._fast takes
+        self._mp = int(ffi.cast("uintptr_t", cmodel))
+        self._dp = int(ffi.cast("uintptr_t", d))
         self.path = path
         self.format = format
         m = self._m
@@ -288,50 +321,65 @@ class Model:
         self.nv = lib.sd_model_nv(m)
         self.nbodies = lib.sd_model_nbodies(m)
         nb = self.nbodies
-        self.body_names = [_str(lib.sd_model_body_name(m, k)) for k in range(nb)]
-        self.joint_names = [_str(lib.sd_model_joint_name(m, k)) for k in range(nb)]
-        self.parents = [lib.sd_model_parent(m, k) for k in range(nb)]
-        self.hinge_types = [_str(lib.sd_hinge_type_name(lib.sd_model_hinge(m, k))) for k in range(nb)]
-        self.q_index = [lib.sd_model_q_index(m, k) for k in range(nb)]
-        self.v_index = [lib.sd_model_v_index(m, k) for k in range(nb)]
-        self.hinge_nq = [lib.sd_model_hinge_nq(m, k) for k in range(nb)]
-        self.hinge_nv = [lib.sd_model_hinge_nv(m, k) for k in range(nb)]
-        self.body_masses = np.array([lib.sd_model_body_mass(m, k) for k in range(nb)])
+        # What describes the model is immutable here: tuples, and numpy arrays that refuse writes
+        # (an assignment that changed a copy and not the model would do nothing without a word);
+        # the parameters change through the set_* methods, which rebuild what depends on them.
+        self.body_names = tuple(_str(lib.sd_model_body_name(m, k)) for k in range(nb))
+        self.joint_names = tuple(_str(lib.sd_model_joint_name(m, k)) for k in range(nb))
+        self.parents = tuple(lib.sd_model_parent(m, k) for k in range(nb))
+        self.hinge_types = tuple(_str(lib.sd_hinge_type_name(lib.sd_model_hinge(m, k))) for k in range(nb))
+        self.q_index = tuple(lib.sd_model_q_index(m, k) for k in range(nb))
+        self.v_index = tuple(lib.sd_model_v_index(m, k) for k in range(nb))
+        self.hinge_nq = tuple(lib.sd_model_hinge_nq(m, k) for k in range(nb))
+        self.hinge_nv = tuple(lib.sd_model_hinge_nv(m, k) for k in range(nb))
         buf = ffi.new("char[256]")
-        self.coordinate_labels = []
+        labels = []
         for i in range(self.nq):
             lib.sd_coordinate_label(m, i, buf, 256)
-            self.coordinate_labels.append(_str(buf))
-        self.speed_labels = []
+            labels.append(_str(buf))
+        self.coordinate_labels = tuple(labels)
+        labels = []
         for i in range(self.nv):
             lib.sd_speed_label(m, i, buf, 256)
-            self.speed_labels.append(_str(buf))
-        self.frame_names = [_str(lib.sd_model_frame_name(m, k)) for k in range(lib.sd_model_nframes(m))]
-        self.frame_bodies = [lib.sd_model_frame_body(m, k) for k in range(len(self.frame_names))]
-        self.warnings = [_str(lib.sd_model_warning(m, i)) for i in range(lib.sd_model_nwarnings(m))]
+            labels.append(_str(buf))
+        self.speed_labels = tuple(labels)
+        self.frame_names = tuple(_str(lib.sd_model_frame_name(m, k)) for k in range(lib.sd_model_nframes(m)))
+        self.frame_bodies = tuple(lib.sd_model_frame_body(m, k) for k in range(len(self.frame_names)))
+        self.warnings = tuple(_str(lib.sd_model_warning(m, i)) for i in range(lib.sd_model_nwarnings(m)))
         self.nconstraints = lib.sd_model_nconstraints(m)
         self.nconstraint_rows = lib.sd_model_nconstraint_rows(m)
-        self.constraint_names = [_str(lib.sd_model_constraint_name(m, c)) for c in range(self.nconstraints)]
-        self.constraint_row_offsets = [lib.sd_model_constraint_row_offset(m, c) for c in range(self.nconstraints)]
-        self.constraint_nrows = [lib.sd_model_constraint_nrows(m, c) for c in range(self.nconstraints)]
+        self.constraint_names = tuple(_str(lib.sd_model_constraint_name(m, c)) for c in range(self.nconstraints))
+        self.constraint_row_offsets = tuple(lib.sd_model_constraint_row_offset(m, c) for c in range(self.nconstraints))
+        self.constraint_nrows = tuple(lib.sd_model_constraint_nrows(m, c) for c in range(self.nconstraints))
         self.nflexible = lib.sd_model_nflexible(m)
-        self.body_nmodes = [lib.sd_model_body_nmodes(m, k) for k in range(nb)]
-        self.body_nnodes = [lib.sd_model_body_nnodes(m, k) for k in range(nb)]
-        self.mode_q_index = [lib.sd_model_mode_q_index(m, k) for k in range(nb)]
-        self.mode_v_index = [lib.sd_model_mode_v_index(m, k) for k in range(nb)]
-        g = ffi.new("double[3]")
-        lib.sd_model_gravity(m, g)
-        self.gravity = np.array(list(g))
-        self.total_mass = lib.sd_model_total_mass(m)
-        self.armature = np.array([lib.sd_model_armature(m, v) for v in range(self.nv)])
-        self.damping = np.array([lib.sd_model_damping(m, v) for v in range(self.nv)])
-        self.stiffness = np.array([lib.sd_model_stiffness(m, v) for v in range(self.nv)])
+        self.body_nmodes = tuple(lib.sd_model_body_nmodes(m, k) for k in range(nb))
+        self.body_nnodes = tuple(lib.sd_model_body_nnodes(m, k) for k in range(nb))
+        self.mode_q_index = tuple(lib.sd_model_mode_q_index(m, k) for k in range(nb))
+        self.mode_v_index = tuple(lib.sd_model_mode_v_index(m, k) for k in range(nb))
+        # the quaternions of q (spherical and free hinges): their first coordinates and bodies
+        quat = [(self.q_index[k] + (3 if self.hinge_types[k] == "free" else 0), k) for k in range(nb)
+                if self.hinge_types[k] in ("spherical", "free")]
+        self._quat_index = np.array([[i + j for j in range(4)] for i, _ in quat], dtype=np.intp) if quat else None
+        self._quat_bodies = tuple(k for _, k in quat)
+        self._read_parameters()
         self._fshape = (nb, 6)
         self._strides = ffi.new("sdpy_strides *")
         self._row = ffi.new("long *")
 
     def __repr__(self):
         return f"<soadyn.Model {self.name!r}: {self.nbodies} bodies, nq {self.nq}, nv {self.nv}>"
+
+    def _read_parameters(self):
+        """The parameters a setter may change, read back from the C model as read-only arrays."""
+        m, nv = self._m, self.nv
+        g = ffi.new("double[3]")
+        lib.sd_model_gravity(m, g)
+        self.gravity = _frozen(list(g))
+        self.body_masses = _frozen([lib.sd_model_body_mass(m, k) for k in range(self.nbodies)])
+        self.total_mass = lib.sd_model_total_mass(m)
+        self.armature = _frozen([lib.sd_model_armature(m, v) for v in range(nv)])
+        self.damping = _frozen([lib.sd_model_damping(m, v) for v in range(nv)])
+        self.stiffness = _frozen([lib.sd_model_stiffness(m, v) for v in range(nv)])
 
     # ------------------------------------------------------------ helpers
 
@@ -361,7 +409,7 @@ class Model:
         return k
 
     def _state_q(self, fn, q):
-        b = _Batch(fn)
+        b = _Batch(fn, self)
         pq, sq, _ = b.add("q", q, (self.nq,))
         return b, pq, sq
 
@@ -422,93 +470,137 @@ class Model:
             want = self.nq if name.startswith("q") else self.nv
             if a.shape != (want,):
                 raise ArgumentError(f"{fn}: {name} has shape {a.shape}, expected ({want},)")
+            if want == self.nq and fn != "normalize":
+                self._check_quaternions(fn, name, a)
+
+    def _check_quaternions(self, fn, name, q):
+        """ArgumentError unless every quaternion of q (one state or a batch) has norm 1 to
+        QUATERNION_TOLERANCE: soadyn uses a quaternion as given, unnormalised (a norm of 2 changes
+        M by orders of magnitude), as `soadyn simulate --q0` refuses one. A NaN is left to the C
+        call, whose message names the coordinate."""
+        idx = self._quat_index
+        if idx is None or q.shape[-1:] != (self.nq,):
+            return  # no quaternion, or a wrong shape that the caller reports
+        err = np.abs(np.sqrt(np.sum(np.square(q[..., idx]), axis=-1)) - 1.0)
+        bad = err > QUATERNION_TOLERANCE
+        if not bad.any():
+            return
+        where = tuple(np.argwhere(bad)[0])
+        k = self._quat_bodies[where[-1]]
+        first = int(idx[where[-1], 0])
+        state = f" state {where[0]}:" if len(where) > 1 else ""
+        norm = float(np.sqrt(np.sum(np.square(q[where[:-1]][idx[where[-1]]]))))
+        raise ArgumentError(
+            f"{fn}: {name}:{state} the quaternion of joint {self.joint_names[k]!r} ({name}[{first}:{first + 4}], "
+            f"w x y z) has norm {norm:.17g}, not 1 (| |quat| - 1 | = {float(err[where]):.3g} > "
+            f"{QUATERNION_TOLERANCE:g}); soadyn uses quaternions as given: pass unit ones (model.normalize(q))")
+
+    def _tree_only(self, fn, tree, closed):
+        """ClosedLoopError when the model has closure constraints and the tree's answer was not asked
+        for by name (tree=True); `closed` is the call that solves the closed system."""
+        if self.nconstraints and not tree:
+            names = ", ".join(self.constraint_names)
+            raise ClosedLoopError(
+                f"{fn}: model {self.name!r} has {self.nconstraints} closure constraint(s) ({names}), which the "
+                f"open tree's answer ignores: call {closed} for the closed system, or {fn}(..., tree=True) for "
+                f"the open tree")
 
     # ------------------------------------------------------------ dynamics
 
-    def forward_dynamics(self, q, u, tau, f_ext=None, out=None):
-        """qdd = M^-1 (tau - C + J^T f_ext) by the O(N) articulated-body algorithm (004 Alg 6.1), the
-        armature in D(k) = H P H* + J (004 Eq 33) and the joints' damping and springs added to tau."""
-        # Fast path of one state given as 1-D float64 ndarrays: straight to the C call (from_buffer
-        # refuses a non-contiguous array, a list has no dtype: the general path below takes them).
-        try:  # an AttributeError (not an ndarray) or BufferError (not contiguous): the general path
-            fast = f_ext is None and out is None and q.dtype is _F64 and u.dtype is _F64 and tau.dtype is _F64 \
-                and q.ndim == u.ndim == tau.ndim == 1
-            if fast:
-                pq, pu, pt = _from_buffer(_DBL, q), _from_buffer(_DBL, u), _from_buffer(_DBL, tau)
-        except (AttributeError, BufferError, ValueError):
-            fast = False
-        if fast and len(pq) == self.nq and len(pu) == self.nv and len(pt) == self.nv:
-            qdd = _empty(self.nv)
-            st = _c_fd(self._m, self._d, pq, pu, pt, _NULL, _from_buffer(_DBL, qdd))
-            if st:
-                self._fail(st, -1)
-            return qdd
-        b = _Batch("forward_dynamics")
+    def forward_dynamics(self, q, u, tau, f_ext=None, out=None, tree=False, threads=1, simd=True):
+        """qdd = M^-1 (tau - C + J^T f_ext) of the tree by the O(N) articulated-body algorithm (004
+        Alg 6.1), the armature in D(k) = H P H* + J (004 Eq 33) and the joints' damping and springs
+        added to tau. On a model with closure constraints it raises ClosedLoopError (use
+        closed_loop_forward_dynamics) unless tree=True asks for the open tree's qdd.
+
+        A batch (a leading axis of states) runs through soadyn/batch.h on `threads` threads, by the
+        SIMD kernel (4 or 8 states per step) when `simd` and the model allow it: each state's qdd
+        is then the single call's up to round-off (batch.h states the bound), and bit for bit the
+        same whatever the threads and the batch's size; simd=False gives the single calls' bits."""
+        r = _fast_fd(self._mp, self._dp, q, u, tau, f_ext, out, tree)
+        if r.__class__ is _ndarray:
+            return r
+        if r is not None:
+            self._fail(r, -1)
+        return self._dynamics("forward_dynamics", lib.sd_forward_dynamics_batch, q, u, ("tau", tau), f_ext, out,
+                              tree, threads, simd, "closed_loop_forward_dynamics(q, u, tau)", 0)
+
+    def inverse_dynamics(self, q, u, qdd, f_ext=None, out=None, tree=False, threads=1, simd=True):
+        """tau = M qdd + C - J^T f_ext of the tree by Newton-Euler (004 Alg 3.1), armature and
+        passive forces included. ClosedLoopError on a model with closure constraints (use
+        constrained_inverse_dynamics) unless tree=True. Batches as forward_dynamics."""
+        r = _fast_id(self._mp, self._dp, q, u, qdd, f_ext, out, tree)
+        if r.__class__ is _ndarray:
+            return r
+        if r is not None:
+            self._fail(r, -1)
+        return self._dynamics("inverse_dynamics", lib.sd_inverse_dynamics_batch, q, u, ("qdd", qdd), f_ext, out,
+                              tree, threads, simd, "constrained_inverse_dynamics(q, u, qdd, actuated)", -1)
+
+    def _dynamics(self, fn, batch_fn, q, u, x, f_ext, out, tree, threads, simd, closed, cholesky):
+        """The general path of forward (cholesky 0) and inverse (-1) dynamics: every check, one state
+        by the sdpy loop, a batch by soadyn/batch.h."""
+        self._tree_only(fn, tree, closed)
+        b = _Batch(fn, self)
         s = self._strides
-        pq, s.q, _ = b.add("q", q, (self.nq,))
-        pu, s.u, _ = b.add("u", u, (self.nv,))
-        pt, s.x, _ = b.add("tau", tau, (self.nv,))
-        if f_ext is None:
-            pf = _NULL
+        pq, s.q, aq = b.add("q", q, (self.nq,))
+        pu, s.u, au = b.add("u", u, (self.nv,))
+        px, s.x, ax = b.add(x[0], x[1], (self.nv,))
+        pf, af = _NULL, None
+        if f_ext is not None:
+            pf, s.f, af = b.add("f_ext", f_ext, self._fshape)
+        y = _output(out, b.shape(self.nv))
+        if b.n >= 0 and cholesky <= 0:
+            ctx = self._batch_context(threads, simd)
+            aq, au, ax, af = b.stacked(aq, s.q), b.stacked(au, s.u), b.stacked(ax, s.x), b.stacked(af, s.f)
+            st = batch_fn(ctx, b.n, _from_buffer(_DBL, aq), _from_buffer(_DBL, au), _from_buffer(_DBL, ax),
+                          _NULL if af is None else _from_buffer(_DBL, af), _from_buffer(_DBL, y), _NULL)
+            if st:
+                _raise(st, _str(lib.sd_batch_error(ctx)))
+            return y
+        if cholesky >= 0:
+            st = lib.sdpy_forward_dynamics(self._m, self._d, b.rows(), s, pq, pu, px, pf, _from_buffer(_DBL, y),
+                                           cholesky, self._row)
         else:
-            pf, s.f, _ = b.add("f_ext", f_ext, self._fshape)
-        qdd = _output(out, b.shape(self.nv))
-        st = lib.sdpy_forward_dynamics(self._m, self._d, b.rows(), s, pq, pu, pt, pf,
-                                       _from_buffer("double[]", qdd), 0, self._row)
+            st = lib.sdpy_inverse_dynamics(self._m, self._d, b.rows(), s, pq, pu, px, pf, _from_buffer(_DBL, y),
+                                           self._row)
         if st:
             self._fail(st, b.n)
-        return qdd
+        return y
 
-    def forward_dynamics_cholesky(self, q, u, tau, f_ext=None):
-        """The same qdd from M and C by a dense Cholesky solve, O(N^3) (001 Sec 3): the reference."""
-        b = _Batch("forward_dynamics_cholesky")
-        s = self._strides
-        pq, s.q, _ = b.add("q", q, (self.nq,))
-        pu, s.u, _ = b.add("u", u, (self.nv,))
-        pt, s.x, _ = b.add("tau", tau, (self.nv,))
-        pf = _NULL
-        if f_ext is not None:
-            pf, s.f, _ = b.add("f_ext", f_ext, self._fshape)
-        qdd = np.empty(b.shape(self.nv))
-        st = lib.sdpy_forward_dynamics(self._m, self._d, b.rows(), s, pq, pu, pt, pf,
-                                       _from_buffer("double[]", qdd), 1, self._row)
-        if st:
-            self._fail(st, b.n)
-        return qdd
+    def _batch_context(self, threads, simd):
+        """The sd_batch of `threads` threads (made once, freed with the model), set to `simd`."""
+        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 1 <= threads <= 256:
+            raise ArgumentError(f"threads: {threads!r}, expected an integer from 1 to 256")
+        threads = int(threads)
+        ctx = self._batches.get(threads)
+        if ctx is None:
+            err = ffi.new("sd_error *")
+            ctx = lib.sd_batch_new(self._m, threads, err)
+            if ctx == _NULL:
+                _raise(err.status, _str(err.message))
+            self._batches[threads] = ctx
+        mode = lib.SD_BATCH_SIMD_AUTO if simd else lib.SD_BATCH_SIMD_OFF
+        if self._simd.get(threads) != mode:
+            lib.sd_batch_set_simd(ctx, mode)
+            self._simd[threads] = mode
+        return ctx
 
-    def inverse_dynamics(self, q, u, qdd, f_ext=None, out=None):
-        """tau = M qdd + C - J^T f_ext by Newton-Euler (004 Alg 3.1), armature and passive forces included."""
-        try:  # the fast path of forward_dynamics
-            fast = f_ext is None and out is None and q.dtype is _F64 and u.dtype is _F64 and qdd.dtype is _F64 \
-                and q.ndim == u.ndim == qdd.ndim == 1
-            if fast:
-                pq, pu, pa = _from_buffer(_DBL, q), _from_buffer(_DBL, u), _from_buffer(_DBL, qdd)
-        except (AttributeError, BufferError, ValueError):
-            fast = False
-        if fast and len(pq) == self.nq and len(pu) == self.nv and len(pa) == self.nv:
-            tau = _empty(self.nv)
-            st = _c_id(self._m, self._d, pq, pu, pa, _NULL, _from_buffer(_DBL, tau))
-            if st:
-                self._fail(st, -1)
-            return tau
-        b = _Batch("inverse_dynamics")
-        s = self._strides
-        pq, s.q, _ = b.add("q", q, (self.nq,))
-        pu, s.u, _ = b.add("u", u, (self.nv,))
-        pa, s.x, _ = b.add("qdd", qdd, (self.nv,))
-        pf = _NULL
-        if f_ext is not None:
-            pf, s.f, _ = b.add("f_ext", f_ext, self._fshape)
-        tau = _output(out, b.shape(self.nv))
-        st = lib.sdpy_inverse_dynamics(self._m, self._d, b.rows(), s, pq, pu, pa, pf,
-                                       _from_buffer("double[]", tau), self._row)
-        if st:
-            self._fail(st, b.n)
-        return tau
+    def simd_lanes(self, threads=1, simd=True):
+        """States per SIMD step of a batched forward or inverse dynamics call (8 with AVX-512, 4 with
+        AVX2), 0 when it takes the scalar path; and why (sd_batch_simd_note)."""
+        ctx = self._batch_context(threads, simd)
+        return lib.sd_batch_simd_lanes(ctx), _str(lib.sd_batch_simd_note(ctx))
+
+    def forward_dynamics_cholesky(self, q, u, tau, f_ext=None, tree=False):
+        """The same qdd from M and C by a dense Cholesky solve, O(N^3) (001 Sec 3): the reference.
+        ClosedLoopError on a model with closure constraints unless tree=True."""
+        return self._dynamics("forward_dynamics_cholesky", None, q, u, ("tau", tau), f_ext, None, tree, 1, False,
+                              "closed_loop_forward_dynamics(q, u, tau)", 1)
 
     def bias_forces(self, q, u, f_ext=None):
         """C(q, u) - J^T f_ext: gravity, velocity terms and -tau_passive (inverse dynamics at qdd = 0)."""
-        b = _Batch("bias_forces")
+        b = _Batch("bias_forces", self)
         s = self._strides
         pq, s.q, _ = b.add("q", q, (self.nq,))
         pu, s.u, _ = b.add("u", u, (self.nv,))
@@ -524,7 +616,7 @@ class Model:
 
     def passive_forces(self, q, u):
         """tau_passive = -damping u - stiffness (q - spring_ref) (soadyn/dynamics.h, joint-level dynamics)."""
-        b = _Batch("passive_forces")
+        b = _Batch("passive_forces", self)
         s = self._strides
         pq, s.q, _ = b.add("q", q, (self.nq,))
         pu, s.u, _ = b.add("u", u, (self.nv,))
@@ -534,21 +626,30 @@ class Model:
             self._fail(st, b.n)
         return out
 
-    def _matrix(self, fn, q, which, rows):
+    def _matrix(self, fn, q, which, rows, threads=1):
         b, pq, sq = self._state_q(fn, q)
         out = np.empty(b.shape(rows, self.nv))
+        if b.n >= 0 and which < 2:  # a batch of M or M^-1: batch.h, the single-state calls on each thread
+            ctx = self._batch_context(threads, False)
+            st = (lib.sd_mass_matrix_inverse_batch if which else lib.sd_mass_matrix_batch)(
+                ctx, b.n, pq, _from_buffer(_DBL, out))
+            if st:
+                _raise(st, _str(lib.sd_batch_error(ctx)))
+            return out
         st = lib.sdpy_matrix(self._m, self._d, b.rows(), sq, pq, which, _from_buffer("double[]", out), self._row)
         if st:
             self._fail(st, b.n)
         return out
 
-    def mass_matrix(self, q):
-        """M(q), nv x nv, by composite body inertias (004 Alg 4.2), diag(armature) added."""
-        return self._matrix("mass_matrix", q, 0, self.nv)
+    def mass_matrix(self, q, threads=1):
+        """M(q), nv x nv, by composite body inertias (004 Alg 4.2), diag(armature) added. A batch runs
+        on `threads` threads (soadyn/batch.h), each state the single call's bits."""
+        return self._matrix("mass_matrix", q, 0, self.nv, threads)
 
-    def mass_matrix_inverse(self, q):
-        """The dense M^-1(q) in O(N^2) from the articulated-body recursion (004 Eq 51)."""
-        return self._matrix("mass_matrix_inverse", q, 1, self.nv)
+    def mass_matrix_inverse(self, q, threads=1):
+        """The dense M^-1(q) in O(N^2) from the articulated-body recursion (004 Eq 51); batches as
+        mass_matrix."""
+        return self._matrix("mass_matrix_inverse", q, 1, self.nv, threads)
 
     def mass_matrix_solve(self, q, x):
         """M^-1(q) x in O(N) without forming M (004 Eq 51)."""
@@ -562,7 +663,7 @@ class Model:
         return self._factor("innovations_apply", q, x, _FACTOR_OPS[op])
 
     def _factor(self, fn, q, x, op):
-        b = _Batch(fn)
+        b = _Batch(fn, self)
         pq, sq, _ = b.add("q", q, (self.nq,))
         px, sx, _ = b.add("x", x, (self.nv,))
         y = np.empty(b.shape(self.nv))
@@ -603,7 +704,8 @@ class Model:
         return (_from_buffer("double[]", F), _from_buffer("double[]", fr), _from_buffer("double[]", co),
                 (F, fr, co))
 
-    def forward_dynamics_ex(self, q, u, tau, f_ext=None, qdd=None, prescribed=None, forces=True, frame="body"):
+    def forward_dynamics_ex(self, q, u, tau, f_ext=None, qdd=None, prescribed=None, forces=True, frame="body",
+                            tree=False):
         """Forward dynamics with options (000 Sec 3, 000 Eq 17/41): `prescribed` (per body a flag, or a
         list of body names/indices) marks hinges whose acceleration is given in `qdd` (mixed dynamics:
         their hinge force comes out in tau); forces: also every inter-body force f(k) from the
@@ -611,8 +713,10 @@ class Model:
 
         Returns dict(qdd, tau, forces (nbodies x 6 [moment; force]), free (H f, the first hinge_nv[k]
         entries of row k), constrained (the 6 - hinge_nv[k] reactions along the complement of H, 003
-        Prop 5), zero-padded to 6)."""
-        b = _Batch("forward_dynamics_ex")
+        Prop 5), zero-padded to 6). ClosedLoopError on a model with closure constraints unless
+        tree=True (closed_loop_forward_dynamics(..., forces=True) gives the closed system's forces)."""
+        self._tree_only("forward_dynamics_ex", tree, "closed_loop_forward_dynamics(q, u, tau, forces=True)")
+        b = _Batch("forward_dynamics_ex", self)
         s = self._strides
         pq, s.q, _ = b.add("q", q, (self.nq,))
         pu, s.u, _ = b.add("u", u, (self.nv,))
@@ -640,22 +744,26 @@ class Model:
             res.update(forces=arrays[0], free=arrays[1], constrained=arrays[2])
         return res
 
-    def mixed_dynamics(self, q, u, tau, qdd, prescribed, f_ext=None):
+    def mixed_dynamics(self, q, u, tau, qdd, prescribed, f_ext=None, tree=False):
         """Prescribed hinges (000 Sec 3): returns (qdd, tau) with qdd given on the prescribed bodies'
-        speeds and computed elsewhere, tau the other way round."""
-        r = self.forward_dynamics_ex(q, u, tau, f_ext=f_ext, qdd=qdd, prescribed=prescribed, forces=False)
+        speeds and computed elsewhere, tau the other way round. Tree only (tree=True on a model
+        with closure constraints)."""
+        self._tree_only("mixed_dynamics", tree, "closed_loop_forward_dynamics(q, u, tau)")
+        r = self.forward_dynamics_ex(q, u, tau, f_ext=f_ext, qdd=qdd, prescribed=prescribed, forces=False, tree=tree)
         return r["qdd"], r["tau"]
 
-    def interbody_forces(self, q, u, tau, f_ext=None, frame="body"):
+    def interbody_forces(self, q, u, tau, f_ext=None, frame="body", tree=False):
         """The spatial force [moment; force] each parent exerts on its child through the hinge, from
         the articulated-body by-products (000 Eq 17: f = P+ alpha+ + z+). Returns dict as
-        forward_dynamics_ex (qdd, tau, forces, free, constrained)."""
-        return self.forward_dynamics_ex(q, u, tau, f_ext=f_ext, forces=True, frame=frame)
+        forward_dynamics_ex (qdd, tau, forces, free, constrained). Tree only, as forward_dynamics_ex."""
+        self._tree_only("interbody_forces", tree, "closed_loop_forward_dynamics(q, u, tau, forces=True)")
+        return self.forward_dynamics_ex(q, u, tau, f_ext=f_ext, forces=True, frame=frame, tree=tree)
 
-    def inverse_dynamics_forces(self, q, u, qdd, f_ext=None, frame="body"):
+    def inverse_dynamics_forces(self, q, u, qdd, f_ext=None, frame="body", tree=False):
         """Inverse dynamics (004 Alg 3.1) with every inter-body force it computes: dict(tau, forces,
-        free, constrained) as forward_dynamics_ex."""
-        b = _Batch("inverse_dynamics_forces")
+        free, constrained) as forward_dynamics_ex. Tree only (tree=True with closure constraints)."""
+        self._tree_only("inverse_dynamics_forces", tree, "constrained_inverse_dynamics(q, u, qdd, actuated)")
+        b = _Batch("inverse_dynamics_forces", self)
         s = self._strides
         pq, s.q, _ = b.add("q", q, (self.nq,))
         pu, s.u, _ = b.add("u", u, (self.nv,))
@@ -685,7 +793,7 @@ class Model:
         """Kinematics at (q, u, qdd): (R, p, V, A) per body, V and A the spatial velocity and
         acceleration (gravity excluded) [omega; v] in the body frame at its origin (None when u /
         qdd is not given)."""
-        b = _Batch("body_states")
+        b = _Batch("body_states", self)
         s = self._strides
         pq, s.q, _ = b.add("q", q, (self.nq,))
         pu = pa = _NULL
@@ -734,7 +842,7 @@ class Model:
         return J
 
     def _energy(self, fn, q, u, e, com, h):
-        b = _Batch(fn)
+        b = _Batch(fn, self)
         s = self._strides
         pq, s.q, _ = b.add("q", q, (self.nq,))
         pu = _NULL
@@ -848,7 +956,7 @@ class Model:
         redundant rows), the cut-joint force [moment; force] of every constraint (nconstraints x 6,
         in F_A's axes about F_B's origin, or "world" axes), the rank of G M^-1 G*, and with forces the
         inter-body forces of the tree hinges. Returns a dict."""
-        b = _Batch("closed_loop_forward_dynamics")
+        b = _Batch("closed_loop_forward_dynamics", self)
         s = self._strides
         pq, s.q, _ = b.add("q", q, (self.nq,))
         pu, s.u, _ = b.add("u", u, (self.nv,))
@@ -877,7 +985,7 @@ class Model:
     def constrained_inverse_dynamics(self, q, u, qdd, actuated, f_ext=None):
         """The forces of the `actuated` speeds (flags per speed, or speed labels / indices) producing
         qdd on the closed system, and the multipliers (minimum norm): (tau, lambda)."""
-        b = _Batch("constrained_inverse_dynamics")
+        b = _Batch("constrained_inverse_dynamics", self)
         s = self._strides
         pq, s.q, _ = b.add("q", q, (self.nq,))
         pu, s.u, _ = b.add("u", u, (self.nv,))
@@ -896,7 +1004,7 @@ class Model:
 
     def constraint_residuals(self, q, u=None):
         """Position residuals (n_c) and, when u is given, velocity residuals G u: (pos, vel or None)."""
-        b = _Batch("constraint_residuals")
+        b = _Batch("constraint_residuals", self)
         s = self._strides
         pq, s.q, _ = b.add("q", q, (self.nq,))
         pu = _NULL
@@ -940,7 +1048,7 @@ class Model:
 
     def project_velocities(self, q, u):
         """The speeds nearest to u in the kinetic-energy metric with G u = 0."""
-        b = _Batch("project_velocities")
+        b = _Batch("project_velocities", self)
         s = self._strides
         pq, s.q, _ = b.add("q", q, (self.nq,))
         pu, s.u, _ = b.add("u", u, (self.nv,))
