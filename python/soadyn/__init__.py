@@ -228,8 +228,9 @@ _SIZE_HINT = {"q": "nq", "u": "nv", "tau": "nv", "qdd": "nv", "x": "nv", "f_ext"
 def _output(out, shape, name="out"):
     if out is None:
         return np.empty(shape)
-    if type(out) is not _ndarray or out.dtype != _F64 or not out.flags.c_contiguous or out.shape != shape:
-        raise ArgumentError(f"{name}: must be a C-contiguous float64 array of shape {shape}")
+    if type(out) is not _ndarray or out.dtype != _F64 or not out.flags.c_contiguous or out.shape != shape \
+            or not out.flags.writeable:
+        raise ArgumentError(f"{name}: must be a writeable C-contiguous float64 array of shape {shape}")
     return out
 
 
@@ -261,6 +262,8 @@ def _flags(name, value, n, kind, names):
 
 
 _FORCE_FRAMES = {"body": 0, "world": 1, "joint": 2}
+_EYE3 = _frozen(np.eye(3))
+_ZERO3 = _frozen(np.zeros(3))
 _CONSTRAINT_FRAMES = {"local": 0, "world": 1}
 _FACTOR_OPS = {"ne": 0, "ne_transpose": 1, "inv": 2, "inv_transpose": 3}
 
@@ -268,12 +271,14 @@ _FACTOR_OPS = {"ne": 0, "ne_transpose": 1, "inv": 2, "inv_transpose": 3}
 # ---------------------------------------------------------------- the model
 
 
-def load(path, floating=False, keep_fixed=False):
+def load(path, floating=False, keep_fixed=False, gravity=None):
     """Load a URDF, MJCF or SDF file (the format chosen by its root element: sd_model_load_file).
 
     floating: a free hinge on the root link (URDF; SDF models without a joint to the world float
     anyway, MJCF files say it themselves). keep_fixed: fixed joints as 0-dof bodies instead of
-    merged (URDF, SDF). Raises FileError for a missing file, ParseError / ModelError with file:line."""
+    merged (URDF, SDF). gravity: the acceleration of free fall (3 numbers, m/s^2, world axes) in
+    place of the file's (Model.set_gravity). Raises FileError for a missing file, ParseError /
+    ModelError with file:line."""
     if not isinstance(path, (str, os.PathLike)):
         raise ArgumentTypeError(f"load: path must be a str or os.PathLike, not {type(path).__name__}")
     spath = os.fspath(path)
@@ -287,7 +292,10 @@ def load(path, floating=False, keep_fixed=False):
     st = lib.sd_model_load_file(spath.encode(), opt, pm, fmt, err)
     if st != lib.SD_OK:
         _raise(st, _str(err.message))
-    return Model(pm[0], spath, _str(lib.sd_model_format_name(fmt[0])))
+    model = Model(pm[0], spath, _str(lib.sd_model_format_name(fmt[0])))
+    if gravity is not None:
+        model.set_gravity(gravity)
+    return model
 
 
 class Model:
@@ -380,6 +388,107 @@ class Model:
         self.armature = _frozen([lib.sd_model_armature(m, v) for v in range(nv)])
         self.damping = _frozen([lib.sd_model_damping(m, v) for v in range(nv)])
         self.stiffness = _frozen([lib.sd_model_stiffness(m, v) for v in range(nv)])
+        self.spring_ref = _frozen([lib.sd_model_spring_ref(m, v) for v in range(nv)])
+
+    # ------------------------------------------------------------ parameters (soadyn/params.h)
+
+    def _set(self, fn, call):
+        """Run one C setter (call(err) -> status), raise with its message, read the parameters back."""
+        err = ffi.new("sd_error *")
+        st = call(err)
+        self._read_parameters()
+        if st:
+            _raise(st, f"{fn}: {_str(err.message)}")
+
+    def set_gravity(self, gravity):
+        """Gravity, the acceleration of free fall in world axes (m/s^2); every later call sees it."""
+        g = _as_f64("gravity", gravity)
+        if g.shape != (3,):
+            raise ArgumentError(f"set_gravity: gravity has shape {g.shape}, expected (3,)")
+        self._set("set_gravity", lambda err: lib.sd_model_set_gravity(self._m, _from_buffer(_DBL, g), err))
+
+    def set_body_inertia(self, body, mass, com, inertia):
+        """A body's mass (kg), centre of mass (body frame, m) and rotational inertia about it (3x3,
+        body axes, kg m^2), checked as the model files' are."""
+        k = self.body_index(body)
+        c, inertia = _as_f64("com", com), _as_f64("inertia", inertia)
+        if c.shape != (3,) or inertia.shape != (3, 3):
+            raise ArgumentError(f"set_body_inertia: com {c.shape} and inertia {inertia.shape}, expected (3,) and (3, 3)")
+        self._set("set_body_inertia", lambda err: lib.sd_model_set_body_inertia(
+            self._m, k, float(mass), _from_buffer(_DBL, c), _from_buffer(_DBL, inertia), err))
+
+    def _set_joint_terms(self, fn, setter, attr, values):
+        """Set one joint-level term per speed: values is nv numbers, or a dict {speed (label or
+        index) or joint name: value}. All or nothing: a refused value leaves every speed unchanged."""
+        current = getattr(self, attr)
+        new = np.array(current)
+        if isinstance(values, dict):
+            for key, val in values.items():
+                if isinstance(key, str) and key in self.joint_names and key not in self.speed_labels:
+                    k = self.joint_names.index(key)
+                    idx = range(self.v_index[k], self.v_index[k] + self.hinge_nv[k])
+                elif isinstance(key, str):
+                    if key not in self.speed_labels:
+                        raise ArgumentError(f"{fn}: no speed or joint named {key!r} (model.speed_labels, joint_names)")
+                    idx = [self.speed_labels.index(key)]
+                else:
+                    if not 0 <= int(key) < self.nv:
+                        raise ArgumentError(f"{fn}: speed index {key} out of range 0..{self.nv - 1}")
+                    idx = [int(key)]
+                for v in idx:
+                    new[v] = float(val)
+        else:
+            a = _as_f64(fn, values)
+            if a.shape != (self.nv,):
+                raise ArgumentError(f"{fn}: {a.shape} values, expected one per speed ({self.nv},) or a dict")
+            new[:] = a
+        old = np.array(current)
+        err = ffi.new("sd_error *")
+
+        def restore():
+            for w in range(self.nv):
+                setter(self._m, w, float(old[w]), ffi.NULL)
+            self._read_parameters()
+
+        for v in np.flatnonzero(new != old):
+            st = setter(self._m, int(v), float(new[v]), err)
+            if st:
+                restore()
+                _raise(st, f"{fn}: {self.speed_labels[v]}: {_str(err.message)}")
+        self._read_parameters()
+        got = getattr(self, attr)
+        if not np.array_equal(got, new):  # a spherical hinge's one stiffness asked to differ per speed
+            v = int(np.flatnonzero(got != new)[0])
+            restore()
+            raise ArgumentError(f"{fn}: {self.speed_labels[v]}: {new[v]!r} cannot be held (joint "
+                                f"{self.joint_names[lib.sd_model_v_body(self._m, v)]!r} has one value for its speeds)")
+
+    def set_armature(self, values):
+        """The armature (rotor inertia, kg m^2 or kg) added to M(v, v) per speed: nv numbers or a
+        dict {speed label, index or joint name: value}."""
+        self._set_joint_terms("set_armature", lib.sd_model_set_armature, "armature", values)
+
+    def set_damping(self, values):
+        """The viscous damping per speed (tau = -damping u), as set_armature."""
+        self._set_joint_terms("set_damping", lib.sd_model_set_damping, "damping", values)
+
+    def set_stiffness(self, values):
+        """The joint spring stiffness per speed (revolute, prismatic; a spherical hinge's one
+        stiffness for its three speeds), as set_armature."""
+        self._set_joint_terms("set_stiffness", lib.sd_model_set_stiffness, "stiffness", values)
+
+    def set_spring_ref(self, values):
+        """The springs' rest coordinates (rad or m; revolute and prismatic hinges), as set_armature."""
+        self._set_joint_terms("set_spring_ref", lib.sd_model_set_spring_ref, "spring_ref", values)
+
+    def copy(self):
+        """An independent deep copy (sd_model_copy) with its own workspace: one per thread, or a
+        model to change while keeping the original."""
+        err = ffi.new("sd_error *")
+        cm = lib.sd_model_copy(self._m, err)
+        if cm == _NULL:
+            _raise(err.status, _str(err.message))
+        return Model(cm, self.path, self.format)
 
     # ------------------------------------------------------------ helpers
 
@@ -727,9 +836,9 @@ class Model:
         b.add("tau", tau_a, (self.nv,))
         if qdd is not None:
             b.add("qdd", qdd, (self.nv,))
-        tau_io = np.array(np.broadcast_to(tau_a, b.shape(self.nv)))
-        qdd_io = np.zeros(b.shape(self.nv)) if qdd is None else np.array(np.broadcast_to(_as_f64("qdd", qdd),
-                                                                                        b.shape(self.nv)))
+        tau_io = np.ascontiguousarray(np.broadcast_to(tau_a, b.shape(self.nv)))  # copies: written by the call
+        qdd_io = np.zeros(b.shape(self.nv)) if qdd is None else \
+            np.ascontiguousarray(np.broadcast_to(_as_f64("qdd", qdd), b.shape(self.nv)))
         pp, _keep = _flags("prescribed", prescribed, self.nbodies, "body", self.body_names)
         if frame not in _FORCE_FRAMES:
             raise ArgumentError(f"forward_dynamics_ex: frame {frame!r}, expected body, world or joint")
@@ -826,20 +935,78 @@ class Model:
                 self._fail(st, b.n)
         return R, p
 
-    def jacobian(self, q, body, point=(0.0, 0.0, 0.0)):
-        """The 6 x nv Jacobian mapping u to [omega; v] of the point `point` (body coordinates) fixed on
-        `body`, both in world axes (sd_jacobian_world)."""
-        k = self.body_index(body)
+    def jacobian(self, q, frame, point=(0.0, 0.0, 0.0)):
+        """The 6 x nv Jacobian mapping u to [omega; v] of the point `point` (in `frame`'s coordinates)
+        fixed on `frame` (a body, or a named frame: a link merged by a fixed joint, an MJCF site),
+        both in world axes (sd_jacobian_world)."""
+        k, Rf, pf = self._frame(frame)
         b, pq, sq = self._state_q("jacobian", q)
         pt = _as_f64("point", point)
         if pt.shape != (3,):
             raise ArgumentError(f"jacobian: point has shape {pt.shape}, expected (3,)")
+        pt = pf + Rf @ pt  # in the body's coordinates
         J = np.empty(b.shape(6, self.nv))
         st = lib.sdpy_jacobian(self._m, self._d, b.rows(), sq, pq, k, _from_buffer("double[]", pt),
                                _from_buffer("double[]", J), self._row)
         if st:
             self._fail(st, b.n)
         return J
+
+    # ------------------------------------------------------------ named frames
+
+    def frame_index(self, frame):
+        """The index (in frame_names) of a named frame (ArgumentError if there is none)."""
+        k = lib.sd_model_frame_index(self._m, str(frame).encode())
+        if k < 0:
+            raise ArgumentError(f"model {self.name}: no frame named {frame!r} (frame_names; bodies: body_names)")
+        return k
+
+    def frame_placement_in_body(self, frame):
+        """(body name, R, p): the body a frame (or body) is fixed on and the frame's placement in it,
+        R (3, 3) its axes as columns and p its origin, in the body's coordinates."""
+        k, R, p = self._frame(frame)
+        return self.body_names[k], R.copy(), p.copy()
+
+    def _frame(self, frame):
+        """(body index, R, p) of a body (name or index; identity placement) or a named frame."""
+        if isinstance(frame, str) and lib.sd_model_body_index(self._m, frame.encode()) < 0 \
+                and lib.sd_model_frame_index(self._m, frame.encode()) >= 0:
+            f = self.frame_index(frame)
+            X = lib.sd_model_frame_placement(self._m, f)
+            return (lib.sd_model_frame_body(self._m, f), np.array(list(X.R)).reshape(3, 3), np.array(list(X.p)))
+        try:
+            return self.body_index(frame), _EYE3, _ZERO3
+        except ArgumentError:
+            raise ArgumentError(f"model {self.name}: no body or frame named {frame!r} (body_names, frame_names)") \
+                from None
+
+    def frame_placement(self, q, frame):
+        """World placement (R (3, 3) the frame's axes as columns, p (3) its origin) of a body or named
+        frame at q; batched over q."""
+        k, Rf, pf = self._frame(frame)
+        R, p = self.body_states(q)[:2]
+        Rb, pb = R[..., k, :, :], p[..., k, :]
+        return Rb @ Rf, pb + np.einsum("...ij,j->...i", Rb, pf)
+
+    def frame_velocity(self, q, u, frame):
+        """Spatial velocity [omega; v] of a body or named frame, in the frame's axes, v that of its
+        origin (Pinocchio's LOCAL reference): R_f^T [omega_b; v_b + omega_b x p_f]."""
+        k, Rf, pf = self._frame(frame)
+        V = self.body_states(q, u)[2][..., k, :]
+        return self._shift_to_frame(V, Rf, pf)
+
+    def frame_acceleration(self, q, u, qdd, frame):
+        """Spatial acceleration (gravity excluded) of a body or named frame in the frame's axes at
+        its origin: the time derivative of frame_velocity's components, the frame being fixed on
+        its body."""
+        k, Rf, pf = self._frame(frame)
+        A = self.body_states(q, u, qdd)[3][..., k, :]
+        return self._shift_to_frame(A, Rf, pf)
+
+    @staticmethod
+    def _shift_to_frame(V, Rf, pf):
+        w, v = V[..., :3], V[..., 3:]
+        return np.concatenate([w @ Rf, (v + np.cross(w, pf)) @ Rf], axis=-1)
 
     def _energy(self, fn, q, u, e, com, h):
         b = _Batch(fn, self)
@@ -869,6 +1036,18 @@ class Model:
         if E.ndim == 1:
             k, g, sp, sn, pot = float(k), float(g), float(sp), float(sn), float(pot)
         return {"kinetic": k, "gravity": g, "spring": sp, "strain": sn, "potential": pot, "total": k + pot}
+
+    def kinetic_energy(self, q, u):
+        """1/2 u^T M(q) u (J), armature included; batched."""
+        E = self._energy("kinetic_energy", q, u, True, False, False)[0]
+        return float(E[0]) if E.ndim == 1 else E[:, 0]
+
+    def potential_energy(self, q):
+        """The potential energy (J): gravity's -sum m g.c, the joint springs' and the flexible
+        bodies' strain energy (energies()["potential"]); batched."""
+        E = self._energy("potential_energy", q, np.zeros(self.nv), True, False, False)[0]
+        pot = E[..., 1] + E[..., 2] + E[..., 3]
+        return float(pot) if E.ndim == 1 else pot
 
     def center_of_mass(self, q):
         """The system's centre of mass in world coordinates."""
@@ -1109,6 +1288,7 @@ class Model:
         u = np.zeros(self.nv) if u0 is None else np.array(_as_f64("u0", u0))
         if q.shape != (self.nq,) or u.shape != (self.nv,):
             raise ArgumentError(f"simulate: q0 {q.shape} and u0 {u.shape}, expected ({self.nq},) and ({self.nv},)")
+        self._check_quaternions("simulate", "q0", q)
         o = ffi.new("sd_sim_options *")
         lib.sd_sim_options_init(o)
         integ = ffi.new("sd_integrator *")
@@ -1250,10 +1430,15 @@ for _name in ("neutral", "reference", "random_configuration", "integrate", "diff
               "mass_matrix_inverse", "mass_matrix_solve", "innovations_apply", "log_det_mass_matrix",
               "det_mass_matrix", "forward_dynamics_ex", "mixed_dynamics", "interbody_forces",
               "inverse_dynamics_forces", "body_placements", "body_states", "frame_placements", "jacobian",
-              "energies", "center_of_mass", "momentum", "external_force_at_point", "operational_space_compliance",
+              "frame_placement", "frame_velocity", "frame_acceleration", "frame_placement_in_body",
+              "kinetic_energy", "potential_energy", "energies", "center_of_mass", "momentum", "external_force_at_point", "operational_space_compliance",
               "operational_space_inertia", "closed_loop_forward_dynamics", "constrained_inverse_dynamics",
               "constraint_residuals", "constraint_jacobian", "constraint_rank", "assemble", "project_velocities",
               "flex_frequencies", "node_deflection", "strain_energy", "simulate"):
     globals()[_name] = getattr(Model, _name)
     __all__.append(_name)
 del _name
+
+from .conventions import from_mujoco, from_pinocchio, to_mujoco, to_pinocchio  # noqa: E402
+
+__all__ += ["to_pinocchio", "from_pinocchio", "to_mujoco", "from_mujoco"]

@@ -72,6 +72,16 @@ const double *sd_model_body_inertia(const sd_model *model, int body);
 double sd_model_armature(const sd_model *model, int v);
 double sd_model_damping(const sd_model *model, int v);
 double sd_model_stiffness(const sd_model *model, int v);
+double sd_model_spring_ref(const sd_model *model, int v);
+int sd_model_v_body(const sd_model *model, int v);
+sd_model *sd_model_copy(const sd_model *model, sd_error *err);
+sd_status sd_model_set_gravity(sd_model *model, const double gravity[3], sd_error *err);
+sd_status sd_model_set_body_inertia(sd_model *model, int body, double mass, const double com[3],
+                                    const double inertia[9], sd_error *err);
+sd_status sd_model_set_armature(sd_model *model, int v, double armature, sd_error *err);
+sd_status sd_model_set_damping(sd_model *model, int v, double damping, sd_error *err);
+sd_status sd_model_set_stiffness(sd_model *model, int v, double stiffness, sd_error *err);
+sd_status sd_model_set_spring_ref(sd_model *model, int v, double spring_ref, sd_error *err);
 int sd_model_nframes(const sd_model *model);
 int sd_model_frame_index(const sd_model *model, const char *frame_name);
 const char *sd_model_frame_name(const sd_model *model, int frame);

@@ -216,7 +216,7 @@ def test_errors():
         m.forward_dynamics(Q, np.zeros((3, 7)), tau)
     with pytest.raises(soadyn.FileError, match="no_such.urdf: cannot open"):
         soadyn.load(path("no_such.urdf"))
-    with pytest.raises(soadyn.ArgumentError, match="no body named"):
+    with pytest.raises(soadyn.ArgumentError, match="no body or frame named"):
         m.jacobian(q, "nope")
     with pytest.raises(soadyn.ArgumentError, match="sd_simulate|dt"):
         m.simulate(duration=0.1, dt=1.0)
