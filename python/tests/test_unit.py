@@ -267,3 +267,24 @@ def test_write_view(tmp_path):
         return
     soadyn.write_view(m, t, q, out, u=u)
     assert out.stat().st_size > 1000 and b"<html" in out.read_bytes()[:2000].lower()
+
+
+def test_info_lists_coordinates():
+    """`soadyn info` names the coordinates and speeds (text and --json) as the package does, and each
+    name is one `soadyn eval --q NAME=VALUE` takes (the promise of eval --help)."""
+    import json
+    import subprocess
+    from conftest import CLI
+    model = path("quadruped.urdf")
+    m = soadyn.load(model, floating=True)
+    j = json.loads(subprocess.run([CLI, "info", model, "--floating", "--json"], check=True, capture_output=True,
+                                  text=True).stdout)
+    assert tuple(j["coordinates"]) == m.coordinate_labels and tuple(j["speeds"]) == m.speed_labels
+    text = subprocess.run([CLI, "info", model, "--floating"], check=True, capture_output=True, text=True).stdout
+    listed = text.split("coordinates q (19):")[1].split("speeds u (18):")
+    assert listed[0].split() == list(m.coordinate_labels)
+    assert listed[1].split("joint dynamics")[0].split() == list(m.speed_labels)
+    for label in (m.coordinate_labels[2], m.coordinate_labels[8]):
+        out = json.loads(subprocess.run([CLI, "eval", model, "--floating", "--json", "--q", f"{label}=0.25"],
+                                        check=True, capture_output=True, text=True).stdout)
+        assert out["q"][label] == 0.25
