@@ -14,6 +14,19 @@ Design (the rules every function follows):
   always take the state (e.g. `body_placements(q)`), so calls are independent.
 - Every algorithm is a method of Model and also a module function taking the model first
   (`soadyn.forward_dynamics(model, q, u, tau)` is `Model.forward_dynamics`), with no extra layer.
+- No silent wrong answer:
+  - Loops: a function whose answer is the open tree's (forward_dynamics, inverse_dynamics and
+    their variants) raises ClosedLoopError on a model with closure constraints, naming the call
+    that solves the closed system (closed_loop_forward_dynamics, constrained_inverse_dynamics);
+    the tree's answer is asked for by name, tree=True. Quantities that are the tree's by
+    definition (M, C, Jacobians, kinematics) answer as they are.
+  - Quaternions: every configuration given is checked: a quaternion whose norm is off 1 by more
+    than QUATERNION_TOLERANCE (1e-9) is refused (ArgumentError naming the joint and the state),
+    since soadyn uses it as given; normalize(q) is the one call that takes any.
+  - What describes the model is immutable: tuples, and read-only arrays (gravity, armature,
+    damping, stiffness, spring_ref, body_masses); the parameters change through set_gravity,
+    set_armature, set_damping, set_stiffness, set_spring_ref, set_body_inertia (soadyn/params.h),
+    after which every call sees the change.
 - Arrays: numpy float64. An input that is a C-contiguous float64 ndarray is passed to C as it is (no
   copy); another ndarray of float64 (a strided view) is copied once; lists and tuples are converted.
   An ndarray of another dtype is refused (ArgumentTypeError, a TypeError): no silent conversion of
@@ -21,9 +34,17 @@ Design (the rules every function follows):
   given, which must then be C-contiguous float64 of the output's shape).
 - Batches: every state argument may carry a leading axis of n states (q of shape (n, nq), f_ext
   (n, nbodies, 6), ...); the outputs then have that leading axis too. Arguments without it are used
-  for every state (broadcast). The loop over states runs in C (python/soadyn/_helpers.c), one
-  crossing per call, never a Python loop over states or bodies. A batched call equals the single
-  calls state by state, bit for bit.
+  for every state (broadcast). The loop over states runs in C, one crossing per call, never a
+  Python loop over states or bodies. Forward and inverse dynamics, M and M^-1 of a batch run through
+  soadyn/batch.h on `threads` threads (default 1); forward and inverse dynamics there take the SIMD
+  kernel (4 or 8 states per step) unless simd=False. A batched call equals the single calls state
+  by state bit for bit, except the SIMD kernel's results, which round differently: they are the
+  same bits whatever the threads and the batch's size, and the single call's up to round-off
+  (soadyn/batch.h gives the bound); simd=False gives the single calls' bits. The other batched
+  calls loop the single-state C call (python/soadyn/_helpers.c).
+- Speed: one state's forward or inverse dynamics given as float64 ndarrays goes through
+  soadyn._fast (python/soadyn/_fast.c, CPython's and numpy's C API): the C work plus about 2.5k
+  instructions. Everything else goes through cffi (soadyn._soadyn_cffi).
 - Errors: a C status other than SD_OK raises the soadyn.Error subclass of that status
   (ArgumentError, ModelError, SingularError, OutOfMemoryError, FileError, ParseError,
   NotSupportedError, SolverError, NotFiniteError) carrying the C message (`.message`, `.status`;
@@ -33,10 +54,14 @@ Design (the rules every function follows):
 - f_ext: 6 numbers per body, the external spatial force [moment; force] on it in its body frame
   about its origin (`external_force_at_point` builds one from a force at a point).
 - Spatial vectors are [angular; linear]; body velocities and accelerations in the body frame at its
-  origin; Jacobians and momenta in world axes (soadyn/dynamics.h).
+  origin; Jacobians and momenta in world axes (soadyn/dynamics.h). A named frame (a link merged by a
+  fixed joint, an MJCF site) goes wherever a body does in jacobian, frame_placement,
+  frame_velocity and frame_acceleration (the frame's axes at its origin).
+- Conventions of other tools: to_pinocchio / from_pinocchio and to_mujoco / from_mujoco convert
+  (q, u, qdd, tau) (soadyn/conventions.py says how).
 
 Building and installing (no network; Debian's python3-cffi, python3-numpy):
-- `cmake --build BUILD` builds the extension into BUILD/python (the tests run it from there) and
+- `cmake --build BUILD` builds the extensions into BUILD/python (the tests run it from there) and
   `cmake --install BUILD` installs the package into PREFIX/lib/python3.X/dist-packages (CMake
   option SOADYN_WITH_PYTHON, on when /usr/bin/python3 with cffi and numpy is found; cache variable
   SOADYN_PYTHON_INSTALL_DIR overrides the folder).
