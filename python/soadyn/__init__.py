@@ -178,7 +178,8 @@ QUATERNION_TOLERANCE = _fast.QUATERNION_TOLERANCE
 _NULL = ffi.NULL
 _from_buffer = ffi.from_buffer
 _ndarray = np.ndarray
-_empty = np.empty
+# the algorithms of Model._dynamics: articulated-body FD, Cholesky FD, Newton-Euler ID
+_FD, _FD_CHOLESKY, _ID = 0, 1, 2
 _DBL = ffi.typeof("double[]")
 _fast_fd = _fast.forward_dynamics
 _fast_id = _fast.inverse_dynamics
@@ -470,9 +471,9 @@ class Model:
         old = np.array(current)
         err = ffi.new("sd_error *")
 
-        def restore():
-            for w in range(self.nv):
-                setter(self._m, w, float(old[w]), ffi.NULL)
+        def restore():  # the values held before this call, on the speeds it changed
+            for w in np.flatnonzero(new != old):
+                setter(self._m, int(w), float(old[w]), ffi.NULL)
             self._read_parameters()
 
         for v in np.flatnonzero(new != old):
@@ -657,7 +658,7 @@ class Model:
         if r is not None:
             self._fail(r, -1)
         return self._dynamics("forward_dynamics", lib.sd_forward_dynamics_batch, q, u, ("tau", tau), f_ext, out,
-                              tree, threads, simd, "closed_loop_forward_dynamics(q, u, tau)", 0)
+                              tree, threads, simd, "closed_loop_forward_dynamics(q, u, tau)", _FD)
 
     def inverse_dynamics(self, q, u, qdd, f_ext=None, out=None, tree=False, threads=1, simd=True):
         """tau = M qdd + C - J^T f_ext of the tree by Newton-Euler (004 Alg 3.1), armature and
@@ -669,11 +670,11 @@ class Model:
         if r is not None:
             self._fail(r, -1)
         return self._dynamics("inverse_dynamics", lib.sd_inverse_dynamics_batch, q, u, ("qdd", qdd), f_ext, out,
-                              tree, threads, simd, "constrained_inverse_dynamics(q, u, qdd, actuated)", -1)
+                              tree, threads, simd, "constrained_inverse_dynamics(q, u, qdd, actuated)", _ID)
 
-    def _dynamics(self, fn, batch_fn, q, u, x, f_ext, out, tree, threads, simd, closed, cholesky):
-        """The general path of forward (cholesky 0) and inverse (-1) dynamics: every check, one state
-        by the sdpy loop, a batch by soadyn/batch.h."""
+    def _dynamics(self, fn, batch_fn, q, u, x, f_ext, out, tree, threads, simd, closed, algorithm):
+        """The general path of forward (_FD, _FD_CHOLESKY) and inverse (_ID) dynamics: every check,
+        one state by the sdpy loop, a batch by soadyn/batch.h (which has no Cholesky FD)."""
         self._tree_only(fn, tree, closed)
         b = _Batch(fn, self)
         s = self._strides
@@ -684,7 +685,7 @@ class Model:
         if f_ext is not None:
             pf, s.f, af = b.add("f_ext", f_ext, self._fshape)
         y = _output(out, b.shape(self.nv))
-        if b.n >= 0 and cholesky <= 0:
+        if b.n >= 0 and algorithm != _FD_CHOLESKY:
             ctx = self._batch_context(threads, simd)
             aq, au, ax, af = b.stacked(aq, s.q), b.stacked(au, s.u), b.stacked(ax, s.x), b.stacked(af, s.f)
             st = batch_fn(ctx, b.n, _from_buffer(_DBL, aq), _from_buffer(_DBL, au), _from_buffer(_DBL, ax),
@@ -692,9 +693,9 @@ class Model:
             if st:
                 _raise(st, _str(lib.sd_batch_error(ctx)))
             return y
-        if cholesky >= 0:
+        if algorithm != _ID:
             st = lib.sdpy_forward_dynamics(self._m, self._d, b.rows(), s, pq, pu, px, pf, _from_buffer(_DBL, y),
-                                           cholesky, self._row)
+                                           int(algorithm == _FD_CHOLESKY), self._row)
         else:
             st = lib.sdpy_inverse_dynamics(self._m, self._d, b.rows(), s, pq, pu, px, pf, _from_buffer(_DBL, y),
                                            self._row)
@@ -730,7 +731,7 @@ class Model:
         """The same qdd from M and C by a dense Cholesky solve, O(N^3) (001 Sec 3): the reference.
         ClosedLoopError on a model with closure constraints unless tree=True."""
         return self._dynamics("forward_dynamics_cholesky", None, q, u, ("tau", tau), f_ext, None, tree, 1, False,
-                              "closed_loop_forward_dynamics(q, u, tau)", 1)
+                              "closed_loop_forward_dynamics(q, u, tau)", _FD_CHOLESKY)
 
     def bias_forces(self, q, u, f_ext=None):
         """C(q, u) - J^T f_ext: gravity, velocity terms and -tau_passive (inverse dynamics at qdd = 0)."""
