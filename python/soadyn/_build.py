@@ -245,12 +245,13 @@ def _rpath(library_dirs):
     return _split(os.environ.get("SOADYN_RPATH", "")) or library_dirs
 
 
-def fast_extension():
-    """The setuptools Extension soadyn._fast (python/soadyn/_fast.c)."""
+def fast_extension(source="soadyn/_fast.c"):
+    """The setuptools Extension soadyn._fast of `source` (setup.py's path relative to python/, as
+    setuptools demands; build_fast gives it whole)."""
     import numpy
     from setuptools import Extension
     include_dirs, library_dirs = library_location()
-    return Extension("soadyn._fast", [os.path.join(HERE, "_fast.c")], include_dirs=include_dirs + [numpy.get_include()],
+    return Extension("soadyn._fast", [source], include_dirs=include_dirs + [numpy.get_include()],
                      library_dirs=library_dirs, libraries=["soadyn"], extra_compile_args=["-O2", "-std=c11"],
                      extra_link_args=["-Wl,-rpath," + ":".join(_rpath(library_dirs))])
 
@@ -261,7 +262,7 @@ def build_fast(out):
     from setuptools import Distribution
     from setuptools.command.build_ext import build_ext
     with tempfile.TemporaryDirectory(dir=out) as tmp:
-        cmd = build_ext(Distribution({"ext_modules": [fast_extension()]}))
+        cmd = build_ext(Distribution({"ext_modules": [fast_extension(os.path.join(HERE, "_fast.c"))]}))
         cmd.build_lib, cmd.build_temp = out, tmp
         cmd.ensure_finalized()
         cmd.run()
