@@ -1085,8 +1085,9 @@ class Model:
 
     def external_force_at_point(self, q, body, point, force, f_ext=None):
         """f_ext (nbodies x 6, a new one or `f_ext` added to in place) with a force (world axes) applied
-        at a point (body coordinates) of `body`, at configuration q (003's Y^T F-bar for one point)."""
-        k = self.body_index(body)
+        at a point (in the coordinates of `body`, a body or a named frame) at configuration q (003's
+        Y^T F-bar for one point)."""
+        k, Rf, pf = self._frame(body)
         q = _as_f64("q", q)
         self._check1("external_force_at_point", q=q)
         if f_ext is None:
@@ -1097,6 +1098,7 @@ class Model:
         fo = _as_f64("force", force)
         if pt.shape != (3,) or fo.shape != (3,):
             raise ArgumentError("external_force_at_point: point and force need 3 entries each")
+        pt = pf + Rf @ pt  # in the body's coordinates
         st = lib.sd_kinematics(self._m, self._d, _from_buffer("double[]", q), _NULL, _NULL)
         if st == lib.SD_OK:
             st = lib.sd_external_force_at_point(self._m, self._d, k, _from_buffer("double[]", pt),
@@ -1122,9 +1124,9 @@ class Model:
                     raise ArgumentError(f"task frame {i}: (body,), (body, p) or (body, R, p)")
             else:
                 body = f
-            bodies[i] = self.body_index(body)
-            pl[i, :9] = np.asarray(R, dtype=float).reshape(9)
-            pl[i, 9:] = np.asarray(p, dtype=float).reshape(3)
+            bodies[i], Rf, pf = self._frame(body)  # a named frame: the task frame placed in its body
+            pl[i, :9] = (Rf @ np.asarray(R, dtype=float).reshape(3, 3)).reshape(9)
+            pl[i, 9:] = pf + Rf @ np.asarray(p, dtype=float).reshape(3)
         return bodies, pl
 
     def _opspace(self, fn, q, frames, inverse):
@@ -1145,8 +1147,8 @@ class Model:
     def operational_space_compliance(self, q, frames):
         """J M^-1 J* = B* Omega B (004 Eq 59-60) of task frames, 6 nframes square, each frame's
         velocity [omega; v] in its own axes at its origin, by the backward-Lyapunov recursion (004
-        Lemma 5 / Alg 4.3). A frame is a body (name or index), (body, p) or (body, R, p) in body
-        coordinates."""
+        Lemma 5 / Alg 4.3). A task frame is a body or named frame (name or body index), (frame, p) or
+        (frame, R, p) in that frame's coordinates."""
         return self._opspace("operational_space_compliance", q, frames, 0)
 
     def operational_space_inertia(self, q, frames):

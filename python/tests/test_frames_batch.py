@@ -44,6 +44,15 @@ def test_frames_equal_kept_bodies(name, floating):
         assert rel(merged.frame_velocity(q, u, f), V[k]) < 1e-14
         assert rel(merged.frame_acceleration(q, u, qdd, f), A[k]) < 1e-14
         assert rel(merged.jacobian(q, f, point), kept.jacobian(q, k, point)) < 1e-14
+        # task frames of the operational space and forces at a point take the frame too
+        Rp = np.array([[0.0, -1, 0], [1, 0, 0], [0, 0, 1]])
+        assert rel(merged.operational_space_compliance(q, [(f, Rp, point)]),
+                   kept.operational_space_compliance(q, [(k, Rp, point)])) < 1e-13
+        z = np.zeros(merged.nv)  # the force's generalized force -J^T F, the same on both models
+        fm = merged.external_force_at_point(q, f, point, (1.0, 2.0, 3.0))
+        fk = kept.external_force_at_point(q, k, point, (1.0, 2.0, 3.0))
+        assert rel(merged.inverse_dynamics(q, z, z, fm) - merged.inverse_dynamics(q, z, z),
+                   kept.inverse_dynamics(q, z, z, fk) - kept.inverse_dynamics(q, z, z)) < 1e-13
         # batched over q
         Q = np.stack([q, merged.random_configuration(7)])
         assert rel(merged.frame_placement(Q, f)[1][0], pw) == 0
