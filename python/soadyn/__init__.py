@@ -1245,6 +1245,7 @@ class Model:
         q = np.array(_as_f64("q_guess", q_guess))
         if q.shape != (self.nq,):
             raise ArgumentError(f"assemble: q_guess has shape {q.shape}, expected ({self.nq},)")
+        self._check_quaternions("assemble", "q_guess", q)
         pl, _keep = _flags("locked", locked, self.nv, "speed", self.speed_labels)
         res = ffi.new("double *")
         pq = _from_buffer("double[]", q)
@@ -1430,6 +1431,7 @@ def write_view(model, t, q, path, u=None, kinetic=None, potential=None, model_pa
     n = t.shape[0] if t.ndim == 1 else -1
     if n < 0 or q.shape != (n, model.nq):
         raise ArgumentError(f"write_view: t ({t.shape}) and q ({q.shape}) must be (n,) and (n, {model.nq})")
+    model._check_quaternions("write_view", "q", q)
     extra = {}
     for name, a, w in (("u", u, model.nv), ("kinetic", kinetic, 0), ("potential", potential, 0)):
         if a is None:

@@ -91,7 +91,19 @@ QUAT_CALLS = [
     ("energies", lambda m, q, u, t: m.energies(q, u)),
     ("integrate", lambda m, q, u, t: m.integrate(q, u, 0.1)),
     ("simulate", lambda m, q, u, t: m.simulate(q, u, duration=0.01, dt=1e-3)),
+    ("assemble", lambda m, q, u, t: m.assemble(q)),
+    ("write_view", lambda m, q, u, t: write_view(m, q)),
 ]
+
+
+def write_view(m, q):
+    """The page of one sample; a build without the viewer says so after the checks."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            soadyn.write_view(m, [0.0], [q], os.path.join(tmp, "view.html"))
+        except soadyn.NotSupportedError:
+            assert not soadyn.has_viewer()
 
 
 @pytest.mark.parametrize("name,call", QUAT_CALLS, ids=[c[0] for c in QUAT_CALLS])
