@@ -439,7 +439,8 @@ class Model:
         k = self.body_index(body)
         c, inertia = _as_f64("com", com), _as_f64("inertia", inertia)
         if c.shape != (3,) or inertia.shape != (3, 3):
-            raise ArgumentError(f"set_body_inertia: com {c.shape} and inertia {inertia.shape}, expected (3,) and (3, 3)")
+            raise ArgumentError(f"set_body_inertia: com {c.shape} and inertia {inertia.shape}, "
+                                "expected (3,) and (3, 3)")
         self._set("set_body_inertia", lambda err: lib.sd_model_set_body_inertia(
             self._m, k, float(mass), _from_buffer(_DBL, c), _from_buffer(_DBL, inertia), err))
 
@@ -1461,8 +1462,8 @@ for _name in ("neutral", "reference", "random_configuration", "integrate", "diff
               "det_mass_matrix", "forward_dynamics_ex", "mixed_dynamics", "interbody_forces",
               "inverse_dynamics_forces", "body_placements", "body_states", "frame_placements", "jacobian",
               "frame_placement", "frame_velocity", "frame_acceleration", "frame_placement_in_body",
-              "kinetic_energy", "potential_energy", "energies", "center_of_mass", "momentum", "external_force_at_point", "operational_space_compliance",
-              "operational_space_inertia", "closed_loop_forward_dynamics", "constrained_inverse_dynamics",
+              "kinetic_energy", "potential_energy", "energies", "center_of_mass", "momentum",
+              "external_force_at_point", "operational_space_compliance", "operational_space_inertia", "closed_loop_forward_dynamics", "constrained_inverse_dynamics",
               "constraint_residuals", "constraint_jacobian", "constraint_rank", "assemble", "project_velocities",
               "flex_frequencies", "node_deflection", "strain_energy", "simulate"):
     globals()[_name] = getattr(Model, _name)
