@@ -145,3 +145,58 @@ def test_out_and_paths():
     assert m.forward_dynamics(Q, u, tau, out=OUT) is OUT
     with pytest.raises(soadyn.ArgumentError, match="out"):
         m.forward_dynamics(Q, u, tau, out=np.empty(7))
+
+
+SITES_MJCF = """<mujoco model="sites">
+  <default><default class="s"><site pos="0.1 0.2 0.3" quat="0.5 0.5 -0.5 0.5"/></default></default>
+  <worldbody>
+    <site name="on_world" pos="1 0 0"/>
+    <body name="a" pos="0 0.2 1" euler="10 20 30">
+      <joint name="j1" type="hinge" axis="0 0 1" pos="0.1 0 0"/>
+      <joint name="j2" type="hinge" axis="0 1 0" pos="0 0.1 0.05"/>
+      <geom type="sphere" size="0.1" mass="1"/>
+      <site name="by_class" class="s"/>
+      <site name="own" pos="0.5 0 -0.2" euler="0 90 0"/>
+      <site pos="0 0 0"/>
+      <site name="capsule" type="capsule" fromto="0 0 0 0 0 1" size="0.01"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def _rot(axis, angle):
+    """Rotation by `angle` about the unit `axis` (Rodrigues)."""
+    a = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
+    K = np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
+    return np.eye(3) + np.sin(angle) * K + (1 - np.cos(angle)) * K @ K
+
+
+def test_mjcf_sites_are_frames(tmp_path):
+    """MJCF named sites are frames: placed as MuJoCo places them, written out here from MJCF's rules
+    (body pos and euler in degrees about the moving axes x, y, z; each hinge turns the body about its anchor in
+    turn; the site's pos and quat, from its class too), on a body whose two joints make soadyn carry
+    it on the last link. Sites without a name, on the world or placed by fromto are counted in the
+    model's warning."""
+    f = tmp_path / "sites.xml"
+    f.write_text(SITES_MJCF)
+    m = soadyn.load(f)
+    assert set(m.frame_names) == {"by_class", "own"}
+    assert any("3 sites without a name, on the world or with fromto" in w for w in m.warnings)
+    d = np.pi / 180
+    R0 = _rot([1, 0, 0], 10 * d) @ _rot([0, 1, 0], 20 * d) @ _rot([0, 0, 1], 30 * d)  # eulerseq "xyz": moving axes
+    p0 = np.array([0, 0.2, 1.0])
+    w, x, y, z = 0.5, 0.5, -0.5, 0.5
+    Rq = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                   [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                   [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    sites = {"by_class": (Rq, np.array([0.1, 0.2, 0.3])), "own": (_rot([0, 1, 0], 90 * d), np.array([0.5, 0, -0.2]))}
+    for q in (np.zeros(2), np.array([0.7, -1.1]), np.array([-2.0, 0.4])):
+        R, p = R0.copy(), p0.copy()
+        for (axis, anchor), angle in zip((([0, 0, 1], [0.1, 0, 0]), ([0, 1, 0], [0, 0.1, 0.05])), q):
+            turn = _rot(axis, angle)  # X <- X Trans(anchor) Rot(axis, angle) Trans(-anchor)
+            p = p + R @ (np.asarray(anchor) - turn @ anchor)
+            R = R @ turn
+        for name, (Rs, ps) in sites.items():
+            Rw, pw = m.frame_placement(q, name)
+            assert np.max(np.abs(Rw - R @ Rs)) < 1e-14 and np.max(np.abs(pw - (p + R @ ps))) < 1e-14, (name, q)
