@@ -41,8 +41,12 @@
  * A loop that the reference configuration does not close and assembly cannot close is an error
  * naming it. Inactive equalities (active="false") are left out with a warning.
  *
- * What soadyn does not model (contacts, tendons, actuators, joint limits, frictionloss, sites,
- * sensors, ...) is counted in one warning on the model. Errors name the file, the line and the
+ * A named <site> of a body is a model frame of that name (sd_model_frame_index) at the site's pos
+ * and orientation (through the site classes).
+ *
+ * What soadyn does not model (contacts, tendons, actuators, joint limits, frictionloss, sites
+ * without a name, on the world or placed by fromto, sensors, ...) is counted in one warning on the
+ * model. Errors name the file, the line and the
  * element: "cassie.xml:123: joint 'x': unknown type 'screw'".
  */
 #ifndef SOADYN_MJCF_H
