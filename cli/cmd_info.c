@@ -13,6 +13,7 @@
  * Everything is O(N).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "embed_report.h"
@@ -21,6 +22,8 @@
 #define MAX_INDENT_LEVEL 24 /* deeper bodies are drawn at this indentation, with "(depth N)" */
 #define CHAIN_FOLD_ABOVE 20 /* a serial chain of more bodies than this is folded; robots' are shorter */
 #define CHAIN_ENDS 2        /* bodies drawn at each end of a folded chain */
+#define LABELS_SHOWN 64     /* coordinate or speed labels listed before the rest are counted */
+#define LABEL_LINE 96       /* the column a line of labels wraps at */
 
 static const char help[] =
     "usage: soadyn info MODEL [--embed LOOPS] [--independent J,..] [--json] [--floating] [--keep-fixed]\n"
@@ -35,6 +38,10 @@ static const char help[] =
     "its first and last two bodies and one line for those between (\"- a .. b  (N bodies in a\n"
     "chain: ...)\"); indentation stops growing at 24 levels. A line indented less than its depth\n"
     "ends with \"(depth N)\".\n"
+    "\n"
+    "Coordinates and speeds: their names in order, as `soadyn eval --q/--u NAME=VALUE` takes them\n"
+    "(a several-dof joint's components: base.x .. base.qw, ball.wx, ..); past 64 the rest are counted\n"
+    "(--json lists all).\n"
     "\n"
     "Closure constraints: each one's kind and bodies, the rank of G and the mobility at the reference\n"
     "configuration, and the embedding: which constraints are embedded into aggregate nodes and which\n"
@@ -164,6 +171,40 @@ static void print_segments(const sd_model *m, const tree_shape *t)
         cli_printf("  %d: %s .. %s (%d bod%s)\n", ++count, sd_model_body_name(m, k), sd_model_body_name(m, last),
                    len, len == 1 ? "y" : "ies");
     }
+}
+
+typedef int (*label_fn)(const sd_model *m, int i, char *buf, size_t size);
+
+/* "title (count):" then the labels, space-separated and wrapped at LABEL_LINE columns; past
+ * LABELS_SHOWN the rest are counted, so the output stays proportional to what it says. */
+static void print_labels(const sd_model *m, const char *title, int count, label_fn label)
+{
+    char buf[256];
+    int column = cli_printf("%s (%d):", title, count);
+    const int shown = count <= LABELS_SHOWN ? count : LABELS_SHOWN;
+    for (int i = 0; i <= shown && !cli_output_failed(); ++i) {
+        if (i < shown) label(m, i, buf, sizeof buf);
+        else if (shown < count) snprintf(buf, sizeof buf, "(%d more: --json lists all)", count - shown);
+        else break;
+        if (column > 2 && column + 1 + (int)strlen(buf) > LABEL_LINE) {
+            cli_printf("\n ");
+            column = 1;
+        }
+        column += cli_printf(" %s", buf);
+    }
+    cli_printf("\n");
+}
+
+/* The same labels as a JSON array of strings. */
+static void json_labels(json_writer *w, const char *key, const sd_model *m, int count, label_fn label)
+{
+    char buf[256];
+    jw_begin_array(w, key);
+    for (int i = 0; i < count; ++i) {
+        label(m, i, buf, sizeof buf);
+        jw_string(w, NULL, buf);
+    }
+    jw_end_array(w);
 }
 
 /* Structurally nonzero entries of M: the blocks (a, b) with a = b or one an ancestor of the other,
@@ -317,6 +358,8 @@ static int print_info(const sd_model *m, const sd_embedding *e, const double *q_
     }
     print_tree(m, &t);
     print_segments(m, &t);
+    print_labels(m, "coordinates q", sd_model_nq(m), sd_coordinate_label);
+    print_labels(m, "speeds u", sd_model_nv(m), sd_speed_label);
     if (print_flexible(m) != CLI_OK) {
         shape_free(&t);
         return CLI_FAILURE;
@@ -352,6 +395,8 @@ static int print_json(const sd_model *m, const sd_embedding *e, const double *q_
     jw_number(&w, "total_mass", sd_model_total_mass(m));
     jw_numbers(&w, "gravity", g, 3);
     jw_int(&w, "flexible_bodies", sd_model_nflexible(m));
+    json_labels(&w, "coordinates", m, sd_model_nq(m), sd_coordinate_label);
+    json_labels(&w, "speeds", m, sd_model_nv(m), sd_speed_label);
     jw_begin_array(&w, "constraints");
     for (int c = 0; c < nc; ++c) {
         int a = -1, b = -1;

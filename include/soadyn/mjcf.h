@@ -50,12 +50,16 @@
  * springs and dampers (the armature stays), as in MuJoCo. A weld's torquescale 0 leaves the
  * rotation free in MuJoCo 2.2.2 (it scales the rotation rows' Jacobian): soadyn makes it a BALL.
  *
- * What soadyn does not model (contacts, tendons, actuators, joint limits, frictionloss, sites,
- * sensors, ...) is counted in one warning on the model; the attributes of the elements it reads
- * that change MuJoCo's motion but not soadyn's (fluid forces: option density, viscosity, wind,
- * geom fluidshape; the soft constraints' solref, solimp and a weld's torquescale other than 0 or
- * 1; flag equality/constraint "disable"; joint springdamper; compiler balanceinertia,
- * discardvisual) are counted in a second one. Errors name the file, the line and the
+ * A named <site> of a body is a model frame of that name (sd_model_frame_index) at the site's pos
+ * and orientation (through the site classes).
+ *
+ * What soadyn does not model (contacts, tendons, actuators, joint limits, frictionloss, sites
+ * without a name, on the world or placed by fromto, sensors, ...) is counted in one warning on the
+ * model; the attributes of the elements it reads that change MuJoCo's motion but not soadyn's
+ * (fluid forces: option density, viscosity, wind, geom fluidshape; the soft constraints' solref,
+ * solimp and a weld's torquescale other than 0 or 1; flag equality/constraint "disable"; joint
+ * springdamper; compiler balanceinertia, discardvisual) are counted in a second one. Errors name
+ * the file, the line and the
  * element: "cassie.xml:123: joint 'x': unknown type 'screw'".
  */
 #ifndef SOADYN_MJCF_H

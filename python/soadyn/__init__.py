@@ -14,6 +14,19 @@ Design (the rules every function follows):
   always take the state (e.g. `body_placements(q)`), so calls are independent.
 - Every algorithm is a method of Model and also a module function taking the model first
   (`soadyn.forward_dynamics(model, q, u, tau)` is `Model.forward_dynamics`), with no extra layer.
+- No silent wrong answer:
+  - Loops: a function whose answer is the open tree's (forward_dynamics, inverse_dynamics and
+    their variants) raises ClosedLoopError on a model with closure constraints, naming the call
+    that solves the closed system (closed_loop_forward_dynamics, constrained_inverse_dynamics);
+    the tree's answer is asked for by name, tree=True. Quantities that are the tree's by
+    definition (M, C, Jacobians, kinematics) answer as they are.
+  - Quaternions: every configuration given is checked: a quaternion whose norm is off 1 by more
+    than QUATERNION_TOLERANCE (1e-9) is refused (ArgumentError naming the joint and the state),
+    since soadyn uses it as given; normalize(q) is the one call that takes any.
+  - What describes the model is immutable: tuples, and read-only arrays (gravity, armature,
+    damping, stiffness, spring_ref, body_masses); the parameters change through set_gravity,
+    set_armature, set_damping, set_stiffness, set_spring_ref, set_body_inertia (soadyn/params.h),
+    after which every call sees the change.
 - Arrays: numpy float64. An input that is a C-contiguous float64 ndarray is passed to C as it is (no
   copy); another ndarray of float64 (a strided view) is copied once; lists and tuples are converted.
   An ndarray of another dtype is refused (ArgumentTypeError, a TypeError): no silent conversion of
@@ -21,9 +34,17 @@ Design (the rules every function follows):
   given, which must then be C-contiguous float64 of the output's shape).
 - Batches: every state argument may carry a leading axis of n states (q of shape (n, nq), f_ext
   (n, nbodies, 6), ...); the outputs then have that leading axis too. Arguments without it are used
-  for every state (broadcast). The loop over states runs in C (python/soadyn/_helpers.c), one
-  crossing per call, never a Python loop over states or bodies. A batched call equals the single
-  calls state by state, bit for bit.
+  for every state (broadcast). The loop over states runs in C, one crossing per call, never a
+  Python loop over states or bodies. Forward and inverse dynamics, M and M^-1 of a batch run through
+  soadyn/batch.h on `threads` threads (default 1); forward and inverse dynamics there take the SIMD
+  kernel (4 or 8 states per step) unless simd=False. A batched call equals the single calls state
+  by state bit for bit, except the SIMD kernel's results, which round differently: they are the
+  same bits whatever the threads and the batch's size, and the single call's up to round-off
+  (soadyn/batch.h gives the bound); simd=False gives the single calls' bits. The other batched
+  calls loop the single-state C call (python/soadyn/_helpers.c).
+- Speed: one state's forward or inverse dynamics given as float64 ndarrays goes through
+  soadyn._fast (python/soadyn/_fast.c, CPython's and numpy's C API): the C work plus about 2.5k
+  instructions. Everything else goes through cffi (soadyn._soadyn_cffi).
 - Errors: a C status other than SD_OK raises the soadyn.Error subclass of that status
   (ArgumentError, ModelError, SingularError, OutOfMemoryError, FileError, ParseError,
   NotSupportedError, SolverError, NotFiniteError) carrying the C message (`.message`, `.status`;
@@ -33,10 +54,14 @@ Design (the rules every function follows):
 - f_ext: 6 numbers per body, the external spatial force [moment; force] on it in its body frame
   about its origin (`external_force_at_point` builds one from a force at a point).
 - Spatial vectors are [angular; linear]; body velocities and accelerations in the body frame at its
-  origin; Jacobians and momenta in world axes (soadyn/dynamics.h).
+  origin; Jacobians and momenta in world axes (soadyn/dynamics.h). A named frame (a link merged by a
+  fixed joint, an MJCF site) goes wherever a body does in jacobian, frame_placement,
+  frame_velocity and frame_acceleration (the frame's axes at its origin).
+- Conventions of other tools: to_pinocchio / from_pinocchio and to_mujoco / from_mujoco convert
+  (q, u, qdd, tau) (soadyn/conventions.py says how).
 
 Building and installing (no network; Debian's python3-cffi, python3-numpy):
-- `cmake --build BUILD` builds the extension into BUILD/python (the tests run it from there) and
+- `cmake --build BUILD` builds the extensions into BUILD/python (the tests run it from there) and
   `cmake --install BUILD` installs the package into PREFIX/lib/python3.X/dist-packages (CMake
   option SOADYN_WITH_PYTHON, on when /usr/bin/python3 with cffi and numpy is found; cache variable
   SOADYN_PYTHON_INSTALL_DIR overrides the folder).
@@ -50,12 +75,13 @@ import os
 
 import numpy as np
 
+from . import _fast
 from ._soadyn_cffi import ffi, lib
 
 __all__ = [
     "Model", "load", "Error", "ArgumentError", "ArgumentTypeError", "ModelError", "SingularError",
     "OutOfMemoryError", "FileError", "ParseError", "NotSupportedError", "SolverError", "NotFiniteError",
-    "SimResult", "has_viewer", "write_view",
+    "ClosedLoopError", "SimResult", "has_viewer", "write_view", "QUATERNION_TOLERANCE",
 ]
 
 # ---------------------------------------------------------------- errors
@@ -78,6 +104,11 @@ class ArgumentError(Error, ValueError):
 
 class ArgumentTypeError(ArgumentError, TypeError):
     """An array of the wrong dtype (raised here, before any C call)."""
+
+
+class ClosedLoopError(ArgumentError):
+    """A tree-only algorithm called on a model with closure constraints without tree=True: its answer
+    would ignore the loops. The message names the function that solves the closed system."""
 
 
 class ModelError(Error):
@@ -142,13 +173,16 @@ def _str(p):
 # ---------------------------------------------------------------- arrays
 
 _F64 = np.dtype(np.float64)
+# The largest | |quat| - 1 | a configuration may carry (soadyn._fast applies the same figure).
+QUATERNION_TOLERANCE = _fast.QUATERNION_TOLERANCE
 _NULL = ffi.NULL
 _from_buffer = ffi.from_buffer
 _ndarray = np.ndarray
-_empty = np.empty
+# the algorithms of Model._dynamics: articulated-body FD, Cholesky FD, Newton-Euler ID
+_FD, _FD_CHOLESKY, _ID = 0, 1, 2
 _DBL = ffi.typeof("double[]")
-_c_fd = lib.sd_forward_dynamics
-_c_id = lib.sd_inverse_dynamics
+_fast_fd = _fast.forward_dynamics
+_fast_id = _fast.inverse_dynamics
 
 
 def _as_f64(name, a):
@@ -170,17 +204,21 @@ def _as_f64(name, a):
 
 class _Batch:
     """Collects a call's inputs: each has a base shape; a leading axis of states is allowed once
-    and must agree among the inputs that have it (the others broadcast, stride 0)."""
+    and must agree among the inputs that have it (the others broadcast, stride 0). Configurations
+    (inputs named q...) are checked for unit quaternions (Model._check_quaternions)."""
 
-    __slots__ = ("fn", "n")
+    __slots__ = ("fn", "n", "model")
 
-    def __init__(self, fn):
+    def __init__(self, fn, model):
         self.fn = fn
         self.n = -1  # -1: no input carries a leading axis (one state)
+        self.model = model
 
     def add(self, name, a, shape):
-        """(pointer, stride in doubles) of input `a` of base shape `shape`."""
+        """(pointer, stride in doubles, the array) of input `a` of base shape `shape`."""
         a = _as_f64(name, a)
+        if name[0] == "q" and name != "qdd":
+            self.model._check_quaternions(self.fn, name, a)
         nd = len(shape)
         ashape = a.shape
         if ashape == shape:
@@ -200,6 +238,12 @@ class _Batch:
     def rows(self):
         return 1 if self.n < 0 else self.n
 
+    def stacked(self, a, stride):
+        """An input as the batch API takes it: one block per state (a broadcast input copied)."""
+        if a is None or stride:
+            return a
+        return np.ascontiguousarray(np.broadcast_to(a, (self.n,) + a.shape))
+
     def shape(self, *base):
         return base if self.n < 0 else (self.n,) + base
 
@@ -210,9 +254,17 @@ _SIZE_HINT = {"q": "nq", "u": "nv", "tau": "nv", "qdd": "nv", "x": "nv", "f_ext"
 def _output(out, shape, name="out"):
     if out is None:
         return np.empty(shape)
-    if type(out) is not _ndarray or out.dtype != _F64 or not out.flags.c_contiguous or out.shape != shape:
-        raise ArgumentError(f"{name}: must be a C-contiguous float64 array of shape {shape}")
+    if type(out) is not _ndarray or out.dtype != _F64 or not out.flags.c_contiguous or out.shape != shape \
+            or not out.flags.writeable:
+        raise ArgumentError(f"{name}: must be a writeable C-contiguous float64 array of shape {shape}")
     return out
+
+
+def _frozen(values):
+    """A float64 array that refuses writes (ValueError: assignment destination is read-only)."""
+    a = np.array(values, dtype=_F64)
+    a.flags.writeable = False
+    return a
 
 
 def _flags(name, value, n, kind, names):
@@ -236,6 +288,8 @@ def _flags(name, value, n, kind, names):
 
 
 _FORCE_FRAMES = {"body": 0, "world": 1, "joint": 2}
+_EYE3 = _frozen(np.eye(3))
+_ZERO3 = _frozen(np.zeros(3))
 _CONSTRAINT_FRAMES = {"local": 0, "world": 1}
 _FACTOR_OPS = {"ne": 0, "ne_transpose": 1, "inv": 2, "inv_transpose": 3}
 
@@ -243,12 +297,14 @@ _FACTOR_OPS = {"ne": 0, "ne_transpose": 1, "inv": 2, "inv_transpose": 3}
 # ---------------------------------------------------------------- the model
 
 
-def load(path, floating=False, keep_fixed=False):
+def load(path, floating=False, keep_fixed=False, gravity=None):
     """Load a URDF, MJCF or SDF file (the format chosen by its root element: sd_model_load_file).
 
     floating: a free hinge on the root link (URDF; SDF models without a joint to the world float
     anyway, MJCF files say it themselves). keep_fixed: fixed joints as 0-dof bodies instead of
-    merged (URDF, SDF). Raises FileError for a missing file, ParseError / ModelError with file:line."""
+    merged (URDF, SDF). gravity: the acceleration of free fall (3 numbers, m/s^2, world axes) in
+    place of the file's (Model.set_gravity). Raises FileError for a missing file, ParseError /
+    ModelError with file:line."""
     if not isinstance(path, (str, os.PathLike)):
         raise ArgumentTypeError(f"load: path must be a str or os.PathLike, not {type(path).__name__}")
     spath = os.fspath(path)
@@ -262,7 +318,10 @@ def load(path, floating=False, keep_fixed=False):
     st = lib.sd_model_load_file(spath.encode(), opt, pm, fmt, err)
     if st != lib.SD_OK:
         _raise(st, _str(err.message))
-    return Model(pm[0], spath, _str(lib.sd_model_format_name(fmt[0])))
+    model = Model(pm[0], spath, _str(lib.sd_model_format_name(fmt[0])))
+    if gravity is not None:
+        model.set_gravity(gravity)
+    return model
 
 
 class Model:
@@ -273,13 +332,21 @@ class Model:
         if d == ffi.NULL:
             lib.sd_model_free(cmodel)
             raise OutOfMemoryError("sd_data_new: out of memory")
+        batches = {}  # threads -> sd_batch (soadyn/batch.h), made on the first batched call
 
-        def free(m, d=d):
+        def free(m, d=d, batches=batches):
+            for b in batches.values():  # before the model they point to
+                lib.sd_batch_free(b)
             lib.sd_data_free(d)
             lib.sd_model_free(m)
 
         self._m = ffi.gc(cmodel, free)
         self._d = d
+        self._batches = batches
+        self._simd = {}  # threads -> the SIMD mode last set on that context
+        # the addresses the hand-written extension soadyn._fast takes
+        self._mp = int(ffi.cast("uintptr_t", cmodel))
+        self._dp = int(ffi.cast("uintptr_t", d))
         self.path = path
         self.format = format
         m = self._m
@@ -288,50 +355,167 @@ class Model:
         self.nv = lib.sd_model_nv(m)
         self.nbodies = lib.sd_model_nbodies(m)
         nb = self.nbodies
-        self.body_names = [_str(lib.sd_model_body_name(m, k)) for k in range(nb)]
-        self.joint_names = [_str(lib.sd_model_joint_name(m, k)) for k in range(nb)]
-        self.parents = [lib.sd_model_parent(m, k) for k in range(nb)]
-        self.hinge_types = [_str(lib.sd_hinge_type_name(lib.sd_model_hinge(m, k))) for k in range(nb)]
-        self.q_index = [lib.sd_model_q_index(m, k) for k in range(nb)]
-        self.v_index = [lib.sd_model_v_index(m, k) for k in range(nb)]
-        self.hinge_nq = [lib.sd_model_hinge_nq(m, k) for k in range(nb)]
-        self.hinge_nv = [lib.sd_model_hinge_nv(m, k) for k in range(nb)]
-        self.body_masses = np.array([lib.sd_model_body_mass(m, k) for k in range(nb)])
+        # What describes the model is immutable here: tuples, and numpy arrays that refuse writes
+        # (an assignment that changed a copy and not the model would do nothing without a word);
+        # the parameters change through the set_* methods, which rebuild what depends on them.
+        self.body_names = tuple(_str(lib.sd_model_body_name(m, k)) for k in range(nb))
+        self.joint_names = tuple(_str(lib.sd_model_joint_name(m, k)) for k in range(nb))
+        self.parents = tuple(lib.sd_model_parent(m, k) for k in range(nb))
+        self.hinge_types = tuple(_str(lib.sd_hinge_type_name(lib.sd_model_hinge(m, k))) for k in range(nb))
+        self.q_index = tuple(lib.sd_model_q_index(m, k) for k in range(nb))
+        self.v_index = tuple(lib.sd_model_v_index(m, k) for k in range(nb))
+        self.hinge_nq = tuple(lib.sd_model_hinge_nq(m, k) for k in range(nb))
+        self.hinge_nv = tuple(lib.sd_model_hinge_nv(m, k) for k in range(nb))
         buf = ffi.new("char[256]")
-        self.coordinate_labels = []
+        labels = []
         for i in range(self.nq):
             lib.sd_coordinate_label(m, i, buf, 256)
-            self.coordinate_labels.append(_str(buf))
-        self.speed_labels = []
+            labels.append(_str(buf))
+        self.coordinate_labels = tuple(labels)
+        labels = []
         for i in range(self.nv):
             lib.sd_speed_label(m, i, buf, 256)
-            self.speed_labels.append(_str(buf))
-        self.frame_names = [_str(lib.sd_model_frame_name(m, k)) for k in range(lib.sd_model_nframes(m))]
-        self.frame_bodies = [lib.sd_model_frame_body(m, k) for k in range(len(self.frame_names))]
-        self.warnings = [_str(lib.sd_model_warning(m, i)) for i in range(lib.sd_model_nwarnings(m))]
+            labels.append(_str(buf))
+        self.speed_labels = tuple(labels)
+        self.frame_names = tuple(_str(lib.sd_model_frame_name(m, k)) for k in range(lib.sd_model_nframes(m)))
+        self.frame_bodies = tuple(lib.sd_model_frame_body(m, k) for k in range(len(self.frame_names)))
+        self.warnings = tuple(_str(lib.sd_model_warning(m, i)) for i in range(lib.sd_model_nwarnings(m)))
         self.nconstraints = lib.sd_model_nconstraints(m)
         self.nconstraint_rows = lib.sd_model_nconstraint_rows(m)
-        self.constraint_names = [_str(lib.sd_model_constraint_name(m, c)) for c in range(self.nconstraints)]
-        self.constraint_row_offsets = [lib.sd_model_constraint_row_offset(m, c) for c in range(self.nconstraints)]
-        self.constraint_nrows = [lib.sd_model_constraint_nrows(m, c) for c in range(self.nconstraints)]
+        self.constraint_names = tuple(_str(lib.sd_model_constraint_name(m, c)) for c in range(self.nconstraints))
+        self.constraint_row_offsets = tuple(lib.sd_model_constraint_row_offset(m, c) for c in range(self.nconstraints))
+        self.constraint_nrows = tuple(lib.sd_model_constraint_nrows(m, c) for c in range(self.nconstraints))
         self.nflexible = lib.sd_model_nflexible(m)
-        self.body_nmodes = [lib.sd_model_body_nmodes(m, k) for k in range(nb)]
-        self.body_nnodes = [lib.sd_model_body_nnodes(m, k) for k in range(nb)]
-        self.mode_q_index = [lib.sd_model_mode_q_index(m, k) for k in range(nb)]
-        self.mode_v_index = [lib.sd_model_mode_v_index(m, k) for k in range(nb)]
-        g = ffi.new("double[3]")
-        lib.sd_model_gravity(m, g)
-        self.gravity = np.array(list(g))
-        self.total_mass = lib.sd_model_total_mass(m)
-        self.armature = np.array([lib.sd_model_armature(m, v) for v in range(self.nv)])
-        self.damping = np.array([lib.sd_model_damping(m, v) for v in range(self.nv)])
-        self.stiffness = np.array([lib.sd_model_stiffness(m, v) for v in range(self.nv)])
+        self.body_nmodes = tuple(lib.sd_model_body_nmodes(m, k) for k in range(nb))
+        self.body_nnodes = tuple(lib.sd_model_body_nnodes(m, k) for k in range(nb))
+        self.mode_q_index = tuple(lib.sd_model_mode_q_index(m, k) for k in range(nb))
+        self.mode_v_index = tuple(lib.sd_model_mode_v_index(m, k) for k in range(nb))
+        # the quaternions of q (spherical and free hinges): their first coordinates and bodies
+        quat = [(self.q_index[k] + (3 if self.hinge_types[k] == "free" else 0), k) for k in range(nb)
+                if self.hinge_types[k] in ("spherical", "free")]
+        self._quat_index = np.array([[i + j for j in range(4)] for i, _ in quat], dtype=np.intp) if quat else None
+        self._quat_bodies = tuple(k for _, k in quat)
+        self._read_parameters()
         self._fshape = (nb, 6)
         self._strides = ffi.new("sdpy_strides *")
         self._row = ffi.new("long *")
 
     def __repr__(self):
         return f"<soadyn.Model {self.name!r}: {self.nbodies} bodies, nq {self.nq}, nv {self.nv}>"
+
+    def _read_parameters(self):
+        """The parameters a setter may change, read back from the C model as read-only arrays."""
+        m, nv = self._m, self.nv
+        g = ffi.new("double[3]")
+        lib.sd_model_gravity(m, g)
+        self.gravity = _frozen(list(g))
+        self.body_masses = _frozen([lib.sd_model_body_mass(m, k) for k in range(self.nbodies)])
+        self.total_mass = lib.sd_model_total_mass(m)
+        self.armature = _frozen([lib.sd_model_armature(m, v) for v in range(nv)])
+        self.damping = _frozen([lib.sd_model_damping(m, v) for v in range(nv)])
+        self.stiffness = _frozen([lib.sd_model_stiffness(m, v) for v in range(nv)])
+        self.spring_ref = _frozen([lib.sd_model_spring_ref(m, v) for v in range(nv)])
+
+    # ------------------------------------------------------------ parameters (soadyn/params.h)
+
+    def _set(self, fn, call):
+        """Run one C setter (call(err) -> status), raise with its message, read the parameters back."""
+        err = ffi.new("sd_error *")
+        st = call(err)
+        self._read_parameters()
+        if st:
+            _raise(st, f"{fn}: {_str(err.message)}")
+
+    def set_gravity(self, gravity):
+        """Gravity, the acceleration of free fall in world axes (m/s^2); every later call sees it."""
+        g = _as_f64("gravity", gravity)
+        if g.shape != (3,):
+            raise ArgumentError(f"set_gravity: gravity has shape {g.shape}, expected (3,)")
+        self._set("set_gravity", lambda err: lib.sd_model_set_gravity(self._m, _from_buffer(_DBL, g), err))
+
+    def set_body_inertia(self, body, mass, com, inertia):
+        """A body's mass (kg), centre of mass (body frame, m) and rotational inertia about it (3x3,
+        body axes, kg m^2), checked as the model files' are."""
+        k = self.body_index(body)
+        c, inertia = _as_f64("com", com), _as_f64("inertia", inertia)
+        if c.shape != (3,) or inertia.shape != (3, 3):
+            raise ArgumentError(f"set_body_inertia: com {c.shape} and inertia {inertia.shape}, "
+                                "expected (3,) and (3, 3)")
+        self._set("set_body_inertia", lambda err: lib.sd_model_set_body_inertia(
+            self._m, k, float(mass), _from_buffer(_DBL, c), _from_buffer(_DBL, inertia), err))
+
+    def _set_joint_terms(self, fn, setter, attr, values):
+        """Set one joint-level term per speed: values is nv numbers, or a dict {speed (label or
+        index) or joint name: value}. All or nothing: a refused value leaves every speed unchanged."""
+        current = getattr(self, attr)
+        new = np.array(current)
+        if isinstance(values, dict):
+            for key, val in values.items():
+                if isinstance(key, str) and key in self.joint_names and key not in self.speed_labels:
+                    k = self.joint_names.index(key)
+                    idx = range(self.v_index[k], self.v_index[k] + self.hinge_nv[k])
+                elif isinstance(key, str):
+                    if key not in self.speed_labels:
+                        raise ArgumentError(f"{fn}: no speed or joint named {key!r} (model.speed_labels, joint_names)")
+                    idx = [self.speed_labels.index(key)]
+                else:
+                    if not 0 <= int(key) < self.nv:
+                        raise ArgumentError(f"{fn}: speed index {key} out of range 0..{self.nv - 1}")
+                    idx = [int(key)]
+                for v in idx:
+                    new[v] = float(val)
+        else:
+            a = _as_f64(fn, values)
+            if a.shape != (self.nv,):
+                raise ArgumentError(f"{fn}: {a.shape} values, expected one per speed ({self.nv},) or a dict")
+            new[:] = a
+        old = np.array(current)
+        err = ffi.new("sd_error *")
+
+        def restore():  # the values held before this call, on the speeds it changed
+            for w in np.flatnonzero(new != old):
+                setter(self._m, int(w), float(old[w]), ffi.NULL)
+            self._read_parameters()
+
+        for v in np.flatnonzero(new != old):
+            st = setter(self._m, int(v), float(new[v]), err)
+            if st:
+                restore()
+                _raise(st, f"{fn}: {self.speed_labels[v]}: {_str(err.message)}")
+        self._read_parameters()
+        got = getattr(self, attr)
+        if not np.array_equal(got, new):  # a spherical hinge's one stiffness asked to differ per speed
+            v = int(np.flatnonzero(got != new)[0])
+            restore()
+            raise ArgumentError(f"{fn}: {self.speed_labels[v]}: {new[v]!r} cannot be held (joint "
+                                f"{self.joint_names[lib.sd_model_v_body(self._m, v)]!r} has one value for its speeds)")
+
+    def set_armature(self, values):
+        """The armature (rotor inertia, kg m^2 or kg) added to M(v, v) per speed: nv numbers or a
+        dict {speed label, index or joint name: value}."""
+        self._set_joint_terms("set_armature", lib.sd_model_set_armature, "armature", values)
+
+    def set_damping(self, values):
+        """The viscous damping per speed (tau = -damping u), as set_armature."""
+        self._set_joint_terms("set_damping", lib.sd_model_set_damping, "damping", values)
+
+    def set_stiffness(self, values):
+        """The joint spring stiffness per speed (revolute, prismatic; a spherical hinge's one
+        stiffness for its three speeds), as set_armature."""
+        self._set_joint_terms("set_stiffness", lib.sd_model_set_stiffness, "stiffness", values)
+
+    def set_spring_ref(self, values):
+        """The springs' rest coordinates (rad or m; revolute and prismatic hinges), as set_armature."""
+        self._set_joint_terms("set_spring_ref", lib.sd_model_set_spring_ref, "spring_ref", values)
+
+    def copy(self):
+        """An independent deep copy (sd_model_copy) with its own workspace: one per thread, or a
+        model to change while keeping the original."""
+        err = ffi.new("sd_error *")
+        cm = lib.sd_model_copy(self._m, err)
+        if cm == _NULL:
+            _raise(err.status, _str(err.message))
+        return Model(cm, self.path, self.format)
 
     # ------------------------------------------------------------ helpers
 
@@ -361,7 +545,7 @@ class Model:
         return k
 
     def _state_q(self, fn, q):
-        b = _Batch(fn)
+        b = _Batch(fn, self)
         pq, sq, _ = b.add("q", q, (self.nq,))
         return b, pq, sq
 
@@ -422,93 +606,137 @@ class Model:
             want = self.nq if name.startswith("q") else self.nv
             if a.shape != (want,):
                 raise ArgumentError(f"{fn}: {name} has shape {a.shape}, expected ({want},)")
+            if want == self.nq and fn != "normalize":
+                self._check_quaternions(fn, name, a)
+
+    def _check_quaternions(self, fn, name, q):
+        """ArgumentError unless every quaternion of q (one state or a batch) has norm 1 to
+        QUATERNION_TOLERANCE: soadyn uses a quaternion as given, unnormalised (a norm of 2 changes
+        M by orders of magnitude), as `soadyn simulate --q0` refuses one. A NaN is left to the C
+        call, whose message names the coordinate."""
+        idx = self._quat_index
+        if idx is None or q.shape[-1:] != (self.nq,):
+            return  # no quaternion, or a wrong shape that the caller reports
+        err = np.abs(np.sqrt(np.sum(np.square(q[..., idx]), axis=-1)) - 1.0)
+        bad = err > QUATERNION_TOLERANCE
+        if not bad.any():
+            return
+        where = tuple(np.argwhere(bad)[0])
+        k = self._quat_bodies[where[-1]]
+        first = int(idx[where[-1], 0])
+        state = f" state {where[0]}:" if len(where) > 1 else ""
+        norm = float(np.sqrt(np.sum(np.square(q[where[:-1]][idx[where[-1]]]))))
+        raise ArgumentError(
+            f"{fn}: {name}:{state} the quaternion of joint {self.joint_names[k]!r} ({name}[{first}:{first + 4}], "
+            f"w x y z) has norm {norm:.17g}, not 1 (| |quat| - 1 | = {float(err[where]):.3g} > "
+            f"{QUATERNION_TOLERANCE:g}); soadyn uses quaternions as given: pass unit ones (model.normalize(q))")
+
+    def _tree_only(self, fn, tree, closed):
+        """ClosedLoopError when the model has closure constraints and the tree's answer was not asked
+        for by name (tree=True); `closed` is the call that solves the closed system."""
+        if self.nconstraints and not tree:
+            names = ", ".join(self.constraint_names)
+            raise ClosedLoopError(
+                f"{fn}: model {self.name!r} has {self.nconstraints} closure constraint(s) ({names}), which the "
+                f"open tree's answer ignores: call {closed} for the closed system, or {fn}(..., tree=True) for "
+                f"the open tree")
 
     # ------------------------------------------------------------ dynamics
 
-    def forward_dynamics(self, q, u, tau, f_ext=None, out=None):
-        """qdd = M^-1 (tau - C + J^T f_ext) by the O(N) articulated-body algorithm (004 Alg 6.1), the
-        armature in D(k) = H P H* + J (004 Eq 33) and the joints' damping and springs added to tau."""
-        # Fast path of one state given as 1-D float64 ndarrays: straight to the C call (from_buffer
-        # refuses a non-contiguous array, a list has no dtype: the general path below takes them).
-        try:  # an AttributeError (not an ndarray) or BufferError (not contiguous): the general path
-            fast = f_ext is None and out is None and q.dtype is _F64 and u.dtype is _F64 and tau.dtype is _F64 \
-                and q.ndim == u.ndim == tau.ndim == 1
-            if fast:
-                pq, pu, pt = _from_buffer(_DBL, q), _from_buffer(_DBL, u), _from_buffer(_DBL, tau)
-        except (AttributeError, BufferError, ValueError):
-            fast = False
-        if fast and len(pq) == self.nq and len(pu) == self.nv and len(pt) == self.nv:
-            qdd = _empty(self.nv)
-            st = _c_fd(self._m, self._d, pq, pu, pt, _NULL, _from_buffer(_DBL, qdd))
-            if st:
-                self._fail(st, -1)
-            return qdd
-        b = _Batch("forward_dynamics")
+    def forward_dynamics(self, q, u, tau, f_ext=None, out=None, tree=False, threads=1, simd=True):
+        """qdd = M^-1 (tau - C + J^T f_ext) of the tree by the O(N) articulated-body algorithm (004
+        Alg 6.1), the armature in D(k) = H P H* + J (004 Eq 33) and the joints' damping and springs
+        added to tau. On a model with closure constraints it raises ClosedLoopError (use
+        closed_loop_forward_dynamics) unless tree=True asks for the open tree's qdd.
+
+        A batch (a leading axis of states) runs through soadyn/batch.h on `threads` threads, by the
+        SIMD kernel (4 or 8 states per step) when `simd` and the model allow it: each state's qdd
+        is then the single call's up to round-off (batch.h states the bound), and bit for bit the
+        same whatever the threads and the batch's size; simd=False gives the single calls' bits."""
+        r = _fast_fd(self._mp, self._dp, q, u, tau, f_ext, out, tree)
+        if r.__class__ is _ndarray:
+            return r
+        if r is not None:
+            self._fail(r, -1)
+        return self._dynamics("forward_dynamics", lib.sd_forward_dynamics_batch, q, u, ("tau", tau), f_ext, out,
+                              tree, threads, simd, "closed_loop_forward_dynamics(q, u, tau)", _FD)
+
+    def inverse_dynamics(self, q, u, qdd, f_ext=None, out=None, tree=False, threads=1, simd=True):
+        """tau = M qdd + C - J^T f_ext of the tree by Newton-Euler (004 Alg 3.1), armature and
+        passive forces included. ClosedLoopError on a model with closure constraints (use
+        constrained_inverse_dynamics) unless tree=True. Batches as forward_dynamics."""
+        r = _fast_id(self._mp, self._dp, q, u, qdd, f_ext, out, tree)
+        if r.__class__ is _ndarray:
+            return r
+        if r is not None:
+            self._fail(r, -1)
+        return self._dynamics("inverse_dynamics", lib.sd_inverse_dynamics_batch, q, u, ("qdd", qdd), f_ext, out,
+                              tree, threads, simd, "constrained_inverse_dynamics(q, u, qdd, actuated)", _ID)
+
+    def _dynamics(self, fn, batch_fn, q, u, x, f_ext, out, tree, threads, simd, closed, algorithm):
+        """The general path of forward (_FD, _FD_CHOLESKY) and inverse (_ID) dynamics: every check,
+        one state by the sdpy loop, a batch by soadyn/batch.h (which has no Cholesky FD)."""
+        self._tree_only(fn, tree, closed)
+        b = _Batch(fn, self)
         s = self._strides
-        pq, s.q, _ = b.add("q", q, (self.nq,))
-        pu, s.u, _ = b.add("u", u, (self.nv,))
-        pt, s.x, _ = b.add("tau", tau, (self.nv,))
-        if f_ext is None:
-            pf = _NULL
+        pq, s.q, aq = b.add("q", q, (self.nq,))
+        pu, s.u, au = b.add("u", u, (self.nv,))
+        px, s.x, ax = b.add(x[0], x[1], (self.nv,))
+        pf, af = _NULL, None
+        if f_ext is not None:
+            pf, s.f, af = b.add("f_ext", f_ext, self._fshape)
+        y = _output(out, b.shape(self.nv))
+        if b.n >= 0 and algorithm != _FD_CHOLESKY:
+            ctx = self._batch_context(threads, simd)
+            aq, au, ax, af = b.stacked(aq, s.q), b.stacked(au, s.u), b.stacked(ax, s.x), b.stacked(af, s.f)
+            st = batch_fn(ctx, b.n, _from_buffer(_DBL, aq), _from_buffer(_DBL, au), _from_buffer(_DBL, ax),
+                          _NULL if af is None else _from_buffer(_DBL, af), _from_buffer(_DBL, y), _NULL)
+            if st:
+                _raise(st, _str(lib.sd_batch_error(ctx)))
+            return y
+        if algorithm != _ID:
+            st = lib.sdpy_forward_dynamics(self._m, self._d, b.rows(), s, pq, pu, px, pf, _from_buffer(_DBL, y),
+                                           int(algorithm == _FD_CHOLESKY), self._row)
         else:
-            pf, s.f, _ = b.add("f_ext", f_ext, self._fshape)
-        qdd = _output(out, b.shape(self.nv))
-        st = lib.sdpy_forward_dynamics(self._m, self._d, b.rows(), s, pq, pu, pt, pf,
-                                       _from_buffer("double[]", qdd), 0, self._row)
+            st = lib.sdpy_inverse_dynamics(self._m, self._d, b.rows(), s, pq, pu, px, pf, _from_buffer(_DBL, y),
+                                           self._row)
         if st:
             self._fail(st, b.n)
-        return qdd
+        return y
 
-    def forward_dynamics_cholesky(self, q, u, tau, f_ext=None):
-        """The same qdd from M and C by a dense Cholesky solve, O(N^3) (001 Sec 3): the reference."""
-        b = _Batch("forward_dynamics_cholesky")
-        s = self._strides
-        pq, s.q, _ = b.add("q", q, (self.nq,))
-        pu, s.u, _ = b.add("u", u, (self.nv,))
-        pt, s.x, _ = b.add("tau", tau, (self.nv,))
-        pf = _NULL
-        if f_ext is not None:
-            pf, s.f, _ = b.add("f_ext", f_ext, self._fshape)
-        qdd = np.empty(b.shape(self.nv))
-        st = lib.sdpy_forward_dynamics(self._m, self._d, b.rows(), s, pq, pu, pt, pf,
-                                       _from_buffer("double[]", qdd), 1, self._row)
-        if st:
-            self._fail(st, b.n)
-        return qdd
+    def _batch_context(self, threads, simd):
+        """The sd_batch of `threads` threads (made once, freed with the model), set to `simd`."""
+        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 1 <= threads <= 256:
+            raise ArgumentError(f"threads: {threads!r}, expected an integer from 1 to 256")
+        threads = int(threads)
+        ctx = self._batches.get(threads)
+        if ctx is None:
+            err = ffi.new("sd_error *")
+            ctx = lib.sd_batch_new(self._m, threads, err)
+            if ctx == _NULL:
+                _raise(err.status, _str(err.message))
+            self._batches[threads] = ctx
+        mode = lib.SD_BATCH_SIMD_AUTO if simd else lib.SD_BATCH_SIMD_OFF
+        if self._simd.get(threads) != mode:
+            lib.sd_batch_set_simd(ctx, mode)
+            self._simd[threads] = mode
+        return ctx
 
-    def inverse_dynamics(self, q, u, qdd, f_ext=None, out=None):
-        """tau = M qdd + C - J^T f_ext by Newton-Euler (004 Alg 3.1), armature and passive forces included."""
-        try:  # the fast path of forward_dynamics
-            fast = f_ext is None and out is None and q.dtype is _F64 and u.dtype is _F64 and qdd.dtype is _F64 \
-                and q.ndim == u.ndim == qdd.ndim == 1
-            if fast:
-                pq, pu, pa = _from_buffer(_DBL, q), _from_buffer(_DBL, u), _from_buffer(_DBL, qdd)
-        except (AttributeError, BufferError, ValueError):
-            fast = False
-        if fast and len(pq) == self.nq and len(pu) == self.nv and len(pa) == self.nv:
-            tau = _empty(self.nv)
-            st = _c_id(self._m, self._d, pq, pu, pa, _NULL, _from_buffer(_DBL, tau))
-            if st:
-                self._fail(st, -1)
-            return tau
-        b = _Batch("inverse_dynamics")
-        s = self._strides
-        pq, s.q, _ = b.add("q", q, (self.nq,))
-        pu, s.u, _ = b.add("u", u, (self.nv,))
-        pa, s.x, _ = b.add("qdd", qdd, (self.nv,))
-        pf = _NULL
-        if f_ext is not None:
-            pf, s.f, _ = b.add("f_ext", f_ext, self._fshape)
-        tau = _output(out, b.shape(self.nv))
-        st = lib.sdpy_inverse_dynamics(self._m, self._d, b.rows(), s, pq, pu, pa, pf,
-                                       _from_buffer("double[]", tau), self._row)
-        if st:
-            self._fail(st, b.n)
-        return tau
+    def simd_lanes(self, threads=1, simd=True):
+        """States per SIMD step of a batched forward or inverse dynamics call (8 with AVX-512, 4 with
+        AVX2), 0 when it takes the scalar path; and why (sd_batch_simd_note)."""
+        ctx = self._batch_context(threads, simd)
+        return lib.sd_batch_simd_lanes(ctx), _str(lib.sd_batch_simd_note(ctx))
+
+    def forward_dynamics_cholesky(self, q, u, tau, f_ext=None, tree=False):
+        """The same qdd from M and C by a dense Cholesky solve, O(N^3) (001 Sec 3): the reference.
+        ClosedLoopError on a model with closure constraints unless tree=True."""
+        return self._dynamics("forward_dynamics_cholesky", None, q, u, ("tau", tau), f_ext, None, tree, 1, False,
+                              "closed_loop_forward_dynamics(q, u, tau)", _FD_CHOLESKY)
 
     def bias_forces(self, q, u, f_ext=None):
         """C(q, u) - J^T f_ext: gravity, velocity terms and -tau_passive (inverse dynamics at qdd = 0)."""
-        b = _Batch("bias_forces")
+        b = _Batch("bias_forces", self)
         s = self._strides
         pq, s.q, _ = b.add("q", q, (self.nq,))
         pu, s.u, _ = b.add("u", u, (self.nv,))
@@ -524,7 +752,7 @@ class Model:
 
     def passive_forces(self, q, u):
         """tau_passive = -damping u - stiffness (q - spring_ref) (soadyn/dynamics.h, joint-level dynamics)."""
-        b = _Batch("passive_forces")
+        b = _Batch("passive_forces", self)
         s = self._strides
         pq, s.q, _ = b.add("q", q, (self.nq,))
         pu, s.u, _ = b.add("u", u, (self.nv,))
@@ -534,21 +762,30 @@ class Model:
             self._fail(st, b.n)
         return out
 
-    def _matrix(self, fn, q, which, rows):
+    def _matrix(self, fn, q, which, rows, threads=1):
         b, pq, sq = self._state_q(fn, q)
         out = np.empty(b.shape(rows, self.nv))
+        if b.n >= 0 and which < 2:  # a batch of M or M^-1: batch.h, the single-state calls on each thread
+            ctx = self._batch_context(threads, False)
+            st = (lib.sd_mass_matrix_inverse_batch if which else lib.sd_mass_matrix_batch)(
+                ctx, b.n, pq, _from_buffer(_DBL, out))
+            if st:
+                _raise(st, _str(lib.sd_batch_error(ctx)))
+            return out
         st = lib.sdpy_matrix(self._m, self._d, b.rows(), sq, pq, which, _from_buffer("double[]", out), self._row)
         if st:
             self._fail(st, b.n)
         return out
 
-    def mass_matrix(self, q):
-        """M(q), nv x nv, by composite body inertias (004 Alg 4.2), diag(armature) added."""
-        return self._matrix("mass_matrix", q, 0, self.nv)
+    def mass_matrix(self, q, threads=1):
+        """M(q), nv x nv, by composite body inertias (004 Alg 4.2), diag(armature) added. A batch runs
+        on `threads` threads (soadyn/batch.h), each state the single call's bits."""
+        return self._matrix("mass_matrix", q, 0, self.nv, threads)
 
-    def mass_matrix_inverse(self, q):
-        """The dense M^-1(q) in O(N^2) from the articulated-body recursion (004 Eq 51)."""
-        return self._matrix("mass_matrix_inverse", q, 1, self.nv)
+    def mass_matrix_inverse(self, q, threads=1):
+        """The dense M^-1(q) in O(N^2) from the articulated-body recursion (004 Eq 51); batches as
+        mass_matrix."""
+        return self._matrix("mass_matrix_inverse", q, 1, self.nv, threads)
 
     def mass_matrix_solve(self, q, x):
         """M^-1(q) x in O(N) without forming M (004 Eq 51)."""
@@ -562,7 +799,7 @@ class Model:
         return self._factor("innovations_apply", q, x, _FACTOR_OPS[op])
 
     def _factor(self, fn, q, x, op):
-        b = _Batch(fn)
+        b = _Batch(fn, self)
         pq, sq, _ = b.add("q", q, (self.nq,))
         px, sx, _ = b.add("x", x, (self.nv,))
         y = np.empty(b.shape(self.nv))
@@ -603,7 +840,8 @@ class Model:
         return (_from_buffer("double[]", F), _from_buffer("double[]", fr), _from_buffer("double[]", co),
                 (F, fr, co))
 
-    def forward_dynamics_ex(self, q, u, tau, f_ext=None, qdd=None, prescribed=None, forces=True, frame="body"):
+    def forward_dynamics_ex(self, q, u, tau, f_ext=None, qdd=None, prescribed=None, forces=True, frame="body",
+                            tree=False):
         """Forward dynamics with options (000 Sec 3, 000 Eq 17/41): `prescribed` (per body a flag, or a
         list of body names/indices) marks hinges whose acceleration is given in `qdd` (mixed dynamics:
         their hinge force comes out in tau); forces: also every inter-body force f(k) from the
@@ -611,8 +849,10 @@ class Model:
 
         Returns dict(qdd, tau, forces (nbodies x 6 [moment; force]), free (H f, the first hinge_nv[k]
         entries of row k), constrained (the 6 - hinge_nv[k] reactions along the complement of H, 003
-        Prop 5), zero-padded to 6)."""
-        b = _Batch("forward_dynamics_ex")
+        Prop 5), zero-padded to 6). ClosedLoopError on a model with closure constraints unless
+        tree=True (closed_loop_forward_dynamics(..., forces=True) gives the closed system's forces)."""
+        self._tree_only("forward_dynamics_ex", tree, "closed_loop_forward_dynamics(q, u, tau, forces=True)")
+        b = _Batch("forward_dynamics_ex", self)
         s = self._strides
         pq, s.q, _ = b.add("q", q, (self.nq,))
         pu, s.u, _ = b.add("u", u, (self.nv,))
@@ -623,9 +863,9 @@ class Model:
         b.add("tau", tau_a, (self.nv,))
         if qdd is not None:
             b.add("qdd", qdd, (self.nv,))
-        tau_io = np.array(np.broadcast_to(tau_a, b.shape(self.nv)))
-        qdd_io = np.zeros(b.shape(self.nv)) if qdd is None else np.array(np.broadcast_to(_as_f64("qdd", qdd),
-                                                                                        b.shape(self.nv)))
+        tau_io = np.ascontiguousarray(np.broadcast_to(tau_a, b.shape(self.nv)))  # copies: written by the call
+        qdd_io = np.zeros(b.shape(self.nv)) if qdd is None else \
+            np.ascontiguousarray(np.broadcast_to(_as_f64("qdd", qdd), b.shape(self.nv)))
         pp, _keep = _flags("prescribed", prescribed, self.nbodies, "body", self.body_names)
         if frame not in _FORCE_FRAMES:
             raise ArgumentError(f"forward_dynamics_ex: frame {frame!r}, expected body, world or joint")
@@ -640,22 +880,26 @@ class Model:
             res.update(forces=arrays[0], free=arrays[1], constrained=arrays[2])
         return res
 
-    def mixed_dynamics(self, q, u, tau, qdd, prescribed, f_ext=None):
+    def mixed_dynamics(self, q, u, tau, qdd, prescribed, f_ext=None, tree=False):
         """Prescribed hinges (000 Sec 3): returns (qdd, tau) with qdd given on the prescribed bodies'
-        speeds and computed elsewhere, tau the other way round."""
-        r = self.forward_dynamics_ex(q, u, tau, f_ext=f_ext, qdd=qdd, prescribed=prescribed, forces=False)
+        speeds and computed elsewhere, tau the other way round. Tree only (tree=True on a model
+        with closure constraints)."""
+        self._tree_only("mixed_dynamics", tree, "closed_loop_forward_dynamics(q, u, tau)")
+        r = self.forward_dynamics_ex(q, u, tau, f_ext=f_ext, qdd=qdd, prescribed=prescribed, forces=False, tree=tree)
         return r["qdd"], r["tau"]
 
-    def interbody_forces(self, q, u, tau, f_ext=None, frame="body"):
+    def interbody_forces(self, q, u, tau, f_ext=None, frame="body", tree=False):
         """The spatial force [moment; force] each parent exerts on its child through the hinge, from
         the articulated-body by-products (000 Eq 17: f = P+ alpha+ + z+). Returns dict as
-        forward_dynamics_ex (qdd, tau, forces, free, constrained)."""
-        return self.forward_dynamics_ex(q, u, tau, f_ext=f_ext, forces=True, frame=frame)
+        forward_dynamics_ex (qdd, tau, forces, free, constrained). Tree only, as forward_dynamics_ex."""
+        self._tree_only("interbody_forces", tree, "closed_loop_forward_dynamics(q, u, tau, forces=True)")
+        return self.forward_dynamics_ex(q, u, tau, f_ext=f_ext, forces=True, frame=frame, tree=tree)
 
-    def inverse_dynamics_forces(self, q, u, qdd, f_ext=None, frame="body"):
+    def inverse_dynamics_forces(self, q, u, qdd, f_ext=None, frame="body", tree=False):
         """Inverse dynamics (004 Alg 3.1) with every inter-body force it computes: dict(tau, forces,
-        free, constrained) as forward_dynamics_ex."""
-        b = _Batch("inverse_dynamics_forces")
+        free, constrained) as forward_dynamics_ex. Tree only (tree=True with closure constraints)."""
+        self._tree_only("inverse_dynamics_forces", tree, "constrained_inverse_dynamics(q, u, qdd, actuated)")
+        b = _Batch("inverse_dynamics_forces", self)
         s = self._strides
         pq, s.q, _ = b.add("q", q, (self.nq,))
         pu, s.u, _ = b.add("u", u, (self.nv,))
@@ -685,7 +929,7 @@ class Model:
         """Kinematics at (q, u, qdd): (R, p, V, A) per body, V and A the spatial velocity and
         acceleration (gravity excluded) [omega; v] in the body frame at its origin (None when u /
         qdd is not given)."""
-        b = _Batch("body_states")
+        b = _Batch("body_states", self)
         s = self._strides
         pq, s.q, _ = b.add("q", q, (self.nq,))
         pu = pa = _NULL
@@ -718,14 +962,16 @@ class Model:
                 self._fail(st, b.n)
         return R, p
 
-    def jacobian(self, q, body, point=(0.0, 0.0, 0.0)):
-        """The 6 x nv Jacobian mapping u to [omega; v] of the point `point` (body coordinates) fixed on
-        `body`, both in world axes (sd_jacobian_world)."""
-        k = self.body_index(body)
+    def jacobian(self, q, frame, point=(0.0, 0.0, 0.0)):
+        """The 6 x nv Jacobian mapping u to [omega; v] of the point `point` (in `frame`'s coordinates)
+        fixed on `frame` (a body, or a named frame: a link merged by a fixed joint, an MJCF site),
+        both in world axes (sd_jacobian_world)."""
+        k, Rf, pf = self._frame(frame)
         b, pq, sq = self._state_q("jacobian", q)
         pt = _as_f64("point", point)
         if pt.shape != (3,):
             raise ArgumentError(f"jacobian: point has shape {pt.shape}, expected (3,)")
+        pt = pf + Rf @ pt  # in the body's coordinates
         J = np.empty(b.shape(6, self.nv))
         st = lib.sdpy_jacobian(self._m, self._d, b.rows(), sq, pq, k, _from_buffer("double[]", pt),
                                _from_buffer("double[]", J), self._row)
@@ -733,8 +979,64 @@ class Model:
             self._fail(st, b.n)
         return J
 
+    # ------------------------------------------------------------ named frames
+
+    def frame_index(self, frame):
+        """The index (in frame_names) of a named frame (ArgumentError if there is none)."""
+        k = lib.sd_model_frame_index(self._m, str(frame).encode())
+        if k < 0:
+            raise ArgumentError(f"model {self.name}: no frame named {frame!r} (frame_names; bodies: body_names)")
+        return k
+
+    def frame_placement_in_body(self, frame):
+        """(body name, R, p): the body a frame (or body) is fixed on and the frame's placement in it,
+        R (3, 3) its axes as columns and p its origin, in the body's coordinates."""
+        k, R, p = self._frame(frame)
+        return self.body_names[k], R.copy(), p.copy()
+
+    def _frame(self, frame):
+        """(body index, R, p) of a body (name or index; identity placement) or a named frame."""
+        if isinstance(frame, str) and lib.sd_model_body_index(self._m, frame.encode()) < 0 \
+                and lib.sd_model_frame_index(self._m, frame.encode()) >= 0:
+            f = self.frame_index(frame)
+            X = lib.sd_model_frame_placement(self._m, f)
+            return (lib.sd_model_frame_body(self._m, f), np.array(list(X.R)).reshape(3, 3), np.array(list(X.p)))
+        try:
+            return self.body_index(frame), _EYE3, _ZERO3
+        except ArgumentError:
+            raise ArgumentError(f"model {self.name}: no body or frame named {frame!r} (body_names, frame_names)") \
+                from None
+
+    def frame_placement(self, q, frame):
+        """World placement (R (3, 3) the frame's axes as columns, p (3) its origin) of a body or named
+        frame at q; batched over q."""
+        k, Rf, pf = self._frame(frame)
+        R, p = self.body_states(q)[:2]
+        Rb, pb = R[..., k, :, :], p[..., k, :]
+        return Rb @ Rf, pb + np.einsum("...ij,j->...i", Rb, pf)
+
+    def frame_velocity(self, q, u, frame):
+        """Spatial velocity [omega; v] of a body or named frame, in the frame's axes, v that of its
+        origin (Pinocchio's LOCAL reference): R_f^T [omega_b; v_b + omega_b x p_f]."""
+        k, Rf, pf = self._frame(frame)
+        V = self.body_states(q, u)[2][..., k, :]
+        return self._shift_to_frame(V, Rf, pf)
+
+    def frame_acceleration(self, q, u, qdd, frame):
+        """Spatial acceleration (gravity excluded) of a body or named frame in the frame's axes at
+        its origin: the time derivative of frame_velocity's components, the frame being fixed on
+        its body."""
+        k, Rf, pf = self._frame(frame)
+        A = self.body_states(q, u, qdd)[3][..., k, :]
+        return self._shift_to_frame(A, Rf, pf)
+
+    @staticmethod
+    def _shift_to_frame(V, Rf, pf):
+        w, v = V[..., :3], V[..., 3:]
+        return np.concatenate([w @ Rf, (v + np.cross(w, pf)) @ Rf], axis=-1)
+
     def _energy(self, fn, q, u, e, com, h):
-        b = _Batch(fn)
+        b = _Batch(fn, self)
         s = self._strides
         pq, s.q, _ = b.add("q", q, (self.nq,))
         pu = _NULL
@@ -762,6 +1064,18 @@ class Model:
             k, g, sp, sn, pot = float(k), float(g), float(sp), float(sn), float(pot)
         return {"kinetic": k, "gravity": g, "spring": sp, "strain": sn, "potential": pot, "total": k + pot}
 
+    def kinetic_energy(self, q, u):
+        """1/2 u^T M(q) u (J), armature included; batched."""
+        E = self._energy("kinetic_energy", q, u, True, False, False)[0]
+        return float(E[0]) if E.ndim == 1 else E[:, 0]
+
+    def potential_energy(self, q):
+        """The potential energy (J): gravity's -sum m g.c, the joint springs' and the flexible
+        bodies' strain energy (energies()["potential"]); batched."""
+        E = self._energy("potential_energy", q, np.zeros(self.nv), True, False, False)[0]
+        pot = E[..., 1] + E[..., 2] + E[..., 3]
+        return float(pot) if E.ndim == 1 else pot
+
     def center_of_mass(self, q):
         """The system's centre of mass in world coordinates."""
         return self._energy("center_of_mass", q, None, False, True, False)[1]
@@ -772,8 +1086,9 @@ class Model:
 
     def external_force_at_point(self, q, body, point, force, f_ext=None):
         """f_ext (nbodies x 6, a new one or `f_ext` added to in place) with a force (world axes) applied
-        at a point (body coordinates) of `body`, at configuration q (003's Y^T F-bar for one point)."""
-        k = self.body_index(body)
+        at a point (in the coordinates of `body`, a body or a named frame) at configuration q (003's
+        Y^T F-bar for one point)."""
+        k, Rf, pf = self._frame(body)
         q = _as_f64("q", q)
         self._check1("external_force_at_point", q=q)
         if f_ext is None:
@@ -784,6 +1099,7 @@ class Model:
         fo = _as_f64("force", force)
         if pt.shape != (3,) or fo.shape != (3,):
             raise ArgumentError("external_force_at_point: point and force need 3 entries each")
+        pt = pf + Rf @ pt  # in the body's coordinates
         st = lib.sd_kinematics(self._m, self._d, _from_buffer("double[]", q), _NULL, _NULL)
         if st == lib.SD_OK:
             st = lib.sd_external_force_at_point(self._m, self._d, k, _from_buffer("double[]", pt),
@@ -809,9 +1125,9 @@ class Model:
                     raise ArgumentError(f"task frame {i}: (body,), (body, p) or (body, R, p)")
             else:
                 body = f
-            bodies[i] = self.body_index(body)
-            pl[i, :9] = np.asarray(R, dtype=float).reshape(9)
-            pl[i, 9:] = np.asarray(p, dtype=float).reshape(3)
+            bodies[i], Rf, pf = self._frame(body)  # a named frame: the task frame placed in its body
+            pl[i, :9] = (Rf @ np.asarray(R, dtype=float).reshape(3, 3)).reshape(9)
+            pl[i, 9:] = pf + Rf @ np.asarray(p, dtype=float).reshape(3)
         return bodies, pl
 
     def _opspace(self, fn, q, frames, inverse):
@@ -832,8 +1148,8 @@ class Model:
     def operational_space_compliance(self, q, frames):
         """J M^-1 J* = B* Omega B (004 Eq 59-60) of task frames, 6 nframes square, each frame's
         velocity [omega; v] in its own axes at its origin, by the backward-Lyapunov recursion (004
-        Lemma 5 / Alg 4.3). A frame is a body (name or index), (body, p) or (body, R, p) in body
-        coordinates."""
+        Lemma 5 / Alg 4.3). A task frame is a body or named frame (name or body index), (frame, p) or
+        (frame, R, p) in that frame's coordinates."""
         return self._opspace("operational_space_compliance", q, frames, 0)
 
     def operational_space_inertia(self, q, frames):
@@ -848,7 +1164,7 @@ class Model:
         redundant rows), the cut-joint force [moment; force] of every constraint (nconstraints x 6,
         in F_A's axes about F_B's origin, or "world" axes), the rank of G M^-1 G*, and with forces the
         inter-body forces of the tree hinges. Returns a dict."""
-        b = _Batch("closed_loop_forward_dynamics")
+        b = _Batch("closed_loop_forward_dynamics", self)
         s = self._strides
         pq, s.q, _ = b.add("q", q, (self.nq,))
         pu, s.u, _ = b.add("u", u, (self.nv,))
@@ -877,7 +1193,7 @@ class Model:
     def constrained_inverse_dynamics(self, q, u, qdd, actuated, f_ext=None):
         """The forces of the `actuated` speeds (flags per speed, or speed labels / indices) producing
         qdd on the closed system, and the multipliers (minimum norm): (tau, lambda)."""
-        b = _Batch("constrained_inverse_dynamics")
+        b = _Batch("constrained_inverse_dynamics", self)
         s = self._strides
         pq, s.q, _ = b.add("q", q, (self.nq,))
         pu, s.u, _ = b.add("u", u, (self.nv,))
@@ -896,7 +1212,7 @@ class Model:
 
     def constraint_residuals(self, q, u=None):
         """Position residuals (n_c) and, when u is given, velocity residuals G u: (pos, vel or None)."""
-        b = _Batch("constraint_residuals")
+        b = _Batch("constraint_residuals", self)
         s = self._strides
         pq, s.q, _ = b.add("q", q, (self.nq,))
         pu = _NULL
@@ -930,6 +1246,7 @@ class Model:
         q = np.array(_as_f64("q_guess", q_guess))
         if q.shape != (self.nq,):
             raise ArgumentError(f"assemble: q_guess has shape {q.shape}, expected ({self.nq},)")
+        self._check_quaternions("assemble", "q_guess", q)
         pl, _keep = _flags("locked", locked, self.nv, "speed", self.speed_labels)
         res = ffi.new("double *")
         pq = _from_buffer("double[]", q)
@@ -940,7 +1257,7 @@ class Model:
 
     def project_velocities(self, q, u):
         """The speeds nearest to u in the kinetic-energy metric with G u = 0."""
-        b = _Batch("project_velocities")
+        b = _Batch("project_velocities", self)
         s = self._strides
         pq, s.q, _ = b.add("q", q, (self.nq,))
         pu, s.u, _ = b.add("u", u, (self.nv,))
@@ -1001,6 +1318,7 @@ class Model:
         u = np.zeros(self.nv) if u0 is None else np.array(_as_f64("u0", u0))
         if q.shape != (self.nq,) or u.shape != (self.nv,):
             raise ArgumentError(f"simulate: q0 {q.shape} and u0 {u.shape}, expected ({self.nq},) and ({self.nv},)")
+        self._check_quaternions("simulate", "q0", q)
         o = ffi.new("sd_sim_options *")
         lib.sd_sim_options_init(o)
         integ = ffi.new("sd_integrator *")
@@ -1114,6 +1432,7 @@ def write_view(model, t, q, path, u=None, kinetic=None, potential=None, model_pa
     n = t.shape[0] if t.ndim == 1 else -1
     if n < 0 or q.shape != (n, model.nq):
         raise ArgumentError(f"write_view: t ({t.shape}) and q ({q.shape}) must be (n,) and (n, {model.nq})")
+    model._check_quaternions("write_view", "q", q)
     extra = {}
     for name, a, w in (("u", u, model.nv), ("kinetic", kinetic, 0), ("potential", potential, 0)):
         if a is None:
@@ -1142,10 +1461,15 @@ for _name in ("neutral", "reference", "random_configuration", "integrate", "diff
               "mass_matrix_inverse", "mass_matrix_solve", "innovations_apply", "log_det_mass_matrix",
               "det_mass_matrix", "forward_dynamics_ex", "mixed_dynamics", "interbody_forces",
               "inverse_dynamics_forces", "body_placements", "body_states", "frame_placements", "jacobian",
-              "energies", "center_of_mass", "momentum", "external_force_at_point", "operational_space_compliance",
-              "operational_space_inertia", "closed_loop_forward_dynamics", "constrained_inverse_dynamics",
+              "frame_placement", "frame_velocity", "frame_acceleration", "frame_placement_in_body",
+              "kinetic_energy", "potential_energy", "energies", "center_of_mass", "momentum",
+              "external_force_at_point", "operational_space_compliance", "operational_space_inertia", "closed_loop_forward_dynamics", "constrained_inverse_dynamics",
               "constraint_residuals", "constraint_jacobian", "constraint_rank", "assemble", "project_velocities",
               "flex_frequencies", "node_deflection", "strain_energy", "simulate"):
     globals()[_name] = getattr(Model, _name)
     __all__.append(_name)
 del _name
+
+from .conventions import from_mujoco, from_pinocchio, to_mujoco, to_pinocchio  # noqa: E402
+
+__all__ += ["to_pinocchio", "from_pinocchio", "to_mujoco", "from_mujoco"]

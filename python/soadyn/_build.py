@@ -1,5 +1,7 @@
-"""Build the cffi extension soadyn._soadyn_cffi (API mode: compiled against soadyn's headers and
-linked with libsoadyn.so), used by setup.py (pip) and by CMake (python/CMakeLists.txt).
+"""Build the package's two extensions, used by setup.py (pip) and by CMake (python/CMakeLists.txt):
+soadyn._soadyn_cffi (cffi in API mode: compiled against soadyn's headers and linked with
+libsoadyn.so; every call but the hottest) and soadyn._fast (_fast.c, written against CPython's and
+numpy's C API: single-state forward and inverse dynamics at a few thousand instructions a call).
 
 Where libsoadyn is found (the same rule for both):
   1. SOADYN_INCLUDE_DIRS (os.pathsep-separated; must hold soadyn/soadyn.h and soadyn/config.h) and
@@ -9,7 +11,7 @@ Where libsoadyn is found (the same rule for both):
 SOADYN_RPATH (os.pathsep-separated) is the run-time search path written into the extension; by
 default the library directory found above, so that the package imports without LD_LIBRARY_PATH.
 
-Command line (for CMake): python3 _build.py OUTPUT_DIR builds the extension into OUTPUT_DIR.
+Command line (for CMake): python3 _build.py OUTPUT_DIR builds both extensions into OUTPUT_DIR.
 """
 import os
 import shlex
@@ -70,10 +72,22 @@ const double *sd_model_body_inertia(const sd_model *model, int body);
 double sd_model_armature(const sd_model *model, int v);
 double sd_model_damping(const sd_model *model, int v);
 double sd_model_stiffness(const sd_model *model, int v);
+double sd_model_spring_ref(const sd_model *model, int v);
+int sd_model_v_body(const sd_model *model, int v);
+sd_model *sd_model_copy(const sd_model *model, sd_error *err);
+sd_status sd_model_set_gravity(sd_model *model, const double gravity[3], sd_error *err);
+sd_status sd_model_set_body_inertia(sd_model *model, int body, double mass, const double com[3],
+                                    const double inertia[9], sd_error *err);
+sd_status sd_model_set_armature(sd_model *model, int v, double armature, sd_error *err);
+sd_status sd_model_set_damping(sd_model *model, int v, double damping, sd_error *err);
+sd_status sd_model_set_stiffness(sd_model *model, int v, double stiffness, sd_error *err);
+sd_status sd_model_set_spring_ref(sd_model *model, int v, double spring_ref, sd_error *err);
 int sd_model_nframes(const sd_model *model);
 int sd_model_frame_index(const sd_model *model, const char *frame_name);
 const char *sd_model_frame_name(const sd_model *model, int frame);
 int sd_model_frame_body(const sd_model *model, int frame);
+const sd_transform *sd_model_frame_placement(const sd_model *model, int frame);
+const sd_transform *sd_model_placement(const sd_model *model, int body);
 size_t sd_model_nwarnings(const sd_model *model);
 const char *sd_model_warning(const sd_model *model, size_t i);
 
@@ -83,6 +97,7 @@ void sd_configuration_integrate(const sd_model *model, const double *q, const do
 void sd_configuration_difference(const sd_model *model, const double *q0, const double *q1, double *u);
 double sd_configuration_normalize(const sd_model *model, double *q);
 void sd_configuration_random(const sd_model *model, uint64_t *rng, double *q);
+double sd_configuration_quaternion_error(const sd_model *model, const double *q);
 int sd_coordinate_label(const sd_model *model, int i, char *buf, size_t size);
 int sd_speed_label(const sd_model *model, int i, char *buf, size_t size);
 
@@ -107,6 +122,21 @@ sd_status sd_constraint_rank(const sd_model *model, sd_data *data, const double 
 sd_status sd_assemble_configuration(const sd_model *model, sd_data *data, const double *q_guess,
                                     const unsigned char *locked, double tol, int max_iter, double *q_out,
                                     double *residual);
+
+typedef struct sd_batch sd_batch;
+typedef enum sd_batch_simd { SD_BATCH_SIMD_AUTO = 0, SD_BATCH_SIMD_OFF, SD_BATCH_SIMD_AVX2 } sd_batch_simd;
+sd_batch *sd_batch_new(const sd_model *model, int threads, sd_error *err);
+void sd_batch_free(sd_batch *batch);
+sd_status sd_batch_set_simd(sd_batch *batch, sd_batch_simd mode);
+int sd_batch_simd_lanes(const sd_batch *batch);
+const char *sd_batch_simd_note(const sd_batch *batch);
+const char *sd_batch_error(const sd_batch *batch);
+sd_status sd_forward_dynamics_batch(sd_batch *batch, long n, const double *q, const double *u,
+                                    const double *tau, const double *f_ext, double *qdd, double *f);
+sd_status sd_inverse_dynamics_batch(sd_batch *batch, long n, const double *q, const double *u,
+                                    const double *qdd, const double *f_ext, double *tau, double *f);
+sd_status sd_mass_matrix_batch(sd_batch *batch, long n, const double *q, double *M);
+sd_status sd_mass_matrix_inverse_batch(sd_batch *batch, long n, const double *q, double *Minv);
 
 int sd_model_nflexible(const sd_model *model);
 int sd_model_body_nmodes(const sd_model *model, int body);
@@ -211,9 +241,36 @@ def library_location():
     return incs, libdirs
 
 
+def _rpath(library_dirs):
+    return _split(os.environ.get("SOADYN_RPATH", "")) or library_dirs
+
+
+def fast_extension(source="soadyn/_fast.c"):
+    """The setuptools Extension soadyn._fast of `source` (setup.py's path relative to python/, as
+    setuptools demands; build_fast gives it whole)."""
+    import numpy
+    from setuptools import Extension
+    include_dirs, library_dirs = library_location()
+    return Extension("soadyn._fast", [source], include_dirs=include_dirs + [numpy.get_include()],
+                     library_dirs=library_dirs, libraries=["soadyn"], extra_compile_args=["-O2", "-std=c11"],
+                     extra_link_args=["-Wl,-rpath," + ":".join(_rpath(library_dirs))])
+
+
+def build_fast(out):
+    """Compile soadyn._fast into OUTPUT_DIR/soadyn (the command-line build of CMake)."""
+    import tempfile
+    from setuptools import Distribution
+    from setuptools.command.build_ext import build_ext
+    with tempfile.TemporaryDirectory(dir=out) as tmp:
+        cmd = build_ext(Distribution({"ext_modules": [fast_extension(os.path.join(HERE, "_fast.c"))]}))
+        cmd.build_lib, cmd.build_temp = out, tmp
+        cmd.ensure_finalized()
+        cmd.run()
+
+
 def make_ffibuilder():
     include_dirs, library_dirs = library_location()
-    rpath = _split(os.environ.get("SOADYN_RPATH", "")) or library_dirs
+    rpath = _rpath(library_dirs)
     with open(os.path.join(HERE, "_helpers.c"), encoding="utf-8") as f:
         helpers = f.read()
     ffi = cffi.FFI()
@@ -227,3 +284,4 @@ def make_ffibuilder():
 if __name__ == "__main__":
     out = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".")
     make_ffibuilder().compile(tmpdir=out, verbose=False)
+    build_fast(out)

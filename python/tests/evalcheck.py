@@ -25,7 +25,7 @@ def compare_with_cli(path, floating=False, seed=7):
         u = m.project_velocities(q, u)
     j = soadyn_eval(path, q, u, tau, floating=floating)
     cl, sl = j["coordinates"], j["speeds"]
-    assert cl == m.coordinate_labels and sl == m.speed_labels
+    assert tuple(cl) == m.coordinate_labels and tuple(sl) == m.speed_labels
     qj, uj = by_label(j["q"], cl), by_label(j["u"], sl)
     d = {"q": rel(q, qj), "u": rel(u, uj)}
     q, u = qj, uj  # what the program evaluated at (the same numbers, read back)
@@ -64,7 +64,7 @@ def compare_with_cli(path, floating=False, seed=7):
     # inverse dynamics at the program's own qdd (the input it used), so the same numbers go in
     qdd_cli = by_label(j["qdd"], sl) if m.nflexible == 0 else qdd
     # (relative to the size of its terms M qdd and C: tau is their difference)
-    tau_id = m.inverse_dynamics(q, u, qdd_cli)
+    tau_id = m.inverse_dynamics(q, u, qdd_cli, tree=True)  # the program prints the tree's
     id_scale = max(1.0, float(np.max(np.abs(m.mass_matrix(q) @ qdd_cli))), float(np.max(np.abs(tau_id))))
     d["inverse_dynamics"] = float(np.max(np.abs(tau_id - by_label(j["tau_inverse_dynamics"], sl)))) / id_scale
     # then in the program's order (eval_all: the workspace's last state is the same for each call)

@@ -1,6 +1,7 @@
 """No leak over 10^5 calls: the resident set size (/proc/self/statm) after 10^5 forward-dynamics
-calls (and 10^4 mass matrices, batched calls, errors) stays within 1 MiB of what it was after a
-warm-up. A leak of even one 8-byte allocation per call would show as 0.8 MB or more."""
+calls (and as many inverse dynamics into out=, 10^4 mass matrices, batched calls, errors) stays
+within 1 MiB of what it was after a warm-up. A leak of even one 8-byte allocation per call would
+show as 0.8 MB or more."""
 import os
 
 import numpy as np
@@ -23,9 +24,12 @@ def test_rss_stable():
     bad[0] = np.nan
     Q = np.tile(q, (10, 1))
 
+    out = np.empty(7)
+
     def work(n):
         for _ in range(n):
             m.forward_dynamics(q, u, tau)
+            m.inverse_dynamics(q, u, tau, out=out)  # the fast path (soadyn._fast) both ways
         for _ in range(n // 10):
             m.mass_matrix(q)
             m.forward_dynamics(Q, u, tau)

@@ -113,30 +113,36 @@ def test_batched_equals_single(name):
     U = rng.uniform(-1, 1, (n, m.nv))
     T = rng.uniform(-1, 1, (n, m.nv))
     F = rng.uniform(-1, 1, (n, m.nbodies, 6))
+    tree = {"tree": True}  # the open tree's answers, asked for by name on the four-bar
+    scalar = {"tree": True, "simd": False}  # batch.h's scalar path: the single calls' bits on every thread
     checks = [
-        ("forward_dynamics", (Q, U, T, F)), ("inverse_dynamics", (Q, U, T, F)), ("bias_forces", (Q, U, F)),
-        ("mass_matrix", (Q,)), ("log_det_mass_matrix", (Q,)), ("passive_forces", (Q, U)),
-        ("center_of_mass", (Q,)), ("momentum", (Q, U)), ("forward_dynamics_cholesky", (Q, U, T)),
+        ("forward_dynamics", (Q, U, T, F), scalar), ("inverse_dynamics", (Q, U, T, F), scalar),
+        ("bias_forces", (Q, U, F), {}), ("mass_matrix", (Q,), {}), ("log_det_mass_matrix", (Q,), {}),
+        ("passive_forces", (Q, U), {}), ("center_of_mass", (Q,), {}), ("momentum", (Q, U), {}),
+        ("forward_dynamics_cholesky", (Q, U, T), tree),
     ]
     if m.nflexible == 0:
-        checks += [("mass_matrix_inverse", (Q,)), ("mass_matrix_solve", (Q, T))]
+        checks += [("mass_matrix_inverse", (Q,), {}), ("mass_matrix_solve", (Q, T), {})]
     if m.nconstraints:
-        checks += [("constraint_jacobian", (Q,))]
-    for fn, args in checks:
-        batch = getattr(m, fn)(*args)
-        for i in range(n):
-            single = getattr(m, fn)(*[a[i] for a in args])
-            assert np.array_equal(batch[i], single), (fn, i)
+        checks += [("constraint_jacobian", (Q,), {})]
+    for threads in (1, 2):
+        for fn, args, kw in checks:
+            kw = dict(kw, threads=threads) if fn.startswith(("forward_dynamics", "inverse", "mass_matrix")) \
+                and fn not in ("forward_dynamics_cholesky", "mass_matrix_solve") else kw
+            batch = getattr(m, fn)(*args, **kw)
+            for i in range(n):
+                single = getattr(m, fn)(*[a[i] for a in args], **{k: v for k, v in kw.items() if k == "tree"})
+                assert np.array_equal(batch[i], single), (fn, threads, i)
     # broadcast: one tau for every state
-    assert np.array_equal(m.forward_dynamics(Q, U, T[0])[2], m.forward_dynamics(Q[2], U[2], T[0]))
+    assert np.array_equal(m.forward_dynamics(Q, U, T[0], **scalar)[2], m.forward_dynamics(Q[2], U[2], T[0], **tree))
     R, p, V, A = m.body_states(Q, U, T)
     for i in range(n):
         r1 = m.body_states(Q[i], U[i], T[i])
         assert all(np.array_equal(x[i], y) for x, y in zip((R, p, V, A), r1))
     J = m.jacobian(Q, m.nbodies - 1)
     assert np.array_equal(J[3], m.jacobian(Q[3], m.nbodies - 1))
-    a = m.interbody_forces(Q, U, T)
-    assert np.array_equal(a["forces"][1], m.interbody_forces(Q[1], U[1], T[1])["forces"])
+    a = m.interbody_forces(Q, U, T, tree=True)
+    assert np.array_equal(a["forces"][1], m.interbody_forces(Q[1], U[1], T[1], tree=True)["forces"])
     e = m.energies(Q, U)
     assert e["kinetic"][4] == m.energies(Q[4], U[4])["kinetic"]
     if m.nconstraints:
@@ -146,7 +152,7 @@ def test_batched_equals_single(name):
 
 def test_closed_loops():
     m = soadyn.load(path("four_bar.urdf"))
-    assert m.nconstraints == 1 and m.constraint_names == ["rocker_pivot"]
+    assert m.nconstraints == 1 and m.constraint_names == ("rocker_pivot",)
     q, res = m.assemble(m.neutral() + 0.01)
     assert res < 1e-10 and np.max(np.abs(m.constraint_residuals(q)[0])) < 1e-10
     u = m.project_velocities(q, np.array([1.0, 0.0, 0.0]))
@@ -186,7 +192,7 @@ def test_properties():
     assert np.array_equal(m.reference(), m.neutral())  # a URDF's reference pose is the neutral one
     f = soadyn.load(path("quadruped.urdf"), floating=True)
     assert f.hinge_types[0] == "free" and f.nq == f.nv + 1
-    assert f.coordinate_labels[3:7] == [f.joint_names[0] + ".q" + c for c in "wxyz"]
+    assert f.coordinate_labels[3:7] == tuple(f.joint_names[0] + ".q" + c for c in "wxyz")
 
 
 def test_errors():
@@ -210,7 +216,7 @@ def test_errors():
         m.forward_dynamics(Q, np.zeros((3, 7)), tau)
     with pytest.raises(soadyn.FileError, match="no_such.urdf: cannot open"):
         soadyn.load(path("no_such.urdf"))
-    with pytest.raises(soadyn.ArgumentError, match="no body named"):
+    with pytest.raises(soadyn.ArgumentError, match="no body or frame named"):
         m.jacobian(q, "nope")
     with pytest.raises(soadyn.ArgumentError, match="sd_simulate|dt"):
         m.simulate(duration=0.1, dt=1.0)
@@ -261,3 +267,24 @@ def test_write_view(tmp_path):
         return
     soadyn.write_view(m, t, q, out, u=u)
     assert out.stat().st_size > 1000 and b"<html" in out.read_bytes()[:2000].lower()
+
+
+def test_info_lists_coordinates():
+    """`soadyn info` names the coordinates and speeds (text and --json) as the package does, and each
+    name is one `soadyn eval --q NAME=VALUE` takes (the promise of eval --help)."""
+    import json
+    import subprocess
+    from conftest import CLI
+    model = path("quadruped.urdf")
+    m = soadyn.load(model, floating=True)
+    j = json.loads(subprocess.run([CLI, "info", model, "--floating", "--json"], check=True, capture_output=True,
+                                  text=True).stdout)
+    assert tuple(j["coordinates"]) == m.coordinate_labels and tuple(j["speeds"]) == m.speed_labels
+    text = subprocess.run([CLI, "info", model, "--floating"], check=True, capture_output=True, text=True).stdout
+    listed = text.split("coordinates q (19):")[1].split("speeds u (18):")
+    assert listed[0].split() == list(m.coordinate_labels)
+    assert listed[1].split("joint dynamics")[0].split() == list(m.speed_labels)
+    for label in (m.coordinate_labels[2], m.coordinate_labels[8]):
+        out = json.loads(subprocess.run([CLI, "eval", model, "--floating", "--json", "--q", f"{label}=0.25"],
+                                        check=True, capture_output=True, text=True).stdout)
+        assert out["q"][label] == 0.25

@@ -37,6 +37,14 @@ typedef struct mj_body {
     int last;              /* index of the carrier in the pending bodies; -1 for the world */
 } mj_body;
 
+/* A named <site> of a MuJoCo body: a model frame (sd_builder_add_frame) on the body's carrier. */
+typedef struct mj_site {
+    char *name;
+    const xmlNode *node;
+    int body;       /* index in bodies */
+    sd_transform X; /* in the MuJoCo body's frame */
+} mj_site;
+
 /* One soadyn body to add. */
 typedef struct pending {
     sd_body_desc d;
@@ -59,7 +67,8 @@ static const char *const JOINT_TYPES[] = {"free", "ball", "slide", "hinge", NULL
 enum { U_CONTACT, U_TENDON, U_ACTUATOR, U_LIMIT, U_FRICTIONLOSS, U_SITE, U_SENSOR, U_CONTACT_PAIR, U_INACTIVE,
        U_EQUALITY_OTHER, U_COUNT };
 static const char *const UNMODELLED[U_COUNT] = {
-    "contact geoms", "tendons", "actuators", "joint limits", "joints with frictionloss", "sites", "sensors",
+    "contact geoms", "tendons", "actuators", "joint limits", "joints with frictionloss",
+    "sites without a name, on the world or with fromto (named sites are frames)", "sensors",
     "contact pairs/excludes", "inactive equalities", "tendon/distance equalities"};
 
 /* Attributes soadyn reads past but does not model, for the second warning: MuJoCo 2.2.2's attributes
@@ -95,6 +104,8 @@ typedef struct builder_ctx {
     int njoints, joints_cap;
     char **named;          /* the names the file gives its joints, sorted (unnamed_joint_name) */
     int nnamed, named_cap;
+    mj_site *sites;
+    int nsites, sites_cap;
     int unmodelled[U_COUNT];
     int ignored[N_IGNORED_ATTRIBUTES];
 } builder_ctx;
@@ -314,11 +325,10 @@ static int count_children(const xmlNode *node, const char *name)
     return n;
 }
 
-/* Geoms that collide (contype or conaffinity nonzero, MuJoCo's default 1) and sites, for the warning. */
-static sd_status count_geoms_sites(builder_ctx *b, const xmlNode *body, int childclass)
+/* Geoms that collide (contype or conaffinity nonzero, MuJoCo's default 1), for the warning. */
+static sd_status count_geoms(builder_ctx *b, const xmlNode *body, int childclass)
 {
     for (const xmlNode *g = body->children; g != NULL; g = g->next) {
-        if (mjcf_is(g, "site")) ++b->unmodelled[U_SITE];
         if (!mjcf_is(g, "geom")) continue;
         int cls;
         sd_status st = mjcf_element_class(b->m, g, "geom", childclass, &cls);
@@ -327,6 +337,47 @@ static sd_status count_geoms_sites(builder_ctx *b, const xmlNode *body, int chil
         if (st == SD_OK) st = mjcf_number(b->m, g, MJCF_KIND_GEOM, cls, "geom", "conaffinity", 1.0, &ca);
         if (st != SD_OK) return st;
         if (ct != 0.0 || ca != 0.0) ++b->unmodelled[U_CONTACT];
+    }
+    return SD_OK;
+}
+
+/* The named sites of MuJoCo body `self` (its placement and orientation, through the site classes),
+ * kept to become frames; the world's sites, unnamed ones and those placed by fromto are counted for
+ * the warning instead. */
+static sd_status read_sites(builder_ctx *b, const xmlNode *body, int self, int childclass)
+{
+    for (const xmlNode *c = body->children; c != NULL; c = c->next) {
+        if (!mjcf_is(c, "site")) continue;
+        xmlChar *name = xmlGetNoNsProp(c, (const xmlChar *)"name");
+        int cls = -1, n = 0;
+        sd_status st = mjcf_element_class(b->m, c, "site", childclass, &cls);
+        char *fromto = st == SD_OK ? mjcf_attr(b->m, c, MJCF_KIND_SITE, cls, "fromto") : NULL;
+        if (st != SD_OK || name == NULL || self == 0 || fromto != NULL) {
+            ++b->unmodelled[U_SITE];
+            xmlFree(name);
+            free(fromto);
+            if (st != SD_OK) return st;
+            continue;
+        }
+        mj_site *sites = grow(b->sites, &b->sites_cap, b->nsites, sizeof *sites);
+        char *owner = sites ? sd_io_describe("site", (const char *)name) : NULL;
+        if (sites == NULL || owner == NULL) {
+            xmlFree(name);
+            free(owner);
+            return oom(b);
+        }
+        b->sites = sites;
+        mj_site *site = &b->sites[b->nsites];
+        sd_transform_identity(&site->X);
+        site->body = self;
+        site->node = c;
+        site->name = sd_io_strdup((const char *)name);
+        xmlFree(name);
+        st = site->name ? mjcf_numbers(b->m, c, MJCF_KIND_SITE, cls, owner, "pos", 3, 3, site->X.p, &n) : oom(b);
+        if (st == SD_OK) st = mjcf_orientation(b->m, c, MJCF_KIND_SITE, cls, owner, site->X.R);
+        free(owner);
+        if (site->name) ++b->nsites; /* freed with the context, even after an error */
+        if (st != SD_OK) return st;
     }
     return SD_OK;
 }
@@ -412,7 +463,8 @@ static sd_status read_body(builder_ctx *b, const xmlNode *node, int parent, int 
         st = mjcf_body_inertia_from_geoms(m, node, childclass, owner, &mass, com, I);
     else if (inertial != NULL)
         st = mjcf_inertial(m, inertial, owner, &mass, com, I);
-    if (st == SD_OK) st = count_geoms_sites(b, node, childclass);
+    if (st == SD_OK) st = count_geoms(b, node, childclass);
+    if (st == SD_OK) st = read_sites(b, node, self, childclass);
     if (st != SD_OK) {
         free(owner);
         return st;
@@ -740,9 +792,11 @@ static void builder_ctx_free(builder_ctx *b)
     for (int i = 0; i < b->njoints; ++i) free(b->joints[i].name);
     for (int i = 0; i < b->nnamed; ++i) free(b->named[i]);
     free(b->named);
+    for (int i = 0; i < b->nsites; ++i) free(b->sites[i].name);
     free(b->bodies);
     free(b->pend);
     free(b->joints);
+    free(b->sites);
 }
 
 /* Whether an attribute's text means what `inert` does: the same word, or the same numbers. */
@@ -875,7 +929,8 @@ static sd_status build(mjcf_ctx *m, sd_model **model)
         if (mjcf_is(c, "worldbody")) {
             st = collect_joint_names(&b, c->children);
             if (st == SD_OK && b.nnamed > 1) qsort(b.named, (size_t)b.nnamed, sizeof *b.named, compare_names);
-            if (st == SD_OK) st = count_geoms_sites(&b, c, 0);
+            if (st == SD_OK) st = count_geoms(&b, c, 0);
+            if (st == SD_OK) st = read_sites(&b, c, 0, 0);
             if (st == SD_OK) st = read_children(&b, c, 0, 0);
         } else if (mjcf_is(c, "option")) {
             double g[3];
@@ -936,6 +991,18 @@ static sd_status build(mjcf_ctx *m, sd_model **model)
             char copy[sizeof m->err->message];
             memcpy(copy, m->err->message, sizeof copy);
             st = sd_io_fail(m->err, st, p->d.source_file, p->d.source_line, "%s", copy);
+        }
+    }
+    for (int i = 0; i < b.nsites && st == SD_OK; ++i) { /* in the carrier's frame, as the bodies' data */
+        const mj_site *site = &b.sites[i];
+        const mj_body *B = &b.bodies[site->body];
+        sd_transform X;
+        sd_transform_compose(&B->off, &site->X, &X);
+        st = sd_builder_add_frame(builder, site->name, B->carrier, &X, m->err);
+        if (st != SD_OK) { /* the builder's message names the frame; add where it is */
+            char copy[sizeof m->err->message];
+            memcpy(copy, m->err->message, sizeof copy);
+            st = mjcf_fail(m, site->node, st, "%s", copy);
         }
     }
     if (st == SD_OK) {

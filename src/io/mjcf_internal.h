@@ -23,7 +23,7 @@
 #include "io/io_common.h"
 
 /* Element kinds whose attributes <default> classes give. */
-enum { MJCF_KIND_JOINT = 0, MJCF_KIND_GEOM, MJCF_KIND_EQUALITY, MJCF_KIND_COUNT };
+enum { MJCF_KIND_JOINT = 0, MJCF_KIND_GEOM, MJCF_KIND_EQUALITY, MJCF_KIND_SITE, MJCF_KIND_COUNT };
 
 /* A <default> class: its element nodes (NULL: nothing set at this level) and its parent class. */
 typedef struct mjcf_class {

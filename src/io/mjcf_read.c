@@ -408,6 +408,7 @@ static sd_status read_default(mjcf_ctx *ctx, const xmlNode *node, int parent)
         if (mjcf_is(k, "joint") && me->kind[MJCF_KIND_JOINT] == NULL) me->kind[MJCF_KIND_JOINT] = k;
         else if (mjcf_is(k, "geom") && me->kind[MJCF_KIND_GEOM] == NULL) me->kind[MJCF_KIND_GEOM] = k;
         else if (mjcf_is(k, "equality") && me->kind[MJCF_KIND_EQUALITY] == NULL) me->kind[MJCF_KIND_EQUALITY] = k;
+        else if (mjcf_is(k, "site") && me->kind[MJCF_KIND_SITE] == NULL) me->kind[MJCF_KIND_SITE] = k;
         else if (mjcf_is(k, "default")) st = read_default(ctx, k, self);
     }
     return st;
