@@ -69,6 +69,8 @@ struct sd_model {
                              (passive.c), else nothing is computed */
     double gravity[3];
     double total_mass;
+    unsigned params_generation; /* counts the parameter setters' changes (model_params.c): a workspace
+                                   or batch context holding another count holds stale results */
     sd_body_desc *desc;   /* as given, strings owned by the model */
     int nframes;
     char **frame_name;
@@ -111,6 +113,8 @@ struct sd_data {
     size_t block_bytes;        /* the one block holding every array above */
     double *dense;             /* nv x nv, allocated by the first Cholesky forward dynamics, else NULL */
     unsigned current;          /* SD_CURRENT_* flags: what holds the state of the last call */
+    unsigned params_generation; /* the model's params_generation at the last call that computed
+                                   placements: another one makes every part stale (sd_check_reader) */
     int alpha_has_gravity;
     char error[512];
     struct sd_loops_data *loops; /* closed-loop workspace (src/loops); NULL when the model has none */
@@ -170,6 +174,11 @@ sd_status sd_check_output(sd_data *d, const char *fn, const char *name, const do
 
 /* Free the strings a builder copied into a body description (model_builder.c). */
 void sd_body_desc_free_strings(sd_body_desc *d);
+/* The checks sd_builder_add_body and sd_builder_build make on one description's numbers (finite,
+ * signed right, within model_bounds.h, the hinge's spring rules, limits) and its inertia against its
+ * mass, with the same messages; an inertia breaking the triangle inequality is accepted without the
+ * builder's warning (model_builder.c; the parameter setters, model_params.c). */
+sd_status sd_body_desc_check(const sd_body_desc *d, sd_error *err);
 /* Fill an sd_error (may be NULL) with a message prefixed by the description's "file:line: " (or
  * "file: ", or nothing when it has no source) and return status (model_builder.c). */
 sd_status sd_body_desc_fail(sd_error *err, sd_status status, const sd_body_desc *d, const char *fmt, ...)
@@ -471,6 +480,8 @@ void sd_loops_builder_free(struct sd_loops_builder *lb);
  * into m->loops; the list is emptied on success. */
 sd_status sd_loops_build(struct sd_loops_builder *lb, sd_model *m, sd_error *err);
 void sd_loops_model_free(struct sd_loops_model *lm);
+/* A deep copy of a model's loops part (sd_model_copy) for a model of n bodies; NULL when out of memory. */
+struct sd_loops_model *sd_loops_model_copy(const struct sd_loops_model *lm, int n);
 /* The closed-loop workspace of a model with constraints; NULL when out of memory. */
 struct sd_loops_data *sd_loops_data_new(const sd_model *m);
 void sd_loops_data_free(struct sd_loops_data *ld);

@@ -5,6 +5,7 @@
  * Algebra of Jain and Rodriguez. Layers, each using only those before it:
  *   spatial.h   spatial algebra kernels (inline, no allocation)
  *   model.h     immutable model, builder, configurations
+ *   params.h    a built model's parameters changed in place (campaigns)
  *   dynamics.h  workspace (sd_data) and the algorithms
  *   flex.h      flexible bodies (assumed modes, nodes)
  *   loops.h     closure constraints and closed-loop dynamics
@@ -25,6 +26,7 @@
 
 #include "spatial.h"
 #include "model.h"
+#include "params.h"
 #include "dynamics.h"
 #include "flex.h"
 #include "loops.h"

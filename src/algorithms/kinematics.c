@@ -49,6 +49,7 @@ void sd_update_placements(const sd_model *m, sd_data *d, const double *q, int wi
         for (int k = k0; k < k0 + 4 && k < m->n; ++k) body_placement(m, d, k, q, s[k - k0], c[k - k0], with_world);
     }
     d->current = SD_CURRENT_PLACEMENTS | (with_world ? SD_CURRENT_WORLD : 0u);
+    d->params_generation = m->params_generation;
 }
 
 void sd_update_world(const sd_model *m, sd_data *d)
@@ -129,6 +130,7 @@ void sd_update_motion(const sd_model *m, sd_data *d, const double *q, const doub
         }
     }
     d->current = SD_CURRENT_PLACEMENTS | SD_CURRENT_VELOCITIES | (with_world ? SD_CURRENT_WORLD : 0u);
+    d->params_generation = m->params_generation;
 }
 
 sd_status sd_kinematics(const sd_model *m, sd_data *d, const double *q, const double *u, const double *qdd)

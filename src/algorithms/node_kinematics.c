@@ -115,6 +115,7 @@ void sd_nodes_motion(const sd_model *m, sd_data *d, const double *q, const doubl
         memcpy(d->b + 6 * k, bm, 6 * sizeof(double));
     }
     d->current = SD_CURRENT_PLACEMENTS | SD_CURRENT_VELOCITIES | (with_world ? SD_CURRENT_WORLD : 0u);
+    d->params_generation = m->params_generation;
 }
 
 void sd_nodes_accelerations(const sd_model *m, sd_data *d, const double *qdd, int with_gravity)

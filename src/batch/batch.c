@@ -55,6 +55,7 @@ struct sd_batch {
     const sd_lanes_kernel *kernel; /* the one the mode chooses (the workers' scratch laid out for it), or NULL */
     int spin;      /* waits spin before sleeping: no more threads than processors online */
     char note[200]; /* why there is no kernel, when widest is NULL */
+    unsigned params_generation; /* the model's when the kernels' constants (M6) were laid out */
     batch_worker *workers;
     int started; /* threads running besides the caller's */
     pthread_mutex_t mutex;
@@ -319,6 +320,23 @@ static void *worker_main(void *arg)
     }
 }
 
+/* After a parameter setter (soadyn/params.h): the SIMD kernel's copies of the spatial inertias laid
+ * out anew, or the scalar path from now on when the model no longer fits the kernel (a spring set on a
+ * spherical hinge). The scratch was sized for the model's layout, which setters never change. */
+static void refresh_parameters(sd_batch *b)
+{
+    if (b->params_generation == b->model->params_generation) return;
+    b->params_generation = b->model->params_generation;
+    if (!b->widest) return;
+    if (!model_has_simd(b->model, b->note, sizeof b->note)) {
+        b->widest = b->kernel = NULL;
+        return;
+    }
+    if (b->kernel)
+        for (int t = 0; t < b->threads; ++t)
+            sd_lanes_ws_layout(b->model, b->kernel->lanes, b->workers[t].scratch, &b->workers[t].ws);
+}
+
 /* Run the job on every thread (the caller's is thread 0) and report the first failing state. */
 static sd_status run_job(sd_batch *b)
 {
@@ -389,6 +407,7 @@ static sd_status start_job(sd_batch *b, const char *fn, batch_job *job)
                                 : job->kind == JOB_ID ? "NULL q, qdd or tau"
                                                       : "NULL q or output");
     b->job = *job;
+    refresh_parameters(b);
     b->chunk = chunk_states(job->n, b->threads, group_lanes(b));
     return run_job(b);
 }
@@ -446,6 +465,7 @@ sd_batch *sd_batch_new(const sd_model *m, int threads, sd_error *err)
     pthread_mutex_init(&b->mutex, NULL);
     pthread_cond_init(&b->go, NULL);
     pthread_cond_init(&b->done, NULL);
+    b->params_generation = m->params_generation;
     const sd_lanes_kernel *cpu = cpu_kernel();
     if (!cpu)
         snprintf(b->note, sizeof b->note, "scalar path: this build or processor has no AVX2 + FMA kernel");

@@ -73,6 +73,11 @@ sd_status sd_check_reader(const sd_model *m, sd_data *d, const char *fn, unsigne
     if (!m || !d) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL model or data", fn);
     if (d->model != m) return sd_data_fail(d, SD_E_ARGUMENT, "%s: the workspace belongs to another model", fn);
     const unsigned wanted = parts | ((parts & SD_CURRENT_WORLD) ? SD_CURRENT_PLACEMENTS : 0u);
+    if (wanted && d->params_generation != m->params_generation) { /* a setter ran since (soadyn/params.h) */
+        d->current = 0;
+        return sd_data_fail(d, SD_E_ARGUMENT, "%s: the model's parameters changed since the last evaluation "
+                            "(soadyn/params.h): call sd_kinematics() or a dynamics call first", fn);
+    }
     for (size_t i = 0; i < sizeof parts_needed / sizeof parts_needed[0]; ++i)
         if ((wanted & parts_needed[i].part) && !(d->current & parts_needed[i].part))
             return sd_data_fail(d, SD_E_ARGUMENT, "%s: %s: call %s first", fn, parts_needed[i].what,

@@ -304,6 +304,7 @@ sd_flex_mass_model sd_flex_body_mass_model(const sd_flex_body *fb) { return fb->
 const double *sd_flex_body_node_position(const sd_flex_body *fb, int j) { return fb->pos + 3 * j; }
 const sd_flex_desc *sd_flex_body_desc(const sd_flex_body *fb) { return &fb->desc; }
 size_t sd_flex_body_size(const sd_flex_body *fb) { return fb->bytes; }
+const double *sd_flex_body_modal_mass(const sd_flex_body *fb) { return fb->Mff; }
 
 /* The modal integrals of the file comment, summed once over the nodes (and the rigid part). */
 static void precompute(sd_flex_body *fb, double rigid_mass, const double rigid_com[3], const double rigid_Ic[9])

@@ -49,6 +49,8 @@ sd_flex_mass_model sd_flex_body_mass_model(const sd_flex_body *fb);
 const double *sd_flex_body_node_position(const sd_flex_body *fb, int j);
 /* The copied description's arrays (for info output, frequencies, tests). */
 const sd_flex_desc *sd_flex_body_desc(const sd_flex_body *fb);
+/* M_m^ff, the constant flex/flex block of the modal mass matrix (001 Sec 2.2): nm x nm row-major. */
+const double *sd_flex_body_modal_mass(const sd_flex_body *fb);
 /* Bytes the body holds (for sd_data_size-like reports). */
 size_t sd_flex_body_size(const sd_flex_body *fb);
 

@@ -8,5 +8,6 @@ list(APPEND SOADYN_COMPONENT_SOURCES
   flex/beam.c
   flex/frequencies.c
   flex/deflection.c
+  flex/flex_params.c
 )
-list(APPEND SOADYN_COMPONENT_HEADERS flex.h)
+list(APPEND SOADYN_COMPONENT_HEADERS flex.h params.h) # params.h: the modal setters (flex_params.c) need LAPACK

@@ -382,6 +382,45 @@ void sd_loops_model_free(sd_loops_model *L)
     free(L);
 }
 
+/* count ints copied; NULL when out of memory. */
+static int *copy_ints(const int *src, size_t count)
+{
+    int *c = malloc(count * sizeof(int));
+    if (c) memcpy(c, src, count * sizeof(int));
+    return c;
+}
+
+/* (A new array in sd_loops_model needs its copy here as well as its free above.) */
+sd_loops_model *sd_loops_model_copy(const sd_loops_model *L, int n)
+{
+    const size_t nb = (size_t)(n > 0 ? n : 1), ncons = (size_t)(L->ncons > 0 ? L->ncons : 1);
+    sd_loops_model *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    *c = *L;
+    c->cons = calloc(ncons, sizeof *c->cons);
+    c->frames = calloc(4 * ncons, sizeof *c->frames);
+    c->kin_bodies = copy_ints(L->kin_bodies, nb);
+    c->kin_slot = copy_ints(L->kin_slot, nb);
+    c->fb_bodies = copy_ints(L->fb_bodies, nb);
+    c->fb_slot = copy_ints(L->fb_slot, nb);
+    c->fb_lo = copy_ints(L->fb_lo, nb);
+    c->fb_hi = copy_ints(L->fb_hi, nb);
+    int ok = c->cons && c->frames && c->kin_bodies && c->kin_slot && c->fb_bodies && c->fb_slot && c->fb_lo && c->fb_hi;
+    if (c->frames) memcpy(c->frames, L->frames, (size_t)L->nframes * sizeof *c->frames);
+    for (int i = 0; ok && i < L->ncons; ++i) {
+        c->cons[i] = L->cons[i];
+        c->cons[i].name = dup_str(L->cons[i].name);
+        c->cons[i].source_file = dup_str(L->cons[i].source_file);
+        ok = c->cons[i].name && (!L->cons[i].source_file || c->cons[i].source_file);
+    }
+    if (!ok) {
+        if (!c->cons) c->ncons = 0;
+        sd_loops_model_free(c);
+        return NULL;
+    }
+    return c;
+}
+
 /* ---------------------------------------------------------------- workspace */
 
 sd_loops_data *sd_loops_data_new(const sd_model *m)

@@ -77,6 +77,7 @@ sd_data *sd_data_new(const sd_model *m)
     layout(d, m, block);
     d->block_bytes = bytes;
     d->model = m;
+    d->params_generation = m->params_generation;
     for (int k = 0; k < m->n; ++k) { /* what the rigid fast path exploits in each hinge (hinge.c) */
         d->hinge_sel[k] = (signed char)sd_hinge_select(m, k, &d->hinge_sgn[k]);
         d->hinge_plane[k] = (signed char)sd_plane_axis(m, k, d->hinge_sel[k]);

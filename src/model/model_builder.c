@@ -450,14 +450,21 @@ static sd_status check_inertia(sd_builder *b, const sd_body_desc *d, sd_error *e
                          "body '%s': principal moment of inertia %g kg m^2 is beyond mass x (%g m)^2 = %g kg m^2, "
                          "the bound of physical models",
                          d->name, ev[2], SD_MAX_LENGTH, largest);
-    /* principal moments of a real body satisfy the triangle inequality J1 + J2 >= J3 */
-    if (ev[0] + ev[1] < ev[2] - 1e-9 * fmax(ev[2], 1e-300) &&
+    /* principal moments of a real body satisfy the triangle inequality J1 + J2 >= J3 (a warning kept
+     * on the builder; none without one, sd_body_desc_check) */
+    if (b && ev[0] + ev[1] < ev[2] - 1e-9 * fmax(ev[2], 1e-300) &&
         desc_warn(b, d,
                   "body '%s': principal moments of inertia (%g, %g, %g) break the triangle inequality; "
                   "physically impossible, accepted as given",
                   d->name, ev[0], ev[1], ev[2]) != SD_OK)
         return sd_error_set(err, SD_E_MEMORY, "out of memory");
     return SD_OK;
+}
+
+sd_status sd_body_desc_check(const sd_body_desc *d, sd_error *err)
+{
+    const sd_status st = check_numbers(d, err);
+    return st != SD_OK ? st : check_inertia(NULL, d, err);
 }
 
 /* u = a / |a|, with |a| formed without overflow or underflow of the squares; returns |a| (0 for
