@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import zarr
 
-from conftest import MODELS
+from conftest import CLI, MODELS
 import soadyn.campaign as campaign
 from soadyn.campaign import engine
 
@@ -124,6 +124,18 @@ def test_bad_specs_name_file_and_line(tmp_path):
             campaign.load(str(path)) if "model: no file" in expected else campaign.run(
                 str(path), workers=1, progress=False, echo=False)
         assert f"bad.yaml:{line}:" in str(info.value) and expected in str(info.value), str(info.value)
+
+
+def test_command_line(tmp_path):
+    """`soadyn campaign` runs python3 -m soadyn.campaign: its help says so; a bad spec exits 2 with file:line."""
+    if not os.access(CLI, os.X_OK):
+        pytest.skip(f"no soadyn program at {CLI}")
+    out = subprocess.run([CLI, "campaign", "--help"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "/usr/bin/python3 -m soadyn.campaign" in out.stdout and "--scheduler" in out.stdout
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(SPEC.format(runs=0, task_size=2, delay=0.0))
+    out = subprocess.run([CLI, "campaign", str(bad), "--no-progress"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "bad.yaml:3: runs: 0 must be > 0" in out.stderr, out.stderr
 
 
 # ---------------------------------------------------------------- runs

@@ -1,5 +1,6 @@
 """python3 -m soadyn.campaign SPEC [options]: run a campaign from the command line (what
-`soadyn campaign` executes)."""
+`soadyn campaign` executes). Exit status as the soadyn command's: 0 ok, 1 usage, 2 a spec or model
+refused (file:line), 3 a run-time failure (the store, workers that keep dying), 130 interrupted."""
 import argparse
 import sys
 
@@ -30,6 +31,9 @@ def main(argv=None):
     except SpecError as exc:
         print(f"soadyn campaign: {exc}", file=sys.stderr)
         return 2
+    except (OSError, RuntimeError, MemoryError) as exc:  # a store that cannot be written, workers that die
+        print(f"soadyn campaign: {exc}", file=sys.stderr)
+        return 3
     except KeyboardInterrupt:
         print("soadyn campaign: interrupted; the finished tasks are in the store, run again to resume",
               file=sys.stderr)
