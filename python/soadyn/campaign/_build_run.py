@@ -76,7 +76,7 @@ sd_status sd_integrator_from_name(const char *name, sd_integrator *integrator);
 typedef void (*sd_control_fn)(void *user, double t, const double *q, const double *u, double *tau);
 typedef struct sd_sim_options {
     sd_integrator integrator; double t0, duration, dt; int every; double rtol, atol, max_step;
-    long max_internal_steps; ...;
+    long max_internal_steps; const double *tau; ...;
 } sd_sim_options;
 void sd_sim_options_init(sd_sim_options *options);
 typedef struct sd_sim_stats {

@@ -88,6 +88,8 @@ static int observe(void *user, const sd_sim_sample *s)
         memcpy(r->history_u + i * nv, s->u, (size_t)nv * sizeof(double));
     }
     r->samples++;
+    int forces_of = -1; /* the body whose hinge force f holds at this sample: force and moment share it */
+    double f[6];
     for (int k = 0; k < r->nmetrics; ++k) {
         sdc_metric *x = &r->metrics[k];
         double value = 0.0, d[6];
@@ -100,9 +102,12 @@ static int observe(void *user, const sd_sim_sample *s)
             break;
         case SDC_JOINT_FORCE:
         case SDC_JOINT_MOMENT:
-            if (hinge_force(r, s, x->body, d)) return 1;
-            value = x->kind == SDC_JOINT_FORCE ? sqrt(d[3] * d[3] + d[4] * d[4] + d[5] * d[5])
-                                               : sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+            if (forces_of != x->body) {
+                if (hinge_force(r, s, x->body, f)) return 1;
+                forces_of = x->body;
+            }
+            value = x->kind == SDC_JOINT_FORCE ? sqrt(f[3] * f[3] + f[4] * f[4] + f[5] * f[5])
+                                               : sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
             break;
         case SDC_ENERGY_DRIFT: value = fabs(energy - r->energy0); break;
         default: continue; /* read from the run's statistics at the end */

@@ -95,6 +95,12 @@ class Campaign:
         self.q_reference = np.empty(self.nq)
         lib.sd_configuration_reference(m, ffi.from_buffer("double[]", self.q_reference))
         self.parameters = [self._resolve(entry) for entry in spec["dispersions"]]
+        # the nominal values each run starts from, read once: a body's inertia, a flexible body's modes
+        self._bodies = {p.target: (lib.sd_model_body_mass(m, p.target), list(lib.sd_model_body_com(m, p.target)[0:3]),
+                                   list(lib.sd_model_body_inertia(m, p.target)[0:9]))
+                        for p in self.parameters if p.kind in ("mass", "com", "inertia_scale")}
+        self._modes = {p.target: (self._modal(p.target, "frequency"), self._modal(p.target, "damping_ratio"))
+                       for p in self.parameters if p.kind in ("frequency", "damping_ratio")}
         self.tau = self._resolve_tau()
         self.metrics = [self._resolve_metric(x) for x in spec["metrics"]]
         sim = spec["simulation"]
@@ -258,24 +264,20 @@ class Campaign:
         """The run's parameters set on its model copy (the library checks each); q, u, gains updated."""
         m = self.model
         err = ffi.new("sd_error *")
-        bodies, joints, modes, gravity = {}, [], {}, None
+        bodies = {k: {"mass": mass, "com": list(com), "scale": 1.0} for k, (mass, com, _) in self._bodies.items()}
+        modes = {k: {"frequency": omega.copy(), "damping_ratio": zeta.copy()} for k, (omega, zeta) in self._modes.items()}
+        joints, gravity = [], None
         for p, x in zip(self.parameters, values):
-            if p.kind in ("mass", "com", "inertia_scale"):
-                b = bodies.setdefault(p.target, {"mass": lib.sd_model_body_mass(m, p.target),
-                                                 "com": list(lib.sd_model_body_com(m, p.target)[0:3]),
-                                                 "scale": 1.0})
-                if p.kind == "mass":
-                    b["mass"] = x
-                elif p.kind == "com":
-                    b["com"][p.index] = x
-                else:
-                    b["scale"] = x
+            if p.kind == "mass":
+                bodies[p.target]["mass"] = x
+            elif p.kind == "com":
+                bodies[p.target]["com"][p.index] = x
+            elif p.kind == "inertia_scale":
+                bodies[p.target]["scale"] = x
             elif p.kind in ("armature", "damping", "stiffness", "spring_ref"):
                 joints.append((p.kind, p.target, x))
             elif p.kind in ("frequency", "damping_ratio"):
-                f = modes.setdefault(p.target, {"frequency": self._modal(p.target, "frequency"),
-                                                "damping_ratio": self._modal(p.target, "damping_ratio")})
-                f[p.kind][p.index] = x
+                modes[p.target][p.kind][p.index] = x
             elif p.kind == "gravity":
                 if gravity is None:
                     gravity = ffi.new("double[3]")
@@ -288,7 +290,7 @@ class Campaign:
             else:
                 gains[p.target] = x
         for k, b in bodies.items():
-            inertia = [b["scale"] * c for c in lib.sd_model_body_inertia(m, k)[0:9]]
+            inertia = [b["scale"] * c for c in self._bodies[k][2]]
             _check(lib.sd_model_set_body_inertia(model, k, b["mass"], b["com"], inertia, err), err)
         setters = {"armature": lib.sd_model_set_armature, "damping": lib.sd_model_set_damping,
                    "stiffness": lib.sd_model_set_stiffness, "spring_ref": lib.sd_model_set_spring_ref}
