@@ -91,8 +91,8 @@ typedef struct sdc_run {
     double *history_t, *history_q, *history_u; double *scratch; ...;
 } sdc_run;
 sd_status sdc_simulate(sdc_run *r, sd_sim_options *o, double *q, double *u, sd_sim_stats *stats, sd_error *err);
-sd_status sdc_baseline(const sd_model *m, const sd_sim_options *o, long n, const double *q0, const double *u0,
-                       double *q, double *u, sd_error *err);
+sd_status sdc_baseline(sd_model *const *models, const sd_sim_options *o, long n, double *q0, double *u0,
+                       sd_error *err);
 
 extern "Python" void sdc_control_callback(void *user, double t, const double *q, const double *u, double *tau);
 """

@@ -15,8 +15,8 @@
  *     (sd_sim_stats), read once at the end.
  * A failure inside the observer stops the run with its message; a state that leaves the finite
  * numbers is reported as such.
- * sdc_baseline runs sd_simulate n times in a C loop, with no observer: what the campaign machinery
- * is measured against (python/bench_campaign.py).
+ * sdc_baseline runs sd_simulate on n prepared models and initial states in a C loop, with no
+ * observer: what the campaign machinery is measured against (python/bench_campaign.py).
  */
 #include <math.h>
 #include <stdio.h>
@@ -153,16 +153,15 @@ sd_status sdc_simulate(sdc_run *r, sd_sim_options *o, double *q, double *u, sd_s
     return st;
 }
 
-/* n runs of sd_simulate from (q0, u0) with the options as given (no observer): the C loop the
- * campaign's overhead is measured against. Returns the first failure's status. */
-sd_status sdc_baseline(const sd_model *m, const sd_sim_options *o, long n, const double *q0, const double *u0,
-                       double *q, double *u, sd_error *err)
+/* Run i of n: sd_simulate of models[i] from (q0 + i nq, u0 + i nv) with the options as given (no
+ * observer): the C loop the campaign's overhead is measured against. q0 and u0 receive the final
+ * states. Returns the first failure's status. */
+sd_status sdc_baseline(sd_model *const *models, const sd_sim_options *o, long n, double *q0, double *u0,
+                       sd_error *err)
 {
-    const int nq = sd_model_nq(m), nv = sd_model_nv(m);
     for (long i = 0; i < n; ++i) {
-        memcpy(q, q0, (size_t)nq * sizeof(double));
-        memcpy(u, u0, (size_t)nv * sizeof(double));
-        const sd_status st = sd_simulate(m, o, q, u, NULL, err);
+        const int nq = sd_model_nq(models[i]), nv = sd_model_nv(models[i]);
+        const sd_status st = sd_simulate(models[i], o, q0 + i * nq, u0 + i * nv, NULL, err);
         if (st != SD_OK) return st;
     }
     return SD_OK;

@@ -2,8 +2,9 @@
 it with the run's parameters set through the C API (soadyn/params.h: validated as the builder
 validates), a simulation through sd_simulate with the observer of _run.c, and the run's outputs.
 
-Run i's parameters depend only on (seed, i) and the dispersions listed: one numpy Generator
-(PCG64) seeded with SeedSequence([seed, i]) draws them in the order the spec lists them. A run
+Run i's parameters depend only on (seed, i) and the dispersions listed: numpy's counter-based
+Philox generator keyed with (seed, i) draws them in the order the spec lists them (a key per run
+rather than a seed sequence: a stream of its own for every run, made in microseconds). A run
 that fails (the library refuses a drawn parameter, the loops cannot close, the state stops being
 finite) is recorded with the library's message; the other runs go on.
 """
@@ -251,7 +252,7 @@ class Campaign:
 
     def draw(self, i):
         """The parameter values of run i (the order of self.parameters)."""
-        rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([self.spec["seed"], i])))
+        rng = np.random.Generator(np.random.Philox(key=[self.spec["seed"], i]))  # counter-based, keyed by (seed, i)
         return np.array([p.value(specmod.draw(rng, p.distribution, p.parameters)) for p in self.parameters])
 
     def _controller(self, gains):
