@@ -19,7 +19,7 @@ def main(argv=None):
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on this Dask scheduler (tcp://host:8786); default: a local pool of processes")
     p.add_argument("--workers", type=int, help="local pool size (default: the number of processors)")
-    p.add_argument("--task-size", type=int, help="runs per task (default: the spec's task_size, else 25)")
+    p.add_argument("--task-size", type=int, help="runs per task (default: the spec's task_size, else 100)")
     p.add_argument("--plot", metavar="PNG", help="write each metric's histogram to this PNG")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     a = p.parse_args(argv)

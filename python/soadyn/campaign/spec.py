@@ -203,7 +203,7 @@ def parse(text, path="<spec>", base_dir=None):
         where.fail(line("model"), f"model: no file {spec['model']}")
     spec["runs"] = _number(where, line("runs"), "runs", root["runs"], integer=True, positive=True)
     spec["seed"] = _number(where, line("seed"), "seed", root["seed"], integer=True, nonnegative=True)
-    spec["task_size"] = _number(where, line("task_size"), "task_size", root.get("task_size", 25), integer=True,
+    spec["task_size"] = _number(where, line("task_size"), "task_size", root.get("task_size", 100), integer=True,
                                 positive=True)
 
     sim = _mapping(where, line("simulation"), "simulation", root["simulation"],
