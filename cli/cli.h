@@ -25,6 +25,7 @@ int cmd_eval(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_view(int argc, char **argv);
+int cmd_campaign(int argc, char **argv);
 
 /* ---------------------------------------------------------------- options (args.c) */
 

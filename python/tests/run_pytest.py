@@ -6,11 +6,19 @@ import sys
 
 import pytest
 
-args = sys.argv[1:]
-if args and args[0] == "--shared":
-    args = args[1:]
-    shared = os.environ.get("SOADYN_SHARED_MODELS", "")
-    if not os.path.isdir(shared):
-        print(f"skipped: the shared models folder {shared!r} is absent")
-        sys.exit(77)
-sys.exit(pytest.main(["-q", "-p", "no:cacheprovider"] + args))
+
+def main():
+    args = sys.argv[1:]
+    if args and args[0] == "--shared":
+        args = args[1:]
+        shared = os.environ.get("SOADYN_SHARED_MODELS", "")
+        if not os.path.isdir(shared):
+            print(f"skipped: the shared models folder {shared!r} is absent")
+            return 77
+    return pytest.main(["-q", "-p", "no:cacheprovider"] + args)
+
+
+# Guarded: a process started by multiprocessing's "spawn" (Dask's workers in tests/test_campaign.py)
+# imports this main module again, and must not run the tests once more.
+if __name__ == "__main__":
+    sys.exit(main())

@@ -90,10 +90,10 @@ sd_status sd_model_set_flex_modes(sd_model *m, int body, const double *omega_new
     const sd_body_desc *bd = &m->desc[body];
     for (int r = 0; r < nm; ++r) {
         if (!(omega_new[r] >= 0.0) || !isfinite(omega_new[r]))
-            return sd_body_desc_fail(err, SD_E_MODEL, bd, "flexible body '%s': mode %d: natural frequency %g rad/s is "
-                                     "not a finite number >= 0", bd->name, r, omega_new[r]);
+            return sd_body_desc_fail(err, SD_E_MODEL, bd, "flexible body '%s': natural frequency omega[%d] = %g rad/s "
+                                     "is not a finite number >= 0", bd->name, r, omega_new[r]);
         if (!(zeta[r] >= 0.0) || !isfinite(zeta[r]))
-            return sd_body_desc_fail(err, SD_E_MODEL, bd, "flexible body '%s': mode %d: damping ratio %g is not a "
+            return sd_body_desc_fail(err, SD_E_MODEL, bd, "flexible body '%s': damping ratio zeta[%d] = %g is not a "
                                      "finite number >= 0", bd->name, r, zeta[r]);
     }
     const size_t nn = (size_t)nm * (size_t)nm;

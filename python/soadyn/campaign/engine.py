@@ -1,0 +1,409 @@
+"""One campaign's runs on a worker: the model file loaded once per process, then per run a copy of
+it with the run's parameters set through the C API (soadyn/params.h: validated as the builder
+validates), a simulation through sd_simulate with the observer of _run.c, and the run's outputs.
+
+Run i's parameters depend only on (seed, i) and the dispersions listed: numpy's counter-based
+Philox generator keyed with (seed, i) draws them in the order the spec lists them (a key per run
+rather than a seed sequence: a stream of its own for every run, made in microseconds). A run
+that fails (the library refuses a drawn parameter, the loops cannot close, the state stops being
+finite) is recorded with the library's message; the other runs go on.
+"""
+import importlib
+import math
+
+import numpy as np
+
+from . import spec as specmod
+from ._run_cffi import ffi, lib
+
+OK, FAILED = 1, 2  # a run's status in the store (0: not run yet)
+_METRIC_CODES = {"max_node_deflection": 0, "max_joint_force": 1, "max_joint_moment": 2, "energy_drift": 3,
+                 "closure_residual": 4}
+# Parameters whose values cannot be negative, and what they are (for messages).
+_NONNEGATIVE = {"mass": "a mass", "inertia_scale": "an inertia scale", "armature": "an armature",
+                "damping": "a damping", "stiffness": "a stiffness", "frequency": "a natural frequency",
+                "damping_ratio": "a damping ratio"}
+
+
+class RunError(Exception):
+    """A run's failure: the C library's message."""
+
+
+def _text(chars):
+    return ffi.string(chars).decode("utf-8", "replace")
+
+
+def _check(status, err):
+    if status != lib.SD_OK:
+        raise RunError(_text(err.message))
+
+
+def load_model(path):
+    """The C model of the file (freed with the returned object)."""
+    out = ffi.new("sd_model **")
+    err = ffi.new("sd_error *")
+    st = lib.sd_model_load_file(path.encode(), ffi.NULL, out, ffi.NULL, err)
+    if st != lib.SD_OK:
+        raise specmod.SpecError(f"{path}: {_text(err.message)}")
+    return ffi.gc(out[0], lib.sd_model_free)
+
+
+def _labels(m, n, label_fn):
+    buf = ffi.new("char[256]")
+    names = []
+    for i in range(n):
+        label_fn(m, i, buf, 256)
+        names.append(_text(buf))
+    return names
+
+
+class Parameter:
+    """One dispersed parameter resolved against the model: what it sets, its nominal value."""
+
+    def __init__(self, entry, kind, target, index, nominal):
+        self.name, self.how, self.line = entry["name"], entry["how"], entry["line"]
+        self.distribution, self.parameters = entry["distribution"], entry["parameters"]
+        self.kind, self.target, self.index, self.nominal = kind, target, index, nominal
+
+    def value(self, x):
+        """The parameter's value for a drawn x."""
+        return x if self.how == "value" else self.nominal * x if self.how == "scale" else self.nominal + x
+
+    def support(self, lo, hi):
+        if self.how == "value":
+            return lo, hi
+        if self.how == "offset":
+            return self.nominal + lo, self.nominal + hi
+        if self.nominal == 0.0:
+            return 0.0, 0.0
+        ends = sorted((self.nominal * lo, self.nominal * hi))
+        return ends[0], ends[1]
+
+
+class Campaign:
+    """A checked spec resolved against its model: what every run of it needs. Raises SpecError (file:
+    line and item) for a name the model does not have or a dispersion whose support leaves what the
+    parameter may hold."""
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.where = specmod._Where(spec["spec_file"])
+        self.model = load_model(spec["model"])
+        m = self.model
+        self.nq, self.nv, self.nbodies = lib.sd_model_nq(m), lib.sd_model_nv(m), lib.sd_model_nbodies(m)
+        self.coordinates = _labels(m, self.nq, lib.sd_coordinate_label)
+        self.speeds = _labels(m, self.nv, lib.sd_speed_label)
+        self.q_reference = np.empty(self.nq)
+        lib.sd_configuration_reference(m, ffi.from_buffer("double[]", self.q_reference))
+        self.parameters = [self._resolve(entry) for entry in spec["dispersions"]]
+        # the nominal values each run starts from, read once: a body's inertia, a flexible body's modes
+        self._bodies = {p.target: (lib.sd_model_body_mass(m, p.target), list(lib.sd_model_body_com(m, p.target)[0:3]),
+                                   list(lib.sd_model_body_inertia(m, p.target)[0:9]))
+                        for p in self.parameters if p.kind in ("mass", "com", "inertia_scale")}
+        self._modes = {p.target: (self._modal(p.target, "frequency"), self._modal(p.target, "damping_ratio"))
+                       for p in self.parameters if p.kind in ("frequency", "damping_ratio")}
+        self.tau = self._resolve_tau()
+        self.metrics = [self._resolve_metric(x) for x in spec["metrics"]]
+        sim = spec["simulation"]
+        self.options = ffi.new("sd_sim_options *")
+        lib.sd_sim_options_init(self.options)
+        integrator = ffi.new("sd_integrator *")
+        lib.sd_integrator_from_name(sim["integrator"].encode(), integrator)
+        o = self.options
+        o.integrator, o.duration, o.dt, o.every = integrator[0], sim["duration"], sim["dt"], sim["sample_every"]
+        o.rtol, o.atol = sim["rtol"], sim["atol"]
+        # the observer's calls: the start, one per `every` intervals, the end (sd_simulate)
+        intervals = int(math.ceil(sim["duration"] / sim["dt"] * (1 - 1e-12)))
+        calls = 1 + intervals // sim["sample_every"] + (1 if intervals % sim["sample_every"] else 0)
+        every = spec["history_every"]
+        self.history_length = (calls + every - 1) // every if every else 0
+        self._factory = None
+
+    # ---- names against the model
+
+    def _fail(self, line, what):
+        self.where.fail(line, what)
+
+    def _body(self, entry, name):
+        k = lib.sd_model_body_index(self.model, name.encode())
+        if k < 0:
+            self._fail(entry["line"], f"'{entry['name']}': the model has no body '{name}'")
+        return k
+
+    def _joint(self, entry, name):
+        k = lib.sd_model_joint_index(self.model, name.encode())
+        if k < 0:
+            self._fail(entry["line"], f"'{entry['name']}': the model has no joint '{name}'")
+        return k
+
+    def _resolve(self, entry):
+        name, m = entry["name"], self.model
+        parts = name.split(".")
+        what = f"dispersions: '{name}'"
+        head = parts[0]
+        param = None
+        if head == "gravity" and len(parts) == 2 and parts[1] in ("x", "y", "z"):
+            g = ffi.new("double[3]")
+            lib.sd_model_gravity(m, g)
+            i = "xyz".index(parts[1])
+            param = Parameter(entry, "gravity", None, i, g[i])
+        elif head == "body" and len(parts) >= 3:
+            body_name, field = ".".join(parts[1:-1]), parts[-1]
+            if field in ("x", "y", "z") and len(parts) >= 4 and parts[-2] == "com":
+                k = self._body(entry, ".".join(parts[1:-2]))
+                i = "xyz".index(field)
+                param = Parameter(entry, "com", k, i, lib.sd_model_body_com(m, k)[i])
+            elif field == "mass":
+                k = self._body(entry, body_name)
+                param = Parameter(entry, "mass", k, 0, lib.sd_model_body_mass(m, k))
+            elif field == "inertia_scale":
+                k = self._body(entry, body_name)
+                param = Parameter(entry, "inertia_scale", k, 0, 1.0)
+        elif head == "joint" and len(parts) >= 3 and parts[-1] in ("armature", "damping", "stiffness", "spring_ref"):
+            k = self._joint(entry, ".".join(parts[1:-1]))
+            if lib.sd_model_hinge_nv(m, k) == 0:
+                self._fail(entry["line"], f"{what}: joint '{'.'.join(parts[1:-1])}' is fixed (it has no speed)")
+            v = lib.sd_model_v_index(m, k)
+            getter = {"armature": lib.sd_model_armature, "damping": lib.sd_model_damping,
+                      "stiffness": lib.sd_model_stiffness, "spring_ref": lib.sd_model_spring_ref}[parts[-1]]
+            param = Parameter(entry, parts[-1], k, 0, getter(m, v))
+        elif head == "flex" and len(parts) >= 4 and parts[-2] in ("frequency", "damping_ratio"):
+            k = self._body(entry, ".".join(parts[1:-2]))
+            nm = lib.sd_model_body_nmodes(m, k)
+            if nm <= 0:
+                self._fail(entry["line"], f"{what}: body '{'.'.join(parts[1:-2])}' is not flexible")
+            if not parts[-1].isdigit() or not 1 <= int(parts[-1]) <= nm:
+                self._fail(entry["line"], f"{what}: mode '{parts[-1]}': the body has modes 1 to {nm}")
+            values = self._modal(k, parts[-2])
+            r = int(parts[-1]) - 1
+            param = Parameter(entry, parts[-2], k, r, values[r])
+        elif head in ("q0", "u0") and len(parts) >= 2:
+            label = ".".join(parts[1:])
+            labels = self.coordinates if head == "q0" else self.speeds
+            if label not in labels:
+                self._fail(entry["line"], f"{what}: the model has no {'coordinate' if head == 'q0' else 'speed'} "
+                                          f"'{label}' (it has: {', '.join(labels)})")
+            i = labels.index(label)
+            param = Parameter(entry, head, None, i, self.q_reference[i] if head == "q0" else 0.0)
+        elif head == "gain" and len(parts) == 2:
+            if parts[1] not in self.spec["gains"]:
+                self._fail(entry["line"], f"{what}: inputs: gains has no '{parts[1]}'")
+            param = Parameter(entry, "gain", parts[1], 0, self.spec["gains"][parts[1]])
+        if param is None:
+            self._fail(entry["line"], f"{what}: unknown parameter (expected gravity.x|y|z, body.NAME.mass, "
+                                      f"body.NAME.com.x|y|z, body.NAME.inertia_scale, joint.NAME.armature|damping|"
+                                      f"stiffness|spring_ref, flex.NAME.frequency.R, flex.NAME.damping_ratio.R, "
+                                      f"q0.COORDINATE, u0.SPEED, gain.NAME)")
+        if param.kind in _NONNEGATIVE:
+            lo, hi = param.support(*entry["support"])
+            if lo < 0:
+                fix = "use truncnormal with low" if entry["distribution"] == "normal" else "keep the distribution"
+                self._fail(entry["line"], f"{what}: the {entry['distribution']} distribution ({param.how}) gives "
+                                          f"values down to {lo:g}, and {_NONNEGATIVE[param.kind]} is >= 0 "
+                                          f"({fix} within the values that keep it >= 0)")
+        return param
+
+    def _modal(self, k, which):
+        nm = lib.sd_model_body_nmodes(self.model, k)
+        out = np.zeros(nm)
+        err = ffi.new("sd_error *")
+        fn = lib.sd_model_flex_frequencies if which == "frequency" else lib.sd_model_flex_damping_ratios
+        _check(fn(self.model, k, ffi.from_buffer("double[]", out), err), err)
+        return out
+
+    def _resolve_tau(self):
+        tau = np.zeros(self.nv)
+        for joint, (value, line) in self.spec["tau"].items():
+            k = lib.sd_model_joint_index(self.model, joint.encode())
+            if k < 0:
+                self._fail(line, f"inputs: tau: the model has no joint '{joint}'")
+            v, n = lib.sd_model_v_index(self.model, k), lib.sd_model_hinge_nv(self.model, k)
+            if n == 0:
+                self._fail(line, f"inputs: tau: joint '{joint}' is fixed (it has no speed)")
+            tau[v:v + n] = value
+        return tau
+
+    def _resolve_metric(self, x):
+        what = f"outputs: metrics: '{x['name']}'"
+        m = self.model
+        body, node = -1, -1
+        if x["kind"] == "max_node_deflection":
+            body = lib.sd_model_body_index(m, x["body"].encode())
+            if body < 0:
+                self._fail(x["line"], f"{what}: the model has no body '{x['body']}'")
+            nn = lib.sd_model_body_nnodes(m, body)
+            if nn <= 0:
+                self._fail(x["line"], f"{what}: body '{x['body']}' is not flexible")
+            if x["node"] >= nn:
+                self._fail(x["line"], f"{what}: node {x['node']}: body '{x['body']}' has nodes 0 to {nn - 1}")
+            node = x["node"]
+        elif x["kind"] in ("max_joint_force", "max_joint_moment"):
+            body = lib.sd_model_joint_index(m, x["joint"].encode())
+            if body < 0:
+                self._fail(x["line"], f"{what}: the model has no joint '{x['joint']}'")
+            if lib.sd_model_nconstraints(m) > 0:
+                self._fail(x["line"], f"{what}: inter-body forces of a model with closure constraints are not "
+                                      f"offered in campaigns (the tree's forces would leave out the loops')")
+        elif x["kind"] == "closure_residual" and lib.sd_model_nconstraints(m) == 0:
+            self._fail(x["line"], f"{what}: the model has no closure constraints")
+        return (_METRIC_CODES[x["kind"]], body, node)
+
+    # ---- one run
+
+    def draw(self, i):
+        """The parameter values of run i (the order of self.parameters)."""
+        rng = np.random.Generator(np.random.Philox(key=[self.spec["seed"], i]))  # counter-based, keyed by (seed, i)
+        return np.array([p.value(specmod.draw(rng, p.distribution, p.parameters)) for p in self.parameters])
+
+    def _controller(self, gains):
+        if self._factory is None:
+            module, function = self.spec["controller"].split(":")
+            self._factory = getattr(importlib.import_module(module), function)
+        return self._factory(dict(gains))
+
+    def _apply(self, model, values, q, u, gains):
+        """The run's parameters set on its model copy (the library checks each); q, u, gains updated."""
+        m = self.model
+        err = ffi.new("sd_error *")
+        bodies = {k: {"mass": mass, "com": list(com), "scale": 1.0} for k, (mass, com, _) in self._bodies.items()}
+        modes = {k: {"frequency": omega.copy(), "damping_ratio": zeta.copy()} for k, (omega, zeta) in self._modes.items()}
+        joints, gravity = [], None
+        for p, x in zip(self.parameters, values):
+            if p.kind == "mass":
+                bodies[p.target]["mass"] = x
+            elif p.kind == "com":
+                bodies[p.target]["com"][p.index] = x
+            elif p.kind == "inertia_scale":
+                bodies[p.target]["scale"] = x
+            elif p.kind in ("armature", "damping", "stiffness", "spring_ref"):
+                joints.append((p.kind, p.target, x))
+            elif p.kind in ("frequency", "damping_ratio"):
+                modes[p.target][p.kind][p.index] = x
+            elif p.kind == "gravity":
+                if gravity is None:
+                    gravity = ffi.new("double[3]")
+                    lib.sd_model_gravity(m, gravity)
+                gravity[p.index] = x
+            elif p.kind == "q0":
+                q[p.index] = x
+            elif p.kind == "u0":
+                u[p.index] = x
+            else:
+                gains[p.target] = x
+        for k, b in bodies.items():
+            inertia = [b["scale"] * c for c in self._bodies[k][2]]
+            _check(lib.sd_model_set_body_inertia(model, k, b["mass"], b["com"], inertia, err), err)
+        setters = {"armature": lib.sd_model_set_armature, "damping": lib.sd_model_set_damping,
+                   "stiffness": lib.sd_model_set_stiffness, "spring_ref": lib.sd_model_set_spring_ref}
+        for kind, k, x in joints:
+            v0 = lib.sd_model_v_index(m, k)
+            for v in range(v0, v0 + lib.sd_model_hinge_nv(m, k)):
+                _check(setters[kind](model, v, x, err), err)
+        for k, f in modes.items():
+            _check(lib.sd_model_set_flex_modes(model, k, ffi.from_buffer("double[]", f["frequency"]),
+                                               ffi.from_buffer("double[]", f["damping_ratio"]), err), err)
+        if gravity is not None:
+            _check(lib.sd_model_set_gravity(model, gravity, err), err)
+
+    def run(self, i):
+        """Run i: (status, message, parameter values, metric values, q, u, history t, q, u)."""
+        values = self.draw(i)
+        nm = len(self.metrics)
+        q, u = self.q_reference.copy(), np.zeros(self.nv)
+        metrics = np.full(nm, np.nan)
+        S = self.history_length
+        ht, hq, hu = np.full(S, np.nan), np.full((S, self.nq), np.nan), np.full((S, self.nv), np.nan)
+        gains = dict(self.spec["gains"])
+        err = ffi.new("sd_error *")
+        model = lib.sd_model_copy(self.model, err)
+        if model == ffi.NULL:
+            raise MemoryError(_text(err.message))
+        data = ffi.NULL
+        try:
+            self._apply(model, values, q, u, gains)
+            data = lib.sd_data_new(model)
+            if data == ffi.NULL:
+                raise MemoryError("sd_data_new: out of memory")
+            control = _Control(self._controller(gains), self.nq, self.nv) if self.spec["controller"] else None
+            handle = ffi.new_handle(control) if control else ffi.NULL
+            c_metrics = ffi.new("sdc_metric[]", max(nm, 1))
+            for j, (kind, body, node) in enumerate(self.metrics):
+                c_metrics[j].kind, c_metrics[j].body, c_metrics[j].node = kind, body, node
+            scratch = np.empty(3 * max(self.nv, 1))
+            tau = self.tau
+            r = ffi.new("sdc_run *")
+            r.model, r.data, r.tau = model, data, ffi.from_buffer("double[]", tau)
+            r.control = lib.sdc_control_callback if control else ffi.NULL
+            r.control_user = handle
+            r.nmetrics, r.metrics = nm, c_metrics
+            r.history_every, r.history_capacity = self.spec["history_every"], S
+            r.history_t, r.history_q, r.history_u = (ffi.from_buffer("double[]", a) for a in (ht, hq, hu))
+            r.scratch = ffi.from_buffer("double[]", scratch)
+            stats = ffi.new("sd_sim_stats *")
+            st = lib.sdc_simulate(r, self.options, ffi.from_buffer("double[]", q), ffi.from_buffer("double[]", u), stats,
+                                  err)
+            if control is not None and control.exc is not None:
+                raise RunError(f"controller {self.spec['controller']}: {control.exc!r}")
+            _check(st, err)
+            metrics[:] = [c_metrics[j].value for j in range(nm)]
+            return OK, "", values, metrics, q, u, ht, hq, hu
+        except RunError as exc:
+            nan = np.full_like
+            return FAILED, str(exc), values, metrics, nan(q, np.nan), nan(u, np.nan), ht, hq, hu
+        finally:
+            if data != ffi.NULL:
+                lib.sd_data_free(data)
+            lib.sd_model_free(model)
+
+
+class _Control:
+    """A Python control law called from C: tau += law(t, q, u); an exception stops the run."""
+
+    def __init__(self, law, nq, nv):
+        self.law, self.nq, self.nv, self.exc = law, nq, nv, None
+
+
+@ffi.def_extern()
+def sdc_control_callback(user, t, q, u, tau):
+    c = ffi.from_handle(user)
+    if c.exc is not None:
+        return
+    try:
+        qa = np.frombuffer(ffi.buffer(q, 8 * c.nq), dtype=np.float64)
+        ua = np.frombuffer(ffi.buffer(u, 8 * c.nv), dtype=np.float64)
+        out = np.frombuffer(ffi.buffer(tau, 8 * c.nv), dtype=np.float64)
+        out += np.asarray(c.law(t, qa, ua), dtype=np.float64)
+    except Exception as exc:  # noqa: BLE001 - reported as the run's failure
+        c.exc = exc
+
+
+# ---------------------------------------------------------------- tasks
+
+_CAMPAIGNS = {}  # per worker process: the campaign of each spec digest, its model loaded once
+
+
+def campaign_for(spec):
+    c = _CAMPAIGNS.get(spec["digest"])
+    if c is None:
+        c = _CAMPAIGNS[spec["digest"]] = Campaign(spec)
+    return c
+
+
+def run_task(spec, start, stop):
+    """Runs start .. stop-1 of the campaign: a dict of arrays, one row per run (store.py's columns)."""
+    c = campaign_for(spec)
+    rows = [c.run(i) for i in range(start, stop)]
+    n = stop - start
+    out = {
+        "status": np.array([r[0] for r in rows], dtype=np.int8),
+        "message": np.array([r[1] for r in rows], dtype=object),
+        "params": np.array([r[2] for r in rows]).reshape(n, len(c.parameters)),
+        "metrics": np.array([r[3] for r in rows]).reshape(n, len(c.metrics)),
+        "q": np.array([r[4] for r in rows]).reshape(n, c.nq),
+        "u": np.array([r[5] for r in rows]).reshape(n, c.nv),
+    }
+    if c.history_length:
+        out["history_t"] = np.array([r[6] for r in rows])
+        out["history_q"] = np.array([r[7] for r in rows])
+        out["history_u"] = np.array([r[8] for r in rows])
+    return out
