@@ -214,6 +214,11 @@ outputs:
         energy = sim.kinetic + sim.potential
         assert g["metrics"][i, 0] == np.max(np.abs(energy - energy[0]))
     assert len(set(g["params"][:, 0])) == 3
+    path.write_text(path.read_text().replace("outputs:\n", "outputs:\n  final_state: false\n"))
+    with pytest.raises(campaign.SpecError, match="the store holds another campaign"):
+        campaign.run(str(path), workers=1, progress=False, echo=False)  # the spec changed: not resumed
+    g = zarr.open_group(campaign.run(str(path), workers=1, fresh=True, progress=False, echo=False).path, mode="r")
+    assert "q" not in g and "u" not in g and g["metrics"].shape == (3, 1)
 
     loop = tmp_path / "loop.yaml"
     loop.write_text(f"""
