@@ -97,6 +97,9 @@ def run(spec, client=None, *, output=None, scheduler=None, workers=None, task_si
             raise specmod.SpecError(f"task size {task_size!r}: expected an integer >= 1")
         spec = dict(spec, task_size=task_size)
     campaign = engine.campaign_for(spec)  # every name checked against the model, before any run
+    if plot and not spec["metrics"]:
+        raise specmod.SpecError(f"{spec['spec_file']}: a plot of the metrics' distributions is asked for, and "
+                                f"outputs: metrics has none")
     if output is None:
         output = os.path.splitext(spec["spec_file"])[0] + ".zarr"
     store = Store.open(output, spec, campaign, fresh=fresh)
