@@ -110,6 +110,8 @@ def test_bad_specs_name_file_and_line(tmp_path):
     cases = [
         (SPEC.replace(f"model: {ARM}", "model: missing.urdf"), 2, "model: no file"),
         (SPEC.replace("runs: {runs}", "runs: many"), 3, "runs: expected an integer"),
+        (SPEC.replace("campaign_helpers:slow_zero", "campaign_helpers:no_such_law"), 9,
+         "inputs: controller: campaign_helpers:no_such_law: module 'campaign_helpers' has no attribute"),
         (SPEC.replace("    tip: {{kind: max_node_deflection, body: link1, node: 10}}",
                       "    tip: {{kind: max_node_deflection, body: link1, node: 11}}"), 23,
          "node 11: body 'link1' has nodes 0 to 10"),

@@ -118,6 +118,14 @@ class Campaign:
         every = spec["history_every"]
         self.history_length = (calls + every - 1) // every if every else 0
         self._factory = None
+        if spec["controller"]:  # importable here, or refused before any run
+            module, function = spec["controller"].split(":")
+            try:
+                self._factory = getattr(importlib.import_module(module), function)
+            except (ImportError, AttributeError) as exc:
+                self._fail(spec["lines"]["controller"], f"inputs: controller: {spec['controller']}: {exc}")
+            if not callable(self._factory):
+                self._fail(spec["lines"]["controller"], f"inputs: controller: {spec['controller']} is not callable")
 
     # ---- names against the model
 
@@ -256,10 +264,14 @@ class Campaign:
         return np.array([p.value(specmod.draw(rng, p.distribution, p.parameters)) for p in self.parameters])
 
     def _controller(self, gains):
-        if self._factory is None:
-            module, function = self.spec["controller"].split(":")
-            self._factory = getattr(importlib.import_module(module), function)
-        return self._factory(dict(gains))
+        """The run's control law: the factory called with the run's gains (a failure fails the run)."""
+        try:
+            law = self._factory(dict(gains))
+        except Exception as exc:  # noqa: BLE001 - the run's failure, with what the factory said
+            raise RunError(f"controller {self.spec['controller']}({gains}): {exc!r}") from exc
+        if not callable(law):
+            raise RunError(f"controller {self.spec['controller']}: returned {law!r}, not a law (t, q, u) -> tau")
+        return law
 
     def _apply(self, model, values, q, u, gains):
         """The run's parameters set on its model copy (the library checks each); q, u, gains updated."""
