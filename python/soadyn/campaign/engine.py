@@ -104,6 +104,8 @@ class Campaign:
                        for p in self.parameters if p.kind in ("frequency", "damping_ratio")}
         self.tau = self._resolve_tau()
         self.metrics = [self._resolve_metric(x) for x in spec["metrics"]]
+        self._needs_data = any(kind in (_METRIC_CODES["max_joint_force"], _METRIC_CODES["max_joint_moment"])
+                               for kind, _, _ in self.metrics)
         sim = spec["simulation"]
         self.options = ffi.new("sd_sim_options *")
         lib.sd_sim_options_init(self.options)
@@ -333,9 +335,10 @@ class Campaign:
         data = ffi.NULL
         try:
             self._apply(model, values, q, u, gains)
-            data = lib.sd_data_new(model)
-            if data == ffi.NULL:
-                raise MemoryError("sd_data_new: out of memory")
+            if self._needs_data:  # the joint-force metrics evaluate the dynamics at the samples
+                data = lib.sd_data_new(model)
+                if data == ffi.NULL:
+                    raise MemoryError("sd_data_new: out of memory")
             control = _Control(self._controller(gains), self.nq, self.nv) if self.spec["controller"] else None
             handle = ffi.new_handle(control) if control else ffi.NULL
             c_metrics = ffi.new("sdc_metric[]", max(nm, 1))
