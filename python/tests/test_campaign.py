@@ -110,6 +110,8 @@ def test_bad_specs_name_file_and_line(tmp_path):
     cases = [
         (SPEC.replace(f"model: {ARM}", "model: missing.urdf"), 2, "model: no file"),
         (SPEC.replace("runs: {runs}", "runs: many"), 3, "runs: expected an integer"),
+        (SPEC.replace("campaign_helpers:slow_zero", "campaign_helpers:no_such_law"), 9,
+         "inputs: controller: campaign_helpers:no_such_law: module 'campaign_helpers' has no attribute"),
         (SPEC.replace("    tip: {{kind: max_node_deflection, body: link1, node: 10}}",
                       "    tip: {{kind: max_node_deflection, body: link1, node: 11}}"), 23,
          "node 11: body 'link1' has nodes 0 to 10"),
@@ -214,6 +216,11 @@ outputs:
         energy = sim.kinetic + sim.potential
         assert g["metrics"][i, 0] == np.max(np.abs(energy - energy[0]))
     assert len(set(g["params"][:, 0])) == 3
+    path.write_text(path.read_text().replace("outputs:\n", "outputs:\n  final_state: false\n"))
+    with pytest.raises(campaign.SpecError, match="the store holds another campaign"):
+        campaign.run(str(path), workers=1, progress=False, echo=False)  # the spec changed: not resumed
+    g = zarr.open_group(campaign.run(str(path), workers=1, fresh=True, progress=False, echo=False).path, mode="r")
+    assert "q" not in g and "u" not in g and g["metrics"].shape == (3, 1)
 
     loop = tmp_path / "loop.yaml"
     loop.write_text(f"""

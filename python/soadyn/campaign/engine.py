@@ -104,6 +104,8 @@ class Campaign:
                        for p in self.parameters if p.kind in ("frequency", "damping_ratio")}
         self.tau = self._resolve_tau()
         self.metrics = [self._resolve_metric(x) for x in spec["metrics"]]
+        self._needs_data = any(kind in (_METRIC_CODES["max_joint_force"], _METRIC_CODES["max_joint_moment"])
+                               for kind, _, _ in self.metrics)
         sim = spec["simulation"]
         self.options = ffi.new("sd_sim_options *")
         lib.sd_sim_options_init(self.options)
@@ -118,6 +120,14 @@ class Campaign:
         every = spec["history_every"]
         self.history_length = (calls + every - 1) // every if every else 0
         self._factory = None
+        if spec["controller"]:  # importable here, or refused before any run
+            module, function = spec["controller"].split(":")
+            try:
+                self._factory = getattr(importlib.import_module(module), function)
+            except (ImportError, AttributeError) as exc:
+                self._fail(spec["lines"]["controller"], f"inputs: controller: {spec['controller']}: {exc}")
+            if not callable(self._factory):
+                self._fail(spec["lines"]["controller"], f"inputs: controller: {spec['controller']} is not callable")
 
     # ---- names against the model
 
@@ -256,10 +266,14 @@ class Campaign:
         return np.array([p.value(specmod.draw(rng, p.distribution, p.parameters)) for p in self.parameters])
 
     def _controller(self, gains):
-        if self._factory is None:
-            module, function = self.spec["controller"].split(":")
-            self._factory = getattr(importlib.import_module(module), function)
-        return self._factory(dict(gains))
+        """The run's control law: the factory called with the run's gains (a failure fails the run)."""
+        try:
+            law = self._factory(dict(gains))
+        except Exception as exc:  # noqa: BLE001 - the run's failure, with what the factory said
+            raise RunError(f"controller {self.spec['controller']}({gains}): {exc!r}") from exc
+        if not callable(law):
+            raise RunError(f"controller {self.spec['controller']}: returned {law!r}, not a law (t, q, u) -> tau")
+        return law
 
     def _apply(self, model, values, q, u, gains):
         """The run's parameters set on its model copy (the library checks each); q, u, gains updated."""
@@ -321,9 +335,10 @@ class Campaign:
         data = ffi.NULL
         try:
             self._apply(model, values, q, u, gains)
-            data = lib.sd_data_new(model)
-            if data == ffi.NULL:
-                raise MemoryError("sd_data_new: out of memory")
+            if self._needs_data:  # the joint-force metrics evaluate the dynamics at the samples
+                data = lib.sd_data_new(model)
+                if data == ffi.NULL:
+                    raise MemoryError("sd_data_new: out of memory")
             control = _Control(self._controller(gains), self.nq, self.nv) if self.spec["controller"] else None
             handle = ffi.new_handle(control) if control else ffi.NULL
             c_metrics = ffi.new("sdc_metric[]", max(nm, 1))

@@ -48,7 +48,8 @@ def _local_pool(workers, spec, tasks, on_result):
     context = multiprocessing.get_context("fork")
     while pending:
         broken = False
-        with cf.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=context)
+        try:
             futures = {pool.submit(engine.run_task, spec, s, e): (s, e) for s, e in pending}
             for f in cf.as_completed(futures):
                 try:
@@ -58,6 +59,10 @@ def _local_pool(workers, spec, tasks, on_result):
                     continue
                 on_result(*futures[f], result)
                 pending.remove(futures[f])
+        except BaseException:  # Ctrl-C, a store that cannot be written: stop now, not after the queued tasks
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
         if broken and pending:
             restarts += 1
             if restarts > MAX_POOL_RESTARTS:
@@ -77,8 +82,12 @@ def _dask(client, spec, tasks, on_result):
                           retries=2, pure=False)
         futures.append(f)
         task_of[f.key] = (s, e)
-    for f, result in as_completed(futures, with_results=True):
-        on_result(*task_of[f.key], result)
+    try:
+        for f, result in as_completed(futures, with_results=True):
+            on_result(*task_of[f.key], result)
+    except BaseException:
+        client.cancel(futures)
+        raise
 
 
 def run(spec, client=None, *, output=None, scheduler=None, workers=None, task_size=None, fresh=False,
@@ -97,6 +106,9 @@ def run(spec, client=None, *, output=None, scheduler=None, workers=None, task_si
             raise specmod.SpecError(f"task size {task_size!r}: expected an integer >= 1")
         spec = dict(spec, task_size=task_size)
     campaign = engine.campaign_for(spec)  # every name checked against the model, before any run
+    if plot and not spec["metrics"]:
+        raise specmod.SpecError(f"{spec['spec_file']}: a plot of the metrics' distributions is asked for, and "
+                                f"outputs: metrics has none")
     if output is None:
         output = os.path.splitext(spec["spec_file"])[0] + ".zarr"
     store = Store.open(output, spec, campaign, fresh=fresh)

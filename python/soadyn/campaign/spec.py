@@ -233,6 +233,7 @@ def parse(text, path="<spec>", base_dir=None):
     if controller is not None and (not isinstance(controller, str) or controller.count(":") != 1):
         where.fail(where.line_of(inputs, "controller"), f"inputs: controller: expected 'module:function', got {controller!r}")
     spec["controller"] = controller
+    spec["lines"] = {"controller": where.line_of(inputs, "controller")}
     gains = _mapping(where, where.line_of(inputs, "gains"), "inputs: gains", inputs.get("gains", {}),
                      allowed=list(inputs.get("gains", {}) or []))
     spec["gains"] = {str(k): _number(where, where.line_of(gains, k), f"inputs: gains: {k}", v) for k, v in gains.items()}
@@ -291,7 +292,7 @@ def digest(spec):
         return x
 
     # nor how runs are grouped into tasks (the store checks the task size on its own)
-    keep = {k: without_lines(v) for k, v in spec.items() if k not in ("spec_file", "digest", "task_size")}
+    keep = {k: without_lines(v) for k, v in spec.items() if k not in ("spec_file", "digest", "task_size", "lines")}
     keep["tau"] = {j: v[0] for j, v in spec["tau"].items()}
     h = hashlib.sha256(json.dumps(keep, sort_keys=True, default=str).encode())
     with open(spec["model"], "rb") as f:

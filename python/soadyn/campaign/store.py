@@ -6,7 +6,8 @@ writes whole chunks and nothing else):
     message          str       the failure's message ("" for a run that went well)
     params           float64   (N, P): the drawn parameter values, columns in attrs["params"]
     metrics          float64   (N, M): the metrics, columns in attrs["metrics"] (NaN for a failed run)
-    q, u             float64   (N, nq), (N, nv): the final state (NaN for a failed run)
+    q, u             float64   (N, nq), (N, nv): the final state (NaN for a failed run), unless
+                               outputs: final_state is false
     history_t, history_q, history_u
                      float64   (N, S), (N, S, nq), (N, S, nv): the histories, when asked for
 The second table the issue asks for is the history arrays; attrs hold the spec (as checked), its
@@ -60,7 +61,9 @@ class Store:
         })
         group.zeros("status", shape=(n,), chunks=(t,), dtype="i1")
         group.empty("message", shape=(n,), chunks=(t,), dtype=object, object_codec=numcodecs.VLenUTF8())
-        shapes = {"params": (len(c.parameters),), "metrics": (len(spec["metrics"]),), "q": (c.nq,), "u": (c.nv,)}
+        shapes = {"params": (len(c.parameters),), "metrics": (len(spec["metrics"]),)}
+        if spec["final_state"]:
+            shapes.update({"q": (c.nq,), "u": (c.nv,)})
         if c.history_length:
             S = c.history_length
             shapes.update({"history_t": (S,), "history_q": (S, c.nq), "history_u": (S, c.nv)})
@@ -105,10 +108,11 @@ def open_results(path):
         frame[name] = g["params"][:, j]
     for j, name in enumerate(a["metrics"]):
         frame[name] = g["metrics"][:, j]
-    for j, name in enumerate(a["coordinates"]):
-        frame[f"q.{name}"] = g["q"][:, j]
-    for j, name in enumerate(a["speeds"]):
-        frame[f"u.{name}"] = g["u"][:, j]
+    if "q" in g:  # outputs: final_state
+        for j, name in enumerate(a["coordinates"]):
+            frame[f"q.{name}"] = g["q"][:, j]
+        for j, name in enumerate(a["speeds"]):
+            frame[f"u.{name}"] = g["u"][:, j]
     runs = pd.DataFrame(frame)
     runs.index.name = "run"
     histories = {k: g[k] for k in ("history_t", "history_q", "history_u") if k in g} or None
