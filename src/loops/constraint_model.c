@@ -20,9 +20,23 @@ struct sd_loops_builder {
     int n, cap;
 };
 
-static const char *const type_names[SD_CONSTRAINT_TYPE_COUNT] = {"weld",      "ball",     "revolute",
-                                                                  "prismatic", "distance", "coupling"};
-static const int type_rows[SD_CONSTRAINT_TYPE_COUNT] = {6, 3, 5, 5, 1, 1};
+static const char *const type_names[SD_CONSTRAINT_TYPE_COUNT] = {
+    "weld", "ball", "revolute", "prismatic", "distance", "coupling", "point_in_plane", "planar"};
+static const int type_rows[SD_CONSTRAINT_TYPE_COUNT] = {6, 3, 5, 5, 1, 1, 1, 3};
+/* The components of Delta (0-2 angular, 3-5 linear, in F_A's axes) each cut kind keeps; nsel 0:
+ * not a cut kind (distance, coupling). */
+static const struct { int nsel, sel[6]; } cut_rows[SD_CONSTRAINT_TYPE_COUNT] = {
+    [SD_CONSTRAINT_WELD] = {6, {0, 1, 2, 3, 4, 5}},  [SD_CONSTRAINT_BALL] = {3, {3, 4, 5}},
+    [SD_CONSTRAINT_REVOLUTE] = {5, {0, 1, 3, 4, 5}}, [SD_CONSTRAINT_PRISMATIC] = {5, {0, 1, 2, 3, 4}},
+    [SD_CONSTRAINT_POINT_IN_PLANE] = {1, {5}},       [SD_CONSTRAINT_PLANAR] = {3, {0, 1, 5}},
+};
+
+/* Kinds whose `axis` turns the frames (the free axis, or the plane's normal, becomes z). */
+static int has_axis(sd_constraint_type t)
+{
+    return t == SD_CONSTRAINT_REVOLUTE || t == SD_CONSTRAINT_PRISMATIC || t == SD_CONSTRAINT_POINT_IN_PLANE ||
+           t == SD_CONSTRAINT_PLANAR;
+}
 
 const char *sd_constraint_type_name(sd_constraint_type t)
 {
@@ -128,10 +142,10 @@ sd_status sd_builder_add_constraint(sd_builder *b, const sd_constraint_desc *des
         if (!valid_transform(&desc->frame_a) || !valid_transform(&desc->frame_b))
             return sd_error_set(err, SD_E_MODEL,
                                 "%sconstraint '%s': frame_a or frame_b is not a finite rigid placement", at, name);
-        if (t == SD_CONSTRAINT_REVOLUTE || t == SD_CONSTRAINT_PRISMATIC) {
-            if (!finite_n(desc->axis, 3) || !(sd_v3_norm(desc->axis) > 1e-12))
-                return sd_error_set(err, SD_E_MODEL, "%sconstraint '%s': the axis is zero or not finite", at, name);
-        }
+        if (has_axis(t) && (!finite_n(desc->axis, 3) || !(sd_v3_norm(desc->axis) > 1e-12)))
+            return sd_error_set(err, SD_E_MODEL, "%sconstraint '%s': the %s is zero or not finite", at, name,
+                                t == SD_CONSTRAINT_POINT_IN_PLANE || t == SD_CONSTRAINT_PLANAR ? "plane's normal"
+                                                                                               : "axis");
         if (t == SD_CONSTRAINT_DISTANCE && !(desc->distance > 0.0 && isfinite(desc->distance)))
             return sd_error_set(err, SD_E_MODEL, "%sconstraint '%s': distance must be finite and > 0 (got %g)", at,
                                 name, desc->distance);
@@ -237,7 +251,7 @@ static sd_status resolve_constraint(const sd_model *m, const sd_constraint_desc 
         return sd_error_set(err, SD_E_MODEL, "%sconstraint '%s' ties %s%s%s to itself", at, in->name,
                             c->body_a < 0 ? "the inertial frame" : "body '",
                             c->body_a < 0 ? "" : m->desc[c->body_a].name, c->body_a < 0 ? "" : "'");
-    if (in->type == SD_CONSTRAINT_REVOLUTE || in->type == SD_CONSTRAINT_PRISMATIC) {
+    if (has_axis(in->type)) {
         double Q[9], R[9]; /* both frames turned alike, so that the axis (F_A coordinates) is their z */
         rotation_onto_axis(in->axis, Q);
         sd_m3_mul(c->frame_a.R, Q, R);
@@ -246,11 +260,8 @@ static sd_status resolve_constraint(const sd_model *m, const sd_constraint_desc 
         memcpy(c->frame_b.R, R, sizeof R);
     }
     c->length = in->distance;
-    static const int sel[4][6] = {{0, 1, 2, 3, 4, 5}, {3, 4, 5}, {0, 1, 3, 4, 5}, {0, 1, 2, 3, 4}};
-    if (in->type <= SD_CONSTRAINT_PRISMATIC) {
-        c->nsel = c->nrows;
-        memcpy(c->sel, sel[in->type], sizeof c->sel);
-    }
+    c->nsel = cut_rows[in->type].nsel;
+    memcpy(c->sel, cut_rows[in->type].sel, sizeof c->sel);
     return SD_OK;
 }
 
