@@ -280,6 +280,73 @@ static int constraint_frames(const sd_model *m, const sd_loop_constraint *c, int
     return n;
 }
 
+/* Lowest common ancestor (-1: the inertial frame; different trees meet there). */
+static int lowest_common_ancestor(const sd_model *m, int a, int b)
+{
+    while (a != b && a >= 0 && b >= 0) {
+        if (a > b) a = m->parent[a]; /* parents have smaller indices */
+        else b = m->parent[b];
+    }
+    return a == b ? a : -1;
+}
+
+/* A coupling must also hold the two hinges themselves: when one of its bodies is the other's
+ * ancestor, the loop hangs on that body's parent. */
+int sd_loops_loop_top(const sd_model *m, const sd_loop_constraint *c)
+{
+    int top = lowest_common_ancestor(m, c->body_a, c->body_b);
+    if (c->type == SD_CONSTRAINT_COUPLING && top >= 0 && (top == c->body_a || top == c->body_b)) top = m->parent[top];
+    return top;
+}
+
+static int find_root(int *uf, int k)
+{
+    while (uf[k] != k) k = uf[k] = uf[uf[k]];
+    return k;
+}
+
+/* The rank groups (loops_internal.h): union-find of the constraints over the bodies of their
+ * loops; groups numbered by first constraint, rows listed group by group. */
+static int rank_groups(const sd_model *m, sd_loops_model *L)
+{
+    const int nb = m->n > 0 ? m->n : 1;
+    int *uf = malloc((size_t)L->ncons * sizeof(int)), *owner = malloc((size_t)nb * sizeof(int));
+    int *gid = malloc((size_t)L->ncons * sizeof(int));
+    L->group_row0 = calloc((size_t)L->ncons + 1, sizeof(int));
+    L->group_rows = malloc((size_t)(L->nrows > 0 ? L->nrows : 1) * sizeof(int));
+    int ok = uf && owner && gid && L->group_row0 && L->group_rows;
+    if (ok) {
+        for (int k = 0; k < m->n; ++k) owner[k] = -1;
+        for (int c = 0; c < L->ncons; ++c) uf[c] = c;
+        for (int c = 0; c < L->ncons; ++c) {
+            const sd_loop_constraint *con = &L->cons[c];
+            const int top = sd_loops_loop_top(m, con), ends[2] = {con->body_a, con->body_b};
+            for (int s = 0; s < 2; ++s)
+                for (int k = ends[s]; k >= 0 && k != top; k = m->parent[k]) {
+                    if (owner[k] >= 0) uf[find_root(uf, c)] = find_root(uf, owner[k]);
+                    else owner[k] = c;
+                }
+        }
+        L->ngroups = 0;
+        for (int c = 0; c < L->ncons; ++c) gid[c] = find_root(uf, c) == c ? L->ngroups++ : -1;
+        for (int c = 0; c < L->ncons; ++c) gid[c] = gid[find_root(uf, c)];
+        int at = 0;
+        L->max_group_rows = 0;
+        for (int g = 0; g < L->ngroups; ++g) {
+            L->group_row0[g] = at;
+            for (int c = 0; c < L->ncons; ++c)
+                if (gid[c] == g)
+                    for (int i = 0; i < L->cons[c].nrows; ++i) L->group_rows[at++] = L->cons[c].row + i;
+            if (at - L->group_row0[g] > L->max_group_rows) L->max_group_rows = at - L->group_row0[g];
+        }
+        L->group_row0[L->ngroups] = at;
+    }
+    free(uf);
+    free(owner);
+    free(gid);
+    return ok;
+}
+
 static void mark_ancestors(const sd_model *m, int k, int *mark)
 {
     for (; k >= 0 && !mark[k]; k = m->parent[k]) mark[k] = 1;
@@ -366,6 +433,10 @@ sd_status sd_loops_build(struct sd_loops_builder *lb, sd_model *m, sd_error *err
             if (c->row + c->nrows > L->fb_hi[sl]) L->fb_hi[sl] = c->row + c->nrows;
         }
     }
+    if (!rank_groups(m, L)) {
+        st = sd_error_set(err, SD_E_MEMORY, "out of memory");
+        goto done;
+    }
     for (int i = 0; i < lb->n; ++i) free_desc_strings(&lb->items[i]); /* the builder is emptied */
     lb->n = 0;
 done:
@@ -390,6 +461,8 @@ void sd_loops_model_free(sd_loops_model *L)
     free(L->fb_slot);
     free(L->fb_lo);
     free(L->fb_hi);
+    free(L->group_row0);
+    free(L->group_rows);
     free(L);
 }
 
@@ -422,7 +495,7 @@ sd_loops_data *sd_loops_data_new(const sd_model *m)
     w->vv = calloc(nv, sizeof(double));
     w->vv2 = calloc(nv, sizeof(double));
     w->rank = -1;
-    w->work = calloc(2 * nc, sizeof(double)); /* LAPACK dpstrf's work (closed_dynamics.c) */
+    w->work = calloc(4 * nc + 1, sizeof(double)); /* LAPACK dpstrf's and dgeqp3's work (closed_dynamics.c) */
     w->Kf = calloc(nc * nc, sizeof(double));
     w->tmp = calloc(nc, sizeof(double));
     w->piv = calloc(nc, sizeof(int));
@@ -432,6 +505,11 @@ sd_loops_data *sd_loops_data_new(const sd_model *m)
     w->fb_shi = calloc((size_t)(L->nfb > 0 ? L->nfb : 1), sizeof(int));
     w->qdd_save = calloc(nv, sizeof(double));
     w->alpha_save = calloc(6 * n, sizeof(double));
+    w->basis = calloc(nc * nc, sizeof(double));
+    if (!w->basis || !sd_row_space_init(&w->rows, L->max_group_rows, m->nv)) {
+        sd_loops_data_free(w);
+        return NULL;
+    }
     if (!w->sub || !w->sub_col || !w->fb_slo || !w->fb_shi || !w->qdd_save || !w->alpha_save) {
         sd_loops_data_free(w);
         return NULL;
@@ -464,6 +542,8 @@ void sd_loops_data_free(sd_loops_data *w)
     free(w->fb_shi);
     free(w->qdd_save);
     free(w->alpha_save);
+    free(w->basis);
+    sd_row_space_free(&w->rows);
     free(w->gamma);
     free(w->lambda);
     free(w->rhs);
