@@ -78,6 +78,23 @@ static void robot_text(char *out, size_t size, int declare)
              declare ? " xmlns:soadyn=\"https://soadyn.example/urdf\"" : "");
 }
 
+/* The boom's beam as the file describes it, from the generator (its eigenvalues are the reference). */
+static sd_flex_data *boom_beam(void)
+{
+    sd_beam_spec spec;
+    sd_beam_spec_init(&spec);
+    spec.length = 2.0;
+    spec.EI = 150.0;
+    spec.mass_per_length = 0.8;
+    spec.elements = 8;
+    spec.modes = 3;
+    spec.planes = 1;
+    sd_flex_data *beam = NULL;
+    sd_error err;
+    CHECK(sd_beam_modes(&spec, &beam, &err) == SD_OK);
+    return beam;
+}
+
 static void check_model(const sd_model *m)
 {
     CHECK(sd_model_nflexible(m) == 2);
@@ -112,16 +129,7 @@ static void check_model(const sd_model *m)
     CHECK(omega[0] > 0.0 && omega[0] < 12.5 && omega[1] > omega[0] && omega[1] < 10.0 * 3.14159265358979323846);
     /* frequencies of the boom vs the beam generator's eigenvalues (the beam alone): the tip riding
      * on node 8 lowers each */
-    sd_beam_spec spec;
-    sd_beam_spec_init(&spec);
-    spec.length = 2.0;
-    spec.EI = 150.0;
-    spec.mass_per_length = 0.8;
-    spec.elements = 8;
-    spec.modes = 3;
-    spec.planes = 1;
-    sd_flex_data *beam = NULL;
-    CHECK(sd_beam_modes(&spec, &beam, &err) == SD_OK);
+    sd_flex_data *beam = boom_beam();
     st = sd_model_flex_frequencies(m, boom, omega, &err);
     CHECK(st == SD_OK);
     for (int r = 0; r < 3 && beam != NULL; ++r)
@@ -159,16 +167,7 @@ static void check_alone(const char *with_riders)
     CHECK(sd_model_flex_frequencies(m, sd_model_body_index(m, "array"), omega, &err) == SD_OK);
     CHECK_CLOSE(omega[0], 12.5, 1e-12); /* ascending: 12.5 rad/s, then 5 Hz = 31.4 rad/s */
     CHECK_CLOSE(omega[1], 10.0 * 3.14159265358979323846, 1e-12);
-    sd_beam_spec spec;
-    sd_beam_spec_init(&spec);
-    spec.length = 2.0;
-    spec.EI = 150.0;
-    spec.mass_per_length = 0.8;
-    spec.elements = 8;
-    spec.modes = 3;
-    spec.planes = 1;
-    sd_flex_data *beam = NULL;
-    CHECK(sd_beam_modes(&spec, &beam, &err) == SD_OK);
+    sd_flex_data *beam = boom_beam();
     CHECK(sd_model_flex_frequencies(m, sd_model_body_index(m, "boom"), omega, &err) == SD_OK);
     for (int r = 0; r < 3 && beam != NULL; ++r)
         CHECK_CLOSE(omega[r], sqrt(sd_flex_data_desc(beam)->stiffness[3 * r + r]), 1e-12);
