@@ -432,11 +432,12 @@ static sd_status close_one(const sd_embedding *e, struct sd_embed_closure_ws *w,
         rmax = evaluate(e, w, tree, q, a);
         ++steps;
     }
-    /* redundant rows: X_S, the dependent accelerations and the multipliers from the kept
+    /* nearly redundant rows: X_S, the dependent accelerations and the multipliers from the kept
      * combinations (rank_rule.h), those the tree-augmented layer keeps; and the closure judged on
      * them: a row combination the rule drops (a loop planar only to the rounding of its axes) keeps
-     * the gap the geometry gives it, which no dependent speed moves */
-    if (rk < nr) {
+     * the gap the geometry gives it, which no dependent speed moves. Exactly redundant rows (a
+     * planar loop closed by a spatial joint) give the same least squares without it. */
+    if (A->project_rows) {
         if (sd_embed_keep_row_combinations(e, w, a, w->Y) < 0)
             return sd_data_fail(tree, SD_E_SINGULAR, "embedded loop '%s': the SVD of its rows failed", A->name);
         rmax = kept_residual(w, nr, rk);

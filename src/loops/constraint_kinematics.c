@@ -4,8 +4,9 @@
  * G qdd + Gdot u from body accelerations (never by finite differences), G* lambda, the residuals
  * and the dense G.
  *
- * Cut constraints (WELD, BALL, REVOLUTE, PRISMATIC, POINT_IN_PLANE, PLANAR) use one common frame at evaluation: the axes R
- * of F_A (turning with A) at the origin p of F_B (moving with B). With T the columns of R,
+ * Cut constraints (WELD, BALL, REVOLUTE, PRISMATIC, POINT_IN_PLANE, PLANAR) use one common frame
+ * at evaluation: the axes R of F_A (turning with A) at the origin p of F_B (moving with B). With T
+ * the columns of R,
  *   Delta = [T^T (w_B - w_A); T^T (v_B(p) - v_A(p))]                  (the rows pick components)
  *   d/dt T^T (w_B - w_A) = T^T (wdot_B - wdot_A - w_A x Delta_w)
  *   d/dt T^T (v_B(p) - v_A(p)) = T^T (a_B(p) - a_A(p) - 2 w_A x Delta_v)
