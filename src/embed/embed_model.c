@@ -174,7 +174,7 @@ static sd_status split_aggregate(sd_embedding *e, struct sd_embed_closure_ws *w,
         goto done;
     }
     A->rank = rank;
-    A->project_rows = sd_row_space_dropped(&w->rows, nr, nt, rank) > 1e-12;
+    A->project_rows = sd_row_space_dropped(&w->rows, nr, nt, rank) > SD_RANK_EXACT;
     nd->ni = nt - rank;
     if (!indep_flag) { /* the pivoting's choice: dependent = the first rank pivots */
         unsigned char *isdep = calloc((size_t)nt + 1, 1);

@@ -192,7 +192,7 @@ static void record_subset(const sd_model *m, sd_loops_data *w, double dropped)
     const sd_loops_model *L = m->loops;
     const int nc = L->nrows, r = w->rank;
     w->nsub = 0;
-    if (r <= 0 || r >= nc || !(dropped <= 1e-12)) return;
+    if (r <= 0 || r >= nc || !(dropped <= SD_RANK_EXACT)) return;
     double *Bt = w->Sf; /* r x nc, column-major: B^T */
     for (int i = 0; i < nc; ++i)
         for (int j = 0; j < r; ++j) Bt[j + (size_t)r * i] = w->basis[(size_t)j * nc + i];

@@ -22,6 +22,11 @@
 
 #define SD_RANK_RTOL 1e-5
 #define SD_RANK_ABS 1e-12
+/* Dropped singular values at most this (relative) are redundancy to round-off (a planar loop closed
+ * by a spatial joint): solving an independent subset of the rows then gives the kept combinations'
+ * answer, and the layers skip the projection onto them. Above it (up to SD_RANK_RTOL) the rows are
+ * only nearly redundant, and both layers solve the kept combinations themselves. */
+#define SD_RANK_EXACT 1e-12
 
 typedef struct sd_row_space {
     int max_rows, max_cols, lwork;
