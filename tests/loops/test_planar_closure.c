@@ -8,6 +8,7 @@
  *     that hold the inertia's products of a spinning body in the plane, checked against the
  *     hinge model's own inter-body force);
  *   - rank 3 of 3 rows, mobility 3; the residuals vanish in the plane and measure a lift off it;
+ *   - qdd and lambda of both kinds against the dense descriptor solve of 000 Eq 44 (1e-10);
  *   - a point-in-plane row (one row) of the same body: rank 1, mobility 5, and the body's normal
  *     acceleration at the point is zero.
  * Every number comes from the tree algorithms of the hinge model, not from the loops layer.
@@ -18,6 +19,7 @@
 
 #include <soadyn/soadyn.h>
 
+#include "loops/loops_oracle.h"
 #include "test_util.h"
 
 static const double GRAVITY[3] = {0.7, -9.81, -3.2};
@@ -73,6 +75,25 @@ static void free_state(const double qp[3], const double up[3], double q[7], doub
     u[5] = 0.0;
 }
 
+/* qdd and lambda against the dense descriptor solve of 000 Eq 44 (loops_oracle.h: M, C, G, Gdot u
+ * by differences, eigen-decompositions written there), to 1e-10 relative. */
+static void check_descriptor(const sd_model *m, sd_data *d, const double *q, const double *u, const double *tau,
+                             const double *qdd, const double *lam)
+{
+    enum { NV = 6, NC = 3 };
+    const int nv = sd_model_nv(m), nc = sd_model_nconstraint_rows(m);
+    CHECK(nv == NV && nc <= NC);
+    double M[NV * NV], c[NV], rhs[NV], G[NC * NV], gdu[NC], qdd_o[NV], lam_o[NC], res = 1.0, cond = 0.0;
+    int ambiguous = 1;
+    CHECK(sd_mass_matrix(m, d, q, M) == SD_OK && sd_bias_forces(m, d, q, u, NULL, c) == SD_OK);
+    CHECK(sd_constraint_jacobian(m, d, q, G) == SD_OK && oracle_gdot_u(m, d, q, u, 1e-3, gdu));
+    for (int i = 0; i < nv; ++i) rhs[i] = tau[i] - c[i];
+    const int rank = oracle_descriptor_solve(M, rhs, G, gdu, nv, nc, qdd_o, lam_o, &res, &cond, &ambiguous);
+    CHECK(rank == nc && !ambiguous);
+    CHECK_ARRAY_CLOSE(qdd, qdd_o, nv, 1e-10, "closed-loop qdd vs the dense descriptor solve");
+    CHECK_ARRAY_CLOSE(lam, lam_o, nc, 1e-10, "lambda vs the dense descriptor solve");
+}
+
 static void test_planar_as_hinge(void)
 {
     sd_model *mh = build(SD_HINGE_PLANAR, SD_CONSTRAINT_PLANAR), *mf = build(SD_HINGE_FREE, SD_CONSTRAINT_PLANAR);
@@ -94,11 +115,12 @@ static void test_planar_as_hinge(void)
     CHECK(sd_constraint_rank(mf, df, q, &rank, &mobility) == SD_OK && rank == 3 && mobility == 3);
     CHECK(sd_closed_loop_forward_dynamics(mf, df, q, u, tau, NULL, qdd, lam, NULL) == SD_OK);
     CHECK(sd_closed_loop_rank(df) == 3);
+    double fc[6], fh[6];
+    CHECK(sd_constraint_force(mf, df, 0, SD_CONSTRAINT_FRAME_WORLD, fc) == SD_OK);
+    check_descriptor(mf, df, q, u, tau, qdd, lam);
     CHECK_ARRAY_CLOSE(qdd, acc, 6, 1e-10, "free body + planar closure: qdd = the planar hinge's body acceleration");
     /* the constraint's force on the puck = the planar hinge's inter-body force (world axes, about the
      * puck's origin) */
-    double fc[6], fh[6];
-    CHECK(sd_constraint_force(mf, df, 0, SD_CONSTRAINT_FRAME_WORLD, fc) == SD_OK);
     CHECK(sd_interbody_force(mh, dh, 0, SD_FRAME_WORLD, fh) == SD_OK);
     printf("planar closure: qdd %.10g %.10g %.10g %.10g %.10g %.10g; normal force %.10g (m g_n %.10g)\n", qdd[0],
            qdd[1], qdd[2], qdd[3], qdd[4], qdd[5], fc[5], -2.3 * GRAVITY[2]);
@@ -132,6 +154,7 @@ static void test_point_in_plane_row(void)
     CHECK(sd_constraint_rank(m, d, q, &rank, &mobility) == SD_OK && rank == 1 && mobility == 5);
     CHECK(sd_closed_loop_forward_dynamics(m, d, q, u, tau, NULL, qdd, lam, NULL) == SD_OK);
     CHECK(sd_closed_loop_rank(d) == 1);
+    check_descriptor(m, d, q, u, tau, qdd, lam);
     /* the origin's classical acceleration along the world normal: R (vdot + omega x v), z */
     double R[9], a[3], wxv[3];
     sd_quat_to_m3(q + 3, R);
