@@ -31,8 +31,12 @@ static const char help[] =
     "\n"
     "Describe a model: name, bodies, hinges by type, nq/nv, total mass, the tree, serial-chain\n"
     "segments and the structural sparsity of the mass matrix. Flexible bodies: their modes, nodes,\n"
-    "mass model (full or linearised), the bodies riding on their nodes, and the modal natural\n"
-    "frequencies (hinge and other bodies held) in Hz and rad/s.\n"
+    "mass model (full or linearised), total mass (rigid part and nodes), the bodies riding on their\n"
+    "nodes, each body's natural frequencies with every hinge locked (its riders riding), and the\n"
+    "model's system modes: all flexible bodies together, every hinge locked but free joints (a\n"
+    "free-flying structure vibrates free-free), each with the body holding most of its kinetic\n"
+    "energy and that share;\n"
+    "in Hz and rad/s, at the reference configuration.\n"
     "\n"
     "The tree has one line per body, indented by depth. A serial chain of more than 20 bodies shows\n"
     "its first and last two bodies and one line for those between (\"- a .. b  (N bodies in a\n"
@@ -115,7 +119,7 @@ static void print_body(const sd_model *m, tree_shape *t, int k)
     set_level(t, m, k);
     indent(t->level[k]);
     cli_printf("- %s  [%s %s, %d dof, %.6g kg]", sd_model_body_name(m, k), sd_hinge_type_name(sd_model_hinge(m, k)),
-               sd_model_joint_name(m, k), sd_model_hinge_nv(m, k), sd_model_body_mass(m, k));
+               sd_model_joint_name(m, k), sd_model_hinge_nv(m, k), sd_model_body_total_mass(m, k)); /* nodes too */
     end_line(t, k);
 }
 
@@ -129,7 +133,7 @@ static void print_chain_summary(const sd_model *m, tree_shape *t, int first, int
     for (int k = first; k <= last; ++k) {
         ++by_type[sd_model_hinge(m, k)];
         dof += sd_model_hinge_nv(m, k);
-        mass += sd_model_body_mass(m, k);
+        mass += sd_model_body_total_mass(m, k);
         t->level[k] = t->level[first];
     }
     indent(t->level[first]);
@@ -291,8 +295,38 @@ static void print_joint_dynamics(const sd_model *m)
     }
 }
 
-/* The flexible bodies (flex.h): modes, nodes, mass model, the children riding on their nodes, and
- * the natural frequencies of the modes with the body's hinge and every other body held. */
+static const double TWO_PI = 2.0 * 3.14159265358979323846;
+
+/* The model's system modes (flex.h sd_model_system_frequencies), each with its body. */
+static int print_system_modes(const sd_model *m)
+{
+    const int ns = sd_model_nsystem_modes(m);
+    double *omega = malloc(sizeof(double) * (size_t)(ns > 0 ? ns : 1));
+    int *body = malloc(sizeof(int) * (size_t)(ns > 0 ? ns : 1));
+    double *share = malloc(sizeof(double) * (size_t)(ns > 0 ? ns : 1));
+    sd_error err = {0};
+    int rc = CLI_OK;
+    if (!omega || !body || !share) {
+        fprintf(stderr, "soadyn info: out of memory (%d system modes)\n", ns);
+        rc = CLI_FAILURE;
+    } else if (sd_model_system_frequencies(m, NULL, omega, body, share, &err) != SD_OK) {
+        fprintf(stderr, "soadyn info: system modes: %s\n", err.message);
+        rc = CLI_FAILURE;
+    } else {
+        cli_printf("system modes (every hinge locked, free joints free): %d\n", ns);
+        for (int r = 0; r < ns; ++r)
+            cli_printf("  system mode %d: %.6g Hz, %.6g rad/s (%s: %.0f%% of its energy)\n", r + 1, omega[r] / TWO_PI,
+                       omega[r], body[r] >= 0 ? sd_model_body_name(m, body[r]) : "?", 100.0 * share[r]);
+    }
+    free(omega);
+    free(body);
+    free(share);
+    return rc;
+}
+
+/* The flexible bodies (flex.h): modes, nodes, mass model, total mass, the children riding on their
+ * nodes, each body's natural frequencies with every hinge locked (its riders riding); then the
+ * model's system modes. */
 static int print_flexible(const sd_model *m)
 {
     const int n = sd_model_nbodies(m), nflex = sd_model_nflexible(m);
@@ -302,10 +336,12 @@ static int print_flexible(const sd_model *m)
     for (int k = 0; k < n && rc == CLI_OK; ++k) {
         const int nm = sd_model_body_nmodes(m, k), nn = sd_model_body_nnodes(m, k);
         if (nn <= 0) continue;
+        const double total = sd_model_body_total_mass(m, k), rigid = sd_model_body_mass(m, k);
         cli_printf("  - %s: %d mode%s, %d nodes, %s mass model, modal coordinates q[%d..%d]\n",
                    sd_model_body_name(m, k), nm, nm == 1 ? "" : "s", nn,
                    sd_model_flex_mass_model(m, k) == SD_FLEX_FULL ? "full" : "linearised", sd_model_mode_q_index(m, k),
                    sd_model_mode_q_index(m, k) + nm - 1);
+        cli_printf("      total mass %.6g kg (rigid part %.6g kg, nodes %.6g kg)\n", total, rigid, total - rigid);
         for (int c = k + 1; c < n; ++c)
             if (sd_model_parent(m, c) == k && sd_model_parent_node(m, c) >= 0)
                 cli_printf("      %s (joint %s) rides on node %d\n", sd_model_body_name(m, c), sd_model_joint_name(m, c),
@@ -321,11 +357,11 @@ static int print_flexible(const sd_model *m)
         } else {
             for (int r = 0; r < nm; ++r)
                 cli_printf("      mode %d (%s.eta%d): %.6g Hz, %.6g rad/s\n", r + 1, sd_model_body_name(m, k), r + 1,
-                           omega[r] / (2.0 * 3.14159265358979323846), omega[r]);
+                           omega[r] / TWO_PI, omega[r]);
         }
         free(omega);
     }
-    return rc;
+    return rc == CLI_OK ? print_system_modes(m) : rc;
 }
 
 static int print_info(const sd_model *m, const sd_embedding *e, const double *q_ref)

@@ -79,9 +79,29 @@ SD_API int sd_model_mode_v_index(const sd_model *model, int body); /* first moda
 /* The parent's node carrying the body's hinge, -1 when the hinge sits on the parent body frame. */
 SD_API int sd_model_parent_node(const sd_model *model, int body);
 SD_API sd_flex_mass_model sd_model_flex_mass_model(const sd_model *model, int body);
-/* The body's modal natural frequencies (rad/s, ascending; n_modes of them) with its hinge and all
- * other bodies held: the eigenvalues of K_m w.r.t. M_m^ff (LAPACK; part of libsoadyn). */
+/* The body's mass with its nodes': its rigid part (sd_model_body_mass) plus every node's mass; a
+ * rigid body's mass; NAN out of range. */
+SD_API double sd_model_body_total_mass(const sd_model *model, int body);
+/* The body's modal natural frequencies (rad/s, ascending; n_modes of them) with every hinge locked
+ * and every other body's modes held, the bodies riding on its nodes riding (their mass moves with
+ * the nodes), at the reference configuration: the eigenvalues of K_m w.r.t. the mass matrix on the
+ * body's modal speeds (M_m^ff when nothing rides on it). LAPACK; part of libsoadyn; allocates. The
+ * coupled structure's modes: sd_model_system_frequencies. */
 SD_API sd_status sd_model_flex_frequencies(const sd_model *model, int body, double *omega, sd_error *err);
+
+/* The model's system modes: every flexible body's modal coordinates together, with every hinge
+ * locked except free (floating) joints, which stay free (a free-flying structure vibrates
+ * free-free; its six rigid-body modes per free joint, at 0 Hz, are not listed). The eigenproblem
+ * K x = omega^2 M_s x, M_s the model's mass matrix at q (sd_mass_matrix; NULL q: the reference
+ * configuration) on those speeds, so the bodies riding on nodes, the other flexible bodies and a
+ * floating base's recoil all count; K the modal stiffnesses K_m (001 Eq 40); gravity's stiffness
+ * is not included. sd_model_nsystem_modes() values: omega (rad/s, ascending) and, when `body` and
+ * `share` are not NULL, the flexible body holding the largest share of each mode's kinetic energy
+ * and that share (0..1; the free joints' speeds hold the rest). Allocates (a report, not an
+ * evaluation); LAPACK dsygv. */
+SD_API int sd_model_nsystem_modes(const sd_model *model);
+SD_API sd_status sd_model_system_frequencies(const sd_model *model, const double *q, double *omega, int *body,
+                                             double *share, sd_error *err);
 
 /* The deflection of node `node` of flexible body `body` at q: Pi^node eta (001 Eq 3), the node's
  * small rotation (3) then its translation (3) from its undeformed place, in body axes. Linear in

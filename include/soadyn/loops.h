@@ -21,9 +21,14 @@
  *   COUPLING   1 row   u_a - ratio u_b (q_a = ratio q_b + offset between two revolute or prismatic
  *                      hinges named by joint: gears, URDF <mimic>; lambda is the generalized force on
  *                      hinge a, and -ratio lambda acts on hinge b)
- * For REVOLUTE and PRISMATIC, `axis` is given in F_A's coordinates; the builder turns both F_A and
- * F_B about the same rotation so that the axis becomes their z (so the frames the caller gives must
- * coincide, up to the free motion, when the loop is closed).
+ *   POINT_IN_PLANE 1 row  linear z: F_B's origin stays in the plane through F_A's origin whose
+ *                      normal is `axis` (lambda: the force along the normal on B)
+ *   PLANAR     3 rows  angular x, y and linear z: B keeps F_A's plane (normal `axis`), turning
+ *                      about the normal and sliding in the plane (a planar joint cut open)
+ * For REVOLUTE, PRISMATIC, POINT_IN_PLANE and PLANAR, `axis` (the free axis, or the plane's normal)
+ * is given in F_A's coordinates; the builder turns both F_A and F_B about the same rotation so that
+ * the axis becomes their z (so the frames the caller gives must coincide, up to the free motion,
+ * when the loop is closed; a point-in-plane only asks F_B's origin to lie in the plane).
  *
  * Redundant rows are normal (a planar four-bar closed by a full revolute constraint): the forward
  * dynamics then returns the minimum-norm multipliers and reports the rank of G M^-1 G*; rows that
@@ -54,12 +59,14 @@ typedef enum sd_constraint_type {
     SD_CONSTRAINT_PRISMATIC,
     SD_CONSTRAINT_DISTANCE,
     SD_CONSTRAINT_COUPLING,
+    SD_CONSTRAINT_POINT_IN_PLANE,
+    SD_CONSTRAINT_PLANAR,
     SD_CONSTRAINT_TYPE_COUNT
 } sd_constraint_type;
 
 /* Name of a constraint type ("weld", ...); "unknown" out of range. */
 SD_API const char *sd_constraint_type_name(sd_constraint_type type);
-/* Rows of a constraint type (6, 3, 5, 5, 1, 1); -1 out of range. */
+/* Rows of a constraint type (6, 3, 5, 5, 1, 1, 1, 3); -1 out of range. */
 SD_API int sd_constraint_type_nrows(sd_constraint_type type);
 
 /* One closure constraint. Initialise with sd_constraint_desc_init(). */
@@ -71,7 +78,8 @@ typedef struct sd_constraint_desc {
     sd_transform frame_a;     /* F_A in body_a's frame (in the named frame's, when body_a names a frame) */
     const char *body_b;       /* likewise for F_B */
     sd_transform frame_b;
-    double axis[3];           /* REVOLUTE / PRISMATIC: the free axis in F_A coordinates (normalised) */
+    double axis[3];           /* REVOLUTE / PRISMATIC: the free axis, POINT_IN_PLANE / PLANAR: the plane's
+                                 normal, in F_A coordinates (normalised) */
     double distance;          /* DISTANCE: the length kept, > 0 */
     const char *joint_a;      /* COUPLING: q(joint_a) = ratio q(joint_b) + offset */
     const char *joint_b;
@@ -87,7 +95,7 @@ typedef struct sd_constraint_desc {
 SD_API void sd_constraint_desc_init(sd_constraint_desc *desc);
 
 /* Add a closure constraint to the builder (strings copied). Checked here: name present and unique,
- * type known, numbers finite, axis nonzero, distance > 0, ratio nonzero, a coupling not to itself.
+ * type known, numbers finite, axis (normal) nonzero, distance > 0, ratio nonzero, a coupling not to itself.
  * Names of bodies, frames and joints are resolved by sd_builder_build(), whose errors name the
  * constraint (and source_file:line): unknown names, a constraint between a body and itself, a
  * coupling on a hinge that is not revolute or prismatic. */
@@ -117,7 +125,7 @@ SD_API sd_status sd_model_constraint_bodies(const sd_model *model, int constrain
  * translation R_A^T (p_B - p_A) (the constrained components), rotation log(R_A^T R_B) (WELD,
  * PRISMATIC) or (-b_y, b_x) with b = R_A^T R_B e_z (REVOLUTE), |p_B - p_A| - distance, and
  * q_a - ratio q_b - offset. Their time derivatives are the rows of G u (exactly for translations,
- * distances and couplings, at closure for rotations). */
+ * distances and couplings, at closure for rotations). PLANAR's rotation residuals are REVOLUTE's. */
 SD_API sd_status sd_constraint_residuals(const sd_model *model, sd_data *data, const double *q, const double *u,
                                          double *pos, double *vel);
 /* World placement of F_A (side 0) or F_B (side 1) of a cut or distance constraint (axes turned by

@@ -17,19 +17,22 @@
  *     in a fixed joint is ignored with a warning.
  *   - URDF+ (Chignoli, Slotine, Wensing, Kim 2024, arXiv 2411.19753; the elements as its authors'
  *     parser reads them) under <robot>:
- *       <loop name="L" type="revolute|continuous|prismatic|fixed|spherical|ball">
+ *       <loop name="L" type="revolute|continuous|prismatic|fixed|spherical|ball|planar|point_in_plane">
  *         <predecessor link="A"> <origin xyz=".." rpy=".."/> </predecessor>
  *         <successor link="B"> <origin xyz=".." rpy=".."/> </successor>
  *         <axis xyz="0 0 1"/>
  *       </loop>
- *     a constraint named L of kind REVOLUTE, PRISMATIC, WELD or BALL between F_A, the loop joint's
+ *     a constraint named L of kind REVOLUTE, PRISMATIC, WELD, BALL or PLANAR between F_A, the loop joint's
  *     frame on A (its <origin>: the frame in A's link frame), and F_B on B; both frames coincide,
  *     up to the loop joint's own motion, when the loop is closed. <axis> (default 1 0 0, as for a
- *     URDF joint, normalised; zero is refused for revolute and prismatic) is in F_A's axes. <parent>
+ *     URDF joint, normalised; zero is refused for revolute, prismatic, planar and point_in_plane;
+ *     for the last two it is the plane's normal) is in F_A's axes. <parent>
  *     and <child> are read as <predecessor> and <successor>; an <origin> directly in <loop> is F_A
  *     when <predecessor> has none; an absent origin is the identity. A or B may be "world" (the
  *     inertial frame) or a link merged by a fixed joint (a frame of the body it was merged into).
- *     "planar" loop joints are refused (the loops have no planar constraint).
+ *     A planar loop joint keeps B in F_A's plane (turning about the normal, sliding in the plane: 3
+ *     rows); soadyn's extension type="point_in_plane" keeps only F_B's origin in that plane (1 row).
+ *     "floating" loop joints are refused (they would constrain nothing).
  *       <coupling name="C" ratio="r" offset="c">
  *         <predecessor joint="a"/> <successor joint="b"/>
  *       </coupling>
@@ -46,7 +49,7 @@
  *     have no such attribute: their loops are embedded through the API or `soadyn ... --embed`.
  *   Constraint names are unique among the <loop> and <coupling> elements (a namespace of their own).
  *   Rows are stacked loops first, then couplings, then mimics, each in document order. Errors (an
- *   unknown link or joint, a missing element, an unknown or planar type, a zero axis, a zero ratio, a
+ *   unknown link or joint, a missing element, an unknown or floating type, a zero axis or normal, a zero ratio, a
  *   joint without one coordinate, a name used twice) name the file and the element's line.
  *
  * Flexible links (flex.h; README "Flexible bodies"): soadyn's extension elements, the "soadyn:"

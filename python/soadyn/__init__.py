@@ -1271,7 +1271,8 @@ class Model:
     # ------------------------------------------------------------ flexible bodies (flex.h)
 
     def flex_frequencies(self, body):
-        """A flexible body's modal natural frequencies (rad/s, ascending), its hinge and the others held."""
+        """A flexible body's modal natural frequencies (rad/s, ascending), every hinge locked, the bodies
+        riding on its nodes riding (flex.h sd_model_flex_frequencies)."""
         k = self.body_index(body)
         n = self.body_nmodes[k]
         out = np.empty(max(n, 1))

@@ -174,7 +174,7 @@ def test_flexible():
     k = m.body_index("link1")
     assert m.nflexible == 1 and m.body_nmodes[k] > 0
     w = m.flex_frequencies("link1")
-    assert abs(w[0] / (2 * np.pi) - 3.94) < 0.01  # README: first mode 3.94 Hz
+    assert abs(w[0] / (2 * np.pi) - 1.70275) < 1e-5  # link2 riding on the tip node (alone: 3.94 Hz)
     q = m.neutral()
     q[m.mode_q_index[k]] = 0.01
     d = m.node_deflection(q, "link1", m.body_nnodes[k] - 1)

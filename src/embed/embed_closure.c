@@ -78,7 +78,7 @@ struct sd_embed_closure_ws *sd_embed_closure_ws_new(const sd_embedding *e)
     w->work = calloc((size_t)w->lwork, sizeof(double));
     w->jpvt = calloc((size_t)mt, sizeof(int));
     if (!w->local || !w->T || !w->Vl || !w->Al || !w->Y || !w->r || !w->rhs || !w->qr || !w->qtau || !w->dstep || !w->x ||
-        !w->qsave || !w->work || !w->jpvt)
+        !w->qsave || !w->work || !w->jpvt || !sd_row_space_init(&w->rows, mr, mt))
         goto fail;
     for (int s = 0; s < e->nnodes; ++s)
         for (int l = 0; l < e->nodes[s].nb; ++l) w->local[e->node_bodies[e->nodes[s].body0 + l]] = l;
@@ -107,6 +107,7 @@ void sd_embed_closure_ws_free(struct sd_embed_closure_ws *w)
     free(w->qsave);
     free(w->work);
     free(w->jpvt);
+    sd_row_space_free(&w->rows);
     free(w);
 }
 
@@ -257,6 +258,33 @@ static void solve_y1(const sd_embed_aggregate *A, const double *Q, const double 
     }
 }
 
+/* ---------------------------------------------------------------- the kept row combinations */
+
+int sd_embed_keep_row_combinations(const sd_embedding *e, struct sd_embed_closure_ws *w, int a, double *Y)
+{
+    const sd_embed_aggregate *A = &e->aggs[a];
+    const int nr = A->nrows, nt = e->nodes[A->node].nt, rk = A->rank;
+    sd_row_space *s = &w->rows;
+    memcpy(s->A, Y, (size_t)nr * (size_t)nt * sizeof(double));
+    const int r = sd_row_space_factor(s, nr, nt);
+    if (r < 0) return -1;
+    double *coef = w->x; /* max_nt >= rank */
+    for (int j = 0; j < nt; ++j) { /* column j of Y: U_rk (U_rk^T y), the split's rank of combinations */
+        double *y = Y + (size_t)j * nr;
+        for (int k = 0; k < rk; ++k) {
+            double t = 0.0;
+            for (int i = 0; i < nr; ++i) t += s->U[i + (size_t)k * nr] * y[i];
+            coef[k] = t;
+        }
+        for (int i = 0; i < nr; ++i) {
+            double t = 0.0;
+            for (int k = 0; k < rk; ++k) t += s->U[i + (size_t)k * nr] * coef[k];
+            y[i] = t;
+        }
+    }
+    return r;
+}
+
 /* ---------------------------------------------------------------- Newton */
 
 /* Xup and H* of the aggregate's bodies at q, written into the tree workspace as sd_update_placements
@@ -329,16 +357,33 @@ static SD_COLD void pivot_split(const sd_embedding *e, struct sd_embed_closure_w
     memset(w->jpvt, 0, (size_t)nt * sizeof(int));
     LAPACKE_dgeqp3_work(LAPACK_COL_MAJOR, nr, nt, Yc, nr, (lapack_int *)w->jpvt, w->qtau + w->tau_off[a], w->work,
                         w->lwork);
-    const int kmax = nr < nt ? nr : nt;
-    const double r0 = kmax > 0 ? fabs(Yc[0]) : 0.0;
     size_t len = 0;
     buf[0] = '\0';
-    for (int j = 0; j < kmax && fabs(Yc[j + (size_t)j * nr]) > 1e-10 * r0 && len + 1 < size; ++j) {
+    for (int j = 0; j < A->rank && len + 1 < size; ++j) { /* the first `rank` pivots (the rule's rank) */
         const int v = e->tree_speeds[nd->t0 + w->jpvt[j] - 1], k = m->v_body[v];
         int n = snprintf(buf + len, size - len, "%s'%s'", j ? ", " : "", sd_model_joint_name(m, k));
         if (n < 0) break;
         len += (size_t)n < size - len ? (size_t)n : size - len - 1;
     }
+}
+
+/* max |U_rk U_rk^T r|: the residual r's part in the kept row combinations (w->rows.U from
+ * sd_embed_keep_row_combinations). */
+static double kept_residual(struct sd_embed_closure_ws *w, int nr, int rk)
+{
+    const double *U = w->rows.U;
+    double *coef = w->rhs, worst = 0.0; /* U_rk^T r */
+    for (int k = 0; k < rk; ++k) {
+        double t = 0.0;
+        for (int j = 0; j < nr; ++j) t += U[j + (size_t)k * nr] * w->r[j];
+        coef[k] = t;
+    }
+    for (int i = 0; i < nr; ++i) {
+        double t = 0.0;
+        for (int k = 0; k < rk; ++k) t += U[i + (size_t)k * nr] * coef[k];
+        if (!(fabs(t) <= worst)) worst = fabs(t); /* NaN propagates */
+    }
+    return worst;
 }
 
 /* Newton for aggregate a (see the top of this file); then X_S and cond(Y1). */
@@ -386,6 +431,16 @@ static sd_status close_one(const sd_embedding *e, struct sd_embed_closure_ws *w,
         halvings = 0;
         rmax = evaluate(e, w, tree, q, a);
         ++steps;
+    }
+    /* nearly redundant rows: X_S, the dependent accelerations and the multipliers from the kept
+     * combinations (rank_rule.h), those the tree-augmented layer keeps; and the closure judged on
+     * them: a row combination the rule drops (a loop planar only to the rounding of its axes) keeps
+     * the gap the geometry gives it, which no dependent speed moves. Exactly redundant rows (a
+     * planar loop closed by a spatial joint) give the same least squares without it. */
+    if (A->project_rows) {
+        if (sd_embed_keep_row_combinations(e, w, a, w->Y) < 0)
+            return sd_data_fail(tree, SD_E_SINGULAR, "embedded loop '%s': the SVD of its rows failed", A->name);
+        rmax = kept_residual(w, nr, rk);
     }
     *rleft = rmax;
     char at[300] = ""; /* formatted on the failures only: a success must not pay for snprintf */

@@ -29,6 +29,7 @@ struct sd_embed_closure_ws {
     double *work;        /* LAPACK dgeqrf / dgeqp3 work */
     int lwork;
     int *jpvt;           /* max_nt: pivots of the cold-path split report */
+    sd_row_space rows;   /* the rank rule's SVD of Y (max_rows x max_nt, rank_rule.h) */
     double residual;     /* the largest closure residual left by the last close */
 };
 
@@ -38,6 +39,12 @@ void sd_embed_aggregate_frames(const sd_embedding *e, struct sd_embed_closure_ws
  * of aggregate a at w->T and the tree's H* (S); q for the couplings' residuals. */
 void sd_embed_aggregate_rows(const sd_embedding *e, const struct sd_embed_closure_ws *w, const sd_data *tree,
                              const double *q, int a, double *Y, double *r);
+/* Y <- U_r U_r^T Y with U_r Y's leading left singular vectors, r the split's rank: the rows' kept
+ * combinations by the rank rule (rank_rule.h). An aggregate whose rows are (nearly) redundant so
+ * keeps exactly the combinations the tree-augmented solve keeps, and Y1's least squares (X_S, the
+ * dependent accelerations, the multipliers) solve them exactly. Returns the rule's rank of Y here
+ * (-1 when LAPACK fails). */
+int sd_embed_keep_row_combinations(const sd_embedding *e, struct sd_embed_closure_ws *w, int a, double *Y);
 /* Close every aggregate from q (in place: only dependent directions move), with the tree's Xup and S
  * of every body current at q on entry and left current at the closed q; X (x_total) and cond
  * (naggs) receive X_S and cond(Y1). SD_E_SINGULAR recorded on `tree` naming the loop. */

@@ -47,6 +47,9 @@ typedef struct sd_embed_aggregate {
     int ncons, cons0;  /* constraints: agg_cons[cons0 .. cons0+ncons-1] (loops.h numbering) */
     int nrows;         /* their rows stacked (Y has nrows rows, some may be redundant) */
     int rank;          /* rank of Y at the split's configuration = nt - ni (the rows kept) */
+    int project_rows;  /* rows redundant only to the rank rule's tolerance there (a dropped singular
+                          value above SD_RANK_EXACT, rank_rule.h): Y is replaced by its kept
+                          combinations at every evaluation (embed_closure.c) */
     int *dep, *ind;    /* rank and ni positions in the node's tree speeds (0 .. nt-1): Y1's and Y2's
                           columns, ascending (arrays owned by the embedding) */
     char *name;        /* for messages: the constraints' names joined by '+' */

@@ -6,9 +6,10 @@
  *      aggregates (the strongly connected components of the loop graph), each hanging on one body;
  *   3. the node tree: every other body a rigid node, each aggregate one node, numbered by first body
  *      (parent_node < s), with the offsets the sweeps' workspaces use;
- *   4. the split of each aggregate's tree speeds at a closed configuration: column-pivoted QR of Y
- *      (LAPACK dgeqp3), rank at 1e-10 relative, the first rank pivots dependent (002 Eq 19-20); or
- *      the caller's independent joints, checked;
+ *   4. the split of each aggregate's tree speeds at a closed configuration: the rank of Y by the
+ *      rank rule of src/loops/rank_rule.h (its singular values, as the tree-augmented layer judges
+ *      the same rows), the first rank pivots of a column-pivoted QR of Y (LAPACK dgeqp3) dependent
+ *      (002 Eq 19-20); or the caller's independent joints, checked by the same rule on Y1;
  *   5. q_start: that configuration closed by the embedding's own Newton (embed_closure.c).
  * Construction allocates; nothing here runs on an evaluation path. The queries follow.
  */
@@ -22,8 +23,6 @@
 
 /* after soadyn's headers: lapacke.h brings <complex.h> (see closed_dynamics.c) */
 #include <lapacke.h>
-
-#define SPLIT_RANK_TOL 1e-10
 
 void sd_embed_options_init(sd_embed_options *o)
 {
@@ -42,26 +41,6 @@ static int find_root(int *uf, int k)
 {
     while (uf[k] != k) k = uf[k] = uf[uf[k]];
     return k;
-}
-
-/* Lowest common ancestor (-1: the inertial frame; different trees meet there). */
-static int lca(const sd_model *m, int a, int b)
-{
-    while (a != b && a >= 0 && b >= 0) {
-        if (a > b) a = m->parent[a]; /* parents have smaller indices */
-        else b = m->parent[b];
-    }
-    return a == b ? a : -1;
-}
-
-/* The top of constraint c's loop: bodies strictly below it on the paths from its bodies are the
- * loop's. A coupling must also hold the two hinges themselves: when one of its bodies is the
- * other's ancestor, the loop hangs on that body's parent. */
-static int loop_top(const sd_model *m, const sd_loop_constraint *c)
-{
-    int L = lca(m, c->body_a, c->body_b);
-    if (c->type == SD_CONSTRAINT_COUPLING && L >= 0 && (L == c->body_a || L == c->body_b)) L = m->parent[L];
-    return L;
 }
 
 void sd_embedding_free(sd_embedding *e)
@@ -188,11 +167,14 @@ static sd_status split_aggregate(sd_embedding *e, struct sd_embed_closure_ws *w,
         st = sd_error_set(err, SD_E_SINGULAR, "embedded loop '%s'%s: the pivoted QR of its rows failed", A->name, at);
         goto done;
     }
-    const int kmax = nr < nt ? nr : nt;
-    const double r0 = kmax > 0 ? fabs(Yc[0]) : 0.0;
-    int rank = 0;
-    while (rank < kmax && fabs(Yc[rank + (size_t)rank * nr]) > SPLIT_RANK_TOL * r0) ++rank;
+    memcpy(w->rows.A, w->Y, (size_t)nr * (size_t)nt * sizeof(double));
+    const int rank = sd_row_space_factor(&w->rows, nr, nt);
+    if (rank < 0) {
+        st = sd_error_set(err, SD_E_SINGULAR, "embedded loop '%s'%s: the SVD of its rows failed", A->name, at);
+        goto done;
+    }
     A->rank = rank;
+    A->project_rows = sd_row_space_dropped(&w->rows, nr, nt, rank) > SD_RANK_EXACT;
     nd->ni = nt - rank;
     if (!indep_flag) { /* the pivoting's choice: dependent = the first rank pivots */
         unsigned char *isdep = calloc((size_t)nt + 1, 1);
@@ -223,13 +205,10 @@ static sd_status split_aggregate(sd_embedding *e, struct sd_embed_closure_ws *w,
                           A->name, at, nt - rank, nt, rank, ni_);
         goto done;
     }
-    if (nd_ > 0) { /* Y1's rank by the same pivoted QR */
-        for (int j = 0; j < nd_; ++j) memcpy(Yc + (size_t)j * nr, w->Y + (size_t)A->dep[j] * nr, (size_t)nr * sizeof(double));
-        memset(jpvt, 0, (size_t)(nt + 1) * sizeof(lapack_int));
-        LAPACKE_dgeqp3(LAPACK_COL_MAJOR, nr, nd_, Yc, nr, jpvt, tau);
-        const double s0 = fabs(Yc[0]);
-        int r1 = 0;
-        while (r1 < nd_ && r1 < nr && fabs(Yc[r1 + (size_t)r1 * nr]) > SPLIT_RANK_TOL * (r0 > s0 ? r0 : s0)) ++r1;
+    if (nd_ > 0) { /* Y1's rank by the same rule */
+        for (int j = 0; j < nd_; ++j)
+            memcpy(w->rows.A + (size_t)j * nr, w->Y + (size_t)A->dep[j] * nr, (size_t)nr * sizeof(double));
+        const int r1 = sd_row_space_factor(&w->rows, nr, nd_);
         if (r1 < nd_)
             st = sd_error_set(err, SD_E_SINGULAR,
                               "embedded loop '%s'%s: the split of options.independent leaves Y1 singular (rank %d of "
@@ -324,7 +303,7 @@ sd_embedding *sd_embedding_new(const sd_model *m, const sd_embed_options *option
             e->n_ta_rows += con->nrows;
             continue;
         }
-        const int L = top[c] = loop_top(m, con);
+        const int L = top[c] = sd_loops_loop_top(m, con);
         int first = -1, speeds = 0;
         const int side[2] = {con->body_a, con->body_b};
         for (int s = 0; s < 2; ++s)

@@ -564,6 +564,7 @@ static int loop_type_from_name(const char *type, sd_constraint_type *out)
         {"revolute", SD_CONSTRAINT_REVOLUTE}, {"continuous", SD_CONSTRAINT_REVOLUTE},
         {"prismatic", SD_CONSTRAINT_PRISMATIC}, {"fixed", SD_CONSTRAINT_WELD},
         {"spherical", SD_CONSTRAINT_BALL}, {"ball", SD_CONSTRAINT_BALL},
+        {"planar", SD_CONSTRAINT_PLANAR}, {"point_in_plane", SD_CONSTRAINT_POINT_IN_PLANE},
     };
     for (size_t i = 0; i < sizeof types / sizeof types[0]; ++i)
         if (strcmp(type, types[i].name) == 0) {
@@ -573,19 +574,19 @@ static int loop_type_from_name(const char *type, sd_constraint_type *out)
     return 0;
 }
 
-/* <loop type>: one of loop_type_from_name's; planar and floating loop joints are named as such. */
+/* <loop type>: one of loop_type_from_name's; a floating loop joint constrains nothing and is named
+ * as such. */
 static sd_status read_loop_type(const parse_ctx *pc, const xmlNode *node, const char *owner, sd_urdf_loop *l)
 {
     char *type = get_attr(node, "type");
     if (type == NULL) return sd_io_fail(pc->err, SD_E_PARSE, pc->source, l->line, "%s: no type", owner);
     sd_status st = SD_OK;
     if (!loop_type_from_name(type, &l->type)) {
-        const int known = strcmp(type, "planar") == 0 || strcmp(type, "floating") == 0;
+        const int floating = strcmp(type, "floating") == 0;
         st = sd_io_fail(pc->err, SD_E_PARSE, pc->source, l->line,
-                        known ? "%s: a %.40s loop joint is not offered (loops close revolute, continuous, prismatic, "
-                                "fixed and spherical joints)"
-                              : "%s: unknown loop type '%.40s' (revolute, continuous, prismatic, fixed, spherical or "
-                                "ball)",
+                        floating ? "%s: a %.40s loop joint is not offered (it would constrain nothing)"
+                                 : "%s: unknown loop type '%.40s' (revolute, continuous, prismatic, fixed, spherical, "
+                                   "ball, planar or point_in_plane)",
                         owner, type);
     }
     free(type);
@@ -620,7 +621,8 @@ static sd_status parse_loop_body(const parse_ctx *pc, const xmlNode *node, const
     sd_status st = read_loop_type(pc, node, owner, l);
     if (st == SD_OK) st = read_loop_side(pc, node, owner, SD_URDF_PREDECESSOR, l);
     if (st == SD_OK) st = read_loop_side(pc, node, owner, SD_URDF_SUCCESSOR, l);
-    const int needs_axis = l->type == SD_CONSTRAINT_REVOLUTE || l->type == SD_CONSTRAINT_PRISMATIC;
+    const int needs_axis = l->type == SD_CONSTRAINT_REVOLUTE || l->type == SD_CONSTRAINT_PRISMATIC ||
+                           l->type == SD_CONSTRAINT_PLANAR || l->type == SD_CONSTRAINT_POINT_IN_PLANE;
     if (st == SD_OK) st = read_direction(pc, node, owner, needs_axis, l->axis);
     if (st == SD_OK) st = read_embed(pc, node, owner, &l->embed);
     return st;

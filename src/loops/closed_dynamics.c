@@ -5,7 +5,8 @@
  *   2. gamma = G qdd_f + Gdot u                row rates at the free accelerations (Eq 46b)
  *      Lambda_c = G M^-1 G*                    004 Eq 59-60 (Omega = psi* H* D^-1 H psi) as one
  *                                              gather of the rows' forces on the factors of step 1
- *      lambda = -Lambda_c^+ gamma              minimum norm; rank reported
+ *      lambda = -Lambda_c^+ gamma              minimum norm; the rank by the rule of rank_rule.h
+ *                                              on G's rows when Lambda_c's Cholesky fails
  *   3. qdd_delta = M^-1 G* lambda              one residual gather and acceleration scatter with
  *                                              the step-1 factors P, D, G (no Riccati step again)
  *   4. qdd = qdd_f + qdd_delta                                                       (Eq 45)
@@ -180,17 +181,26 @@ static double gamma_floor(const sd_model *m, const sd_data *d)
     return floor;
 }
 
-/* The fast path's row subset from the pivoted Cholesky just done (its first w->rank pivots are rows
- * whose compliance is independent): rows ascending, each row's column among them, and per gather
- * slot the subset columns that reach it (a contiguous range, since the slot's rows are). */
-static void record_subset(const sd_model *m, sd_loops_data *w)
+/* The fast path's row subset after a rank-deficient solve whose dropped rows are redundant to
+ * round-off (a planar loop closed by a spatial joint): `rank` rows picked by a column-pivoted QR of
+ * B^T (the kept combinations; its first pivots are the rows that carry them best), ascending, each
+ * row's column among them, and per gather slot the subset columns that reach it (a contiguous range,
+ * since the slot's rows are). Rows only nearly redundant get no subset: solving them exactly would
+ * not give the kept combinations' answer. */
+static void record_subset(const sd_model *m, sd_loops_data *w, double dropped)
 {
     const sd_loops_model *L = m->loops;
-    const int nc = L->nrows;
+    const int nc = L->nrows, r = w->rank;
     w->nsub = 0;
-    if (w->rank <= 0 || w->rank >= nc) return;
+    if (r <= 0 || r >= nc || !(dropped <= SD_RANK_EXACT)) return;
+    double *Bt = w->Sf; /* r x nc, column-major: B^T */
+    for (int i = 0; i < nc; ++i)
+        for (int j = 0; j < r; ++j) Bt[j + (size_t)r * i] = w->basis[(size_t)j * nc + i];
+    memset(w->piv, 0, (size_t)nc * sizeof(int));
+    if (LAPACKE_dgeqp3_work(LAPACK_COL_MAJOR, r, nc, Bt, r, (lapack_int *)w->piv, w->eig, w->work, 4 * nc + 1) != 0)
+        return;
     for (int i = 0; i < nc; ++i) w->sub_col[i] = -1;
-    for (int j = 0; j < w->rank; ++j) w->sub_col[w->piv[j] - 1] = 0;
+    for (int j = 0; j < r; ++j) w->sub_col[w->piv[j] - 1] = 0;
     for (int i = 0; i < nc; ++i)
         if (w->sub_col[i] == 0) w->sub_col[i] = w->nsub, w->sub[w->nsub++] = i;
     for (int i = 0; i < L->nfb; ++i) { /* columns of the kept rows below lo, below hi */
@@ -199,6 +209,47 @@ static void record_subset(const sd_model *m, sd_loops_data *w)
         w->fb_slo[i] = slo;
         w->fb_shi[i] = shi;
     }
+}
+
+/* lambda = -B (B^T Lambda_c B)^-1 B^T gamma with B the kept row combinations of the rank rule
+ * (rank_rule.h, on G's rows): the multipliers of minimum norm when rows are exactly redundant (B
+ * spans Lambda_c's range), and when they are only nearly so, those of the combinations the embedded
+ * layer keeps too. Returns the largest dropped singular value (relative), or -1 on failure. */
+static double solve_kept_combinations(const sd_model *m, sd_data *d)
+{
+    sd_loops_data *w = d->loops;
+    const int nc = m->loops->nrows;
+    double dropped = 0.0;
+    sd_loops_dense_jacobian(m, d, w->dense);
+    const int r = sd_loops_rank_of_rows(m, w, &dropped);
+    if (r < 0) return -1.0;
+    w->rank = r;
+    const double *B = w->basis, *Sc = w->Sc;
+    double *K = w->Kf, *y = w->tmp, *SB = w->Sf; /* SB = Lambda_c B, nc x r column-major */
+    for (int j = 0; j < r; ++j)
+        for (int i = 0; i < nc; ++i) {
+            double t = 0.0;
+            for (int k = 0; k < nc; ++k) t += Sc[i * nc + k] * B[(size_t)j * nc + k];
+            SB[(size_t)j * nc + i] = t;
+        }
+    for (int a = 0; a < r; ++a) {
+        for (int b = 0; b <= a; ++b) {
+            double t = 0.0;
+            for (int i = 0; i < nc; ++i) t += B[(size_t)a * nc + i] * SB[(size_t)b * nc + i];
+            K[a * r + b] = K[b * r + a] = t;
+        }
+        double t = 0.0;
+        for (int i = 0; i < nc; ++i) t -= B[(size_t)a * nc + i] * w->gamma[i];
+        y[a] = t;
+    }
+    if (r > 0 && sd_cholesky_factor(K, r, 0.0) >= 0) return -1.0;
+    sd_cholesky_solve(K, r, y);
+    for (int i = 0; i < nc; ++i) {
+        double t = 0.0;
+        for (int j = 0; j < r; ++j) t += B[(size_t)j * nc + i] * y[j];
+        w->lambda[i] = t;
+    }
+    return dropped;
 }
 
 sd_status sd_loops_solve_multipliers(const sd_model *m, sd_data *d, double ref)
@@ -219,9 +270,9 @@ sd_status sd_loops_solve_multipliers(const sd_model *m, sd_data *d, double ref)
         w->nsub = 0;
         return SD_OK;
     }
-    w->rank = sd_loops_psd_solve(d, w->Sc, nc, w->gamma, w->lambda, ref, 1e-10);
-    if (w->rank < 0) return sd_data_fail(d, SD_E_SINGULAR, "constraint compliance G M^-1 G*: pivoted Cholesky failed");
-    for (int i = 0; i < nc; ++i) w->lambda[i] = -w->lambda[i];
+    const double dropped = solve_kept_combinations(m, d);
+    if (dropped < 0.0)
+        return sd_data_fail(d, SD_E_SINGULAR, "constraint compliance G M^-1 G*: the rank-revealing solve failed");
     /* consistency: Lambda_c lambda + gamma = 0 must hold (gamma in the range) */
     double lnorm = 0.0, worst = 0.0;
     for (int i = 0; i < nc; ++i) lnorm = max2(lnorm, fabs(w->lambda[i]));
@@ -233,7 +284,7 @@ sd_status sd_loops_solve_multipliers(const sd_model *m, sd_data *d, double ref)
         worst = max2(worst, fabs(r));
     }
     if (worst <= rtol) {
-        record_subset(m, w);
+        record_subset(m, w, dropped);
         return SD_OK;
     }
     char names[200] = "";

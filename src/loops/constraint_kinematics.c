@@ -4,8 +4,9 @@
  * G qdd + Gdot u from body accelerations (never by finite differences), G* lambda, the residuals
  * and the dense G.
  *
- * Cut constraints (WELD, BALL, REVOLUTE, PRISMATIC) use one common frame at evaluation: the axes R
- * of F_A (turning with A) at the origin p of F_B (moving with B). With T the columns of R,
+ * Cut constraints (WELD, BALL, REVOLUTE, PRISMATIC, POINT_IN_PLANE, PLANAR) use one common frame
+ * at evaluation: the axes R of F_A (turning with A) at the origin p of F_B (moving with B). With T
+ * the columns of R,
  *   Delta = [T^T (w_B - w_A); T^T (v_B(p) - v_A(p))]                  (the rows pick components)
  *   d/dt T^T (w_B - w_A) = T^T (wdot_B - wdot_A - w_A x Delta_w)
  *   d/dt T^T (v_B(p) - v_A(p)) = T^T (a_B(p) - a_A(p) - 2 w_A x Delta_v)
@@ -296,7 +297,8 @@ void sd_loops_frame_residual(const sd_loop_constraint *c, const sd_transform *XA
     }
     sd_m3t_mul_v(XA->R, dp, full + 3); /* translation R_A^T (p_B - p_A) */
     sd_m3t_mul(XA->R, XB->R, Rrel);
-    if (c->type == SD_CONSTRAINT_REVOLUTE) { /* b = R_A^T R_B e_z: (-b_y, b_x) rates as Delta_w x, y */
+    if (c->type == SD_CONSTRAINT_REVOLUTE || c->type == SD_CONSTRAINT_PLANAR) {
+        /* b = R_A^T R_B e_z: (-b_y, b_x) rates as Delta_w x, y */
         full[0] = -Rrel[5];
         full[1] = Rrel[2];
         full[2] = 0.0;

@@ -20,9 +20,23 @@ struct sd_loops_builder {
     int n, cap;
 };
 
-static const char *const type_names[SD_CONSTRAINT_TYPE_COUNT] = {"weld",      "ball",     "revolute",
-                                                                  "prismatic", "distance", "coupling"};
-static const int type_rows[SD_CONSTRAINT_TYPE_COUNT] = {6, 3, 5, 5, 1, 1};
+static const char *const type_names[SD_CONSTRAINT_TYPE_COUNT] = {
+    "weld", "ball", "revolute", "prismatic", "distance", "coupling", "point_in_plane", "planar"};
+static const int type_rows[SD_CONSTRAINT_TYPE_COUNT] = {6, 3, 5, 5, 1, 1, 1, 3};
+/* The components of Delta (0-2 angular, 3-5 linear, in F_A's axes) each cut kind keeps; nsel 0:
+ * not a cut kind (distance, coupling). */
+static const struct { int nsel, sel[6]; } cut_rows[SD_CONSTRAINT_TYPE_COUNT] = {
+    [SD_CONSTRAINT_WELD] = {6, {0, 1, 2, 3, 4, 5}},  [SD_CONSTRAINT_BALL] = {3, {3, 4, 5}},
+    [SD_CONSTRAINT_REVOLUTE] = {5, {0, 1, 3, 4, 5}}, [SD_CONSTRAINT_PRISMATIC] = {5, {0, 1, 2, 3, 4}},
+    [SD_CONSTRAINT_POINT_IN_PLANE] = {1, {5}},       [SD_CONSTRAINT_PLANAR] = {3, {0, 1, 5}},
+};
+
+/* Kinds whose `axis` turns the frames (the free axis, or the plane's normal, becomes z). */
+static int has_axis(sd_constraint_type t)
+{
+    return t == SD_CONSTRAINT_REVOLUTE || t == SD_CONSTRAINT_PRISMATIC || t == SD_CONSTRAINT_POINT_IN_PLANE ||
+           t == SD_CONSTRAINT_PLANAR;
+}
 
 const char *sd_constraint_type_name(sd_constraint_type t)
 {
@@ -128,10 +142,10 @@ sd_status sd_builder_add_constraint(sd_builder *b, const sd_constraint_desc *des
         if (!valid_transform(&desc->frame_a) || !valid_transform(&desc->frame_b))
             return sd_error_set(err, SD_E_MODEL,
                                 "%sconstraint '%s': frame_a or frame_b is not a finite rigid placement", at, name);
-        if (t == SD_CONSTRAINT_REVOLUTE || t == SD_CONSTRAINT_PRISMATIC) {
-            if (!finite_n(desc->axis, 3) || !(sd_v3_norm(desc->axis) > 1e-12))
-                return sd_error_set(err, SD_E_MODEL, "%sconstraint '%s': the axis is zero or not finite", at, name);
-        }
+        if (has_axis(t) && (!finite_n(desc->axis, 3) || !(sd_v3_norm(desc->axis) > 1e-12)))
+            return sd_error_set(err, SD_E_MODEL, "%sconstraint '%s': the %s is zero or not finite", at, name,
+                                t == SD_CONSTRAINT_POINT_IN_PLANE || t == SD_CONSTRAINT_PLANAR ? "plane's normal"
+                                                                                               : "axis");
         if (t == SD_CONSTRAINT_DISTANCE && !(desc->distance > 0.0 && isfinite(desc->distance)))
             return sd_error_set(err, SD_E_MODEL, "%sconstraint '%s': distance must be finite and > 0 (got %g)", at,
                                 name, desc->distance);
@@ -237,7 +251,7 @@ static sd_status resolve_constraint(const sd_model *m, const sd_constraint_desc 
         return sd_error_set(err, SD_E_MODEL, "%sconstraint '%s' ties %s%s%s to itself", at, in->name,
                             c->body_a < 0 ? "the inertial frame" : "body '",
                             c->body_a < 0 ? "" : m->desc[c->body_a].name, c->body_a < 0 ? "" : "'");
-    if (in->type == SD_CONSTRAINT_REVOLUTE || in->type == SD_CONSTRAINT_PRISMATIC) {
+    if (has_axis(in->type)) {
         double Q[9], R[9]; /* both frames turned alike, so that the axis (F_A coordinates) is their z */
         rotation_onto_axis(in->axis, Q);
         sd_m3_mul(c->frame_a.R, Q, R);
@@ -246,11 +260,8 @@ static sd_status resolve_constraint(const sd_model *m, const sd_constraint_desc 
         memcpy(c->frame_b.R, R, sizeof R);
     }
     c->length = in->distance;
-    static const int sel[4][6] = {{0, 1, 2, 3, 4, 5}, {3, 4, 5}, {0, 1, 3, 4, 5}, {0, 1, 2, 3, 4}};
-    if (in->type <= SD_CONSTRAINT_PRISMATIC) {
-        c->nsel = c->nrows;
-        memcpy(c->sel, sel[in->type], sizeof c->sel);
-    }
+    c->nsel = cut_rows[in->type].nsel;
+    memcpy(c->sel, cut_rows[in->type].sel, sizeof c->sel);
     return SD_OK;
 }
 
@@ -267,6 +278,73 @@ static int constraint_frames(const sd_model *m, const sd_loop_constraint *c, int
         if (c->body_b >= 0) body[n] = c->body_b, role[n++] = 1;
     }
     return n;
+}
+
+/* Lowest common ancestor (-1: the inertial frame; different trees meet there). */
+static int lowest_common_ancestor(const sd_model *m, int a, int b)
+{
+    while (a != b && a >= 0 && b >= 0) {
+        if (a > b) a = m->parent[a]; /* parents have smaller indices */
+        else b = m->parent[b];
+    }
+    return a == b ? a : -1;
+}
+
+/* A coupling must also hold the two hinges themselves: when one of its bodies is the other's
+ * ancestor, the loop hangs on that body's parent. */
+int sd_loops_loop_top(const sd_model *m, const sd_loop_constraint *c)
+{
+    int top = lowest_common_ancestor(m, c->body_a, c->body_b);
+    if (c->type == SD_CONSTRAINT_COUPLING && top >= 0 && (top == c->body_a || top == c->body_b)) top = m->parent[top];
+    return top;
+}
+
+static int find_root(int *uf, int k)
+{
+    while (uf[k] != k) k = uf[k] = uf[uf[k]];
+    return k;
+}
+
+/* The rank groups (loops_internal.h): union-find of the constraints over the bodies of their
+ * loops; groups numbered by first constraint, rows listed group by group. */
+static int rank_groups(const sd_model *m, sd_loops_model *L)
+{
+    const int nb = m->n > 0 ? m->n : 1;
+    int *uf = malloc((size_t)L->ncons * sizeof(int)), *owner = malloc((size_t)nb * sizeof(int));
+    int *gid = malloc((size_t)L->ncons * sizeof(int));
+    L->group_row0 = calloc((size_t)L->ncons + 1, sizeof(int));
+    L->group_rows = malloc((size_t)(L->nrows > 0 ? L->nrows : 1) * sizeof(int));
+    int ok = uf && owner && gid && L->group_row0 && L->group_rows;
+    if (ok) {
+        for (int k = 0; k < m->n; ++k) owner[k] = -1;
+        for (int c = 0; c < L->ncons; ++c) uf[c] = c;
+        for (int c = 0; c < L->ncons; ++c) {
+            const sd_loop_constraint *con = &L->cons[c];
+            const int top = sd_loops_loop_top(m, con), ends[2] = {con->body_a, con->body_b};
+            for (int s = 0; s < 2; ++s)
+                for (int k = ends[s]; k >= 0 && k != top; k = m->parent[k]) {
+                    if (owner[k] >= 0) uf[find_root(uf, c)] = find_root(uf, owner[k]);
+                    else owner[k] = c;
+                }
+        }
+        L->ngroups = 0;
+        for (int c = 0; c < L->ncons; ++c) gid[c] = find_root(uf, c) == c ? L->ngroups++ : -1;
+        for (int c = 0; c < L->ncons; ++c) gid[c] = gid[find_root(uf, c)];
+        int at = 0;
+        L->max_group_rows = 0;
+        for (int g = 0; g < L->ngroups; ++g) {
+            L->group_row0[g] = at;
+            for (int c = 0; c < L->ncons; ++c)
+                if (gid[c] == g)
+                    for (int i = 0; i < L->cons[c].nrows; ++i) L->group_rows[at++] = L->cons[c].row + i;
+            if (at - L->group_row0[g] > L->max_group_rows) L->max_group_rows = at - L->group_row0[g];
+        }
+        L->group_row0[L->ngroups] = at;
+    }
+    free(uf);
+    free(owner);
+    free(gid);
+    return ok;
 }
 
 static void mark_ancestors(const sd_model *m, int k, int *mark)
@@ -355,6 +433,10 @@ sd_status sd_loops_build(struct sd_loops_builder *lb, sd_model *m, sd_error *err
             if (c->row + c->nrows > L->fb_hi[sl]) L->fb_hi[sl] = c->row + c->nrows;
         }
     }
+    if (!rank_groups(m, L)) {
+        st = sd_error_set(err, SD_E_MEMORY, "out of memory");
+        goto done;
+    }
     for (int i = 0; i < lb->n; ++i) free_desc_strings(&lb->items[i]); /* the builder is emptied */
     lb->n = 0;
 done:
@@ -379,6 +461,8 @@ void sd_loops_model_free(sd_loops_model *L)
     free(L->fb_slot);
     free(L->fb_lo);
     free(L->fb_hi);
+    free(L->group_row0);
+    free(L->group_rows);
     free(L);
 }
 
@@ -450,7 +534,7 @@ sd_loops_data *sd_loops_data_new(const sd_model *m)
     w->vv = calloc(nv, sizeof(double));
     w->vv2 = calloc(nv, sizeof(double));
     w->rank = -1;
-    w->work = calloc(2 * nc, sizeof(double)); /* LAPACK dpstrf's work (closed_dynamics.c) */
+    w->work = calloc(4 * nc + 1, sizeof(double)); /* LAPACK dpstrf's and dgeqp3's work (closed_dynamics.c) */
     w->Kf = calloc(nc * nc, sizeof(double));
     w->tmp = calloc(nc, sizeof(double));
     w->piv = calloc(nc, sizeof(int));
@@ -460,6 +544,11 @@ sd_loops_data *sd_loops_data_new(const sd_model *m)
     w->fb_shi = calloc((size_t)(L->nfb > 0 ? L->nfb : 1), sizeof(int));
     w->qdd_save = calloc(nv, sizeof(double));
     w->alpha_save = calloc(6 * n, sizeof(double));
+    w->basis = calloc(nc * nc, sizeof(double));
+    if (!w->basis || !sd_row_space_init(&w->rows, L->max_group_rows, m->nv)) {
+        sd_loops_data_free(w);
+        return NULL;
+    }
     if (!w->sub || !w->sub_col || !w->fb_slo || !w->fb_shi || !w->qdd_save || !w->alpha_save) {
         sd_loops_data_free(w);
         return NULL;
@@ -492,6 +581,8 @@ void sd_loops_data_free(sd_loops_data *w)
     free(w->fb_shi);
     free(w->qdd_save);
     free(w->alpha_save);
+    free(w->basis);
+    sd_row_space_free(&w->rows);
     free(w->gamma);
     free(w->lambda);
     free(w->rhs);

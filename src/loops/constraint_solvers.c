@@ -13,7 +13,9 @@
  *     M qdd + C - G* lambda = T needs T = 0 on the unactuated speeds U, so G_U* lambda = tau_ID,U
  *     (minimum-norm lambda = (G_U G_U*)^+ G_U tau_ID,U) and T_a = tau_ID,a - (G* lambda)_a.
  * Each solve is n_c x n_c (LAPACK's pivoted Cholesky through sd_loops_psd_solve), with the
- * workspace's arrays. Also the rank of G and the mobility, for reports.
+ * workspace's arrays. Also the rank of G and the mobility, for reports, by the rank rule of
+ * rank_rule.h (the SVD of each loop group's rows), which the forward dynamics and the embedding use
+ * too.
  *
  * Glossary: see loops_internal.h.
  */
@@ -70,19 +72,38 @@ static double gram(const sd_model *m, sd_loops_data *w, const unsigned char *ski
     return fmax(ref, 1e-12);
 }
 
+int sd_loops_rank_of_rows(const sd_model *m, sd_loops_data *w, double *dropped)
+{
+    const sd_loops_model *L = m->loops;
+    const int nc = L->nrows, nv = m->nv;
+    sd_row_space *s = &w->rows;
+    int rank = 0;
+    double worst = 0.0;
+    memset(w->basis, 0, (size_t)nc * (size_t)nc * sizeof(double));
+    for (int g = 0; g < L->ngroups; ++g) {
+        const int *rows = L->group_rows + L->group_row0[g], nr = L->group_row0[g + 1] - L->group_row0[g];
+        for (int i = 0; i < nr; ++i) /* the group's rows of G (row-major) into A (column-major) */
+            for (int j = 0; j < nv; ++j) s->A[i + (size_t)nr * j] = w->dense[(size_t)rows[i] * nv + j];
+        const int r = sd_row_space_factor(s, nr, nv);
+        if (r < 0) return -1;
+        worst = fmax(worst, sd_row_space_dropped(s, nr, nv, r));
+        for (int j = 0; j < r; ++j, ++rank) /* the kept combinations, scattered onto the group's rows */
+            for (int i = 0; i < nr; ++i) w->basis[(size_t)rank * nc + rows[i]] = s->U[i + (size_t)nr * j];
+    }
+    if (dropped) *dropped = worst;
+    return rank;
+}
+
 sd_status sd_constraint_rank(const sd_model *m, sd_data *d, const double *q, int *rank, int *mobility)
 {
     sd_status st = sd_check_call(m, d, "sd_constraint_rank", q, NULL, NULL, NULL, NULL);
     if (st != SD_OK) return st;
     int r = 0;
-    if (m->loops) {
+    if (m->loops) { /* the rank rule of rank_rule.h on G's rows, loop group by loop group */
         sd_loops_data *w = d->loops;
         if ((st = sd_constraint_jacobian(m, d, q, w->dense)) != SD_OK) return st;
-        const double ref = gram(m, w, NULL);
-        memset(w->gamma, 0, (size_t)m->loops->nrows * sizeof(double));
-        w->lambda_valid = 0; /* its array is scratch here */
-        r = sd_loops_psd_solve(d, w->Sc, m->loops->nrows, w->gamma, w->lambda, ref, 1e-10);
-        if (r < 0) return sd_data_fail(d, SD_E_SINGULAR, "sd_constraint_rank: pivoted Cholesky failed");
+        r = sd_loops_rank_of_rows(m, w, NULL);
+        if (r < 0) return sd_data_fail(d, SD_E_SINGULAR, "sd_constraint_rank: the SVD of G failed");
     }
     if (rank) *rank = r;
     if (mobility) *mobility = m->nv - r;

@@ -22,6 +22,7 @@
 #include <soadyn/loops.h>
 
 #include "internal.h"
+#include "rank_rule.h"
 
 typedef struct sd_loop_constraint {
     char *name;
@@ -54,6 +55,10 @@ typedef struct sd_loops_model {
     int *fb_slot;          /* per body: slot of F(k), -1 if not a gather body */
     int *fb_lo, *fb_hi;    /* per slot: the rows [lo, hi) that reach it (F's other columns are zero) */
     int ew_total;          /* doubles of all Ew_f */
+    /* rank groups (rank_rule.h): constraints whose loops share a body, as embedding would merge
+     * them into one aggregate; group g's rows are group_rows[group_row0[g] .. group_row0[g + 1]) */
+    int ngroups, *group_row0, *group_rows;
+    int max_group_rows;
 } sd_loops_model;
 
 typedef struct sd_loops_data {
@@ -65,22 +70,35 @@ typedef struct sd_loops_data {
     double *Sf;            /* n_c x n_c: its (pivoted) Cholesky factor */
     double *Kf;            /* n_c x n_c: L^T L of a rank-deficient factor */
     double *eig, *tmp;     /* n_c each: permuted right-hand side, (L^T L)^-2 L^T c */
-    double *work;          /* 2 n_c: LAPACK dpstrf's work */
-    int *piv;              /* n_c: dpstrf's pivots (1-based) */
+    double *work;          /* 4 n_c + 1: LAPACK dpstrf's and dgeqp3's work */
+    int *piv;              /* n_c: dpstrf's or dgeqp3's pivots (1-based) */
     double *gamma, *lambda, *rhs; /* n_c each */
     double *z, *zplus, *alpha; /* 6 per body: the correction sweep's z, z+ and alpha */
     double *eps, *nu;      /* per speed: the correction sweep's innovations */
     double *dense;         /* n_c x nv: G for assembly and inverse dynamics */
     double *vq, *vv, *vv2; /* nq, nv, nv: scratch of the assembly and the inverse dynamics */
-    /* the independent row subset of the fast path (closed_dynamics.c): the first pivots of the
-     * last rank-deficient pivoted Cholesky of G M^-1 G*, ascending; nsub = 0: none recorded */
+    /* the independent row subset of the fast path (closed_dynamics.c): after the last
+     * rank-deficient solve, when its dropped rows were redundant to round-off, the rows a pivoted
+     * QR picks to carry the kept combinations, ascending; nsub = 0: none recorded */
     int nsub, *sub;        /* n_c */
     int *sub_col;          /* n_c: per row, its column in the subset's system, -1 if not kept */
     int *fb_slo, *fb_shi;  /* per gather slot: the subset columns [slo, shi) that reach it */
     double *qdd_save, *alpha_save; /* nv, 6 per body: step 1's results while the fast path is tried */
+    sd_row_space rows;     /* the rank rule's SVD of one group's rows of G (max_group_rows x nv) */
+    double *basis;         /* n_c x n_c, column-major: the kept row combinations of every group */
     int rank;              /* of the last solve, -1 before */
     int lambda_valid;      /* lambda holds the multipliers of the last solve */
 } sd_loops_data;
+
+/* The top of constraint c's loop (constraint_model.c): the bodies strictly below it on the paths
+ * from its two bodies are the loop's (-1: the inertial frame). */
+int sd_loops_loop_top(const sd_model *m, const sd_loop_constraint *c);
+
+/* The rank of G by the rule of rank_rule.h, group by group, from w->dense (the current G); the
+ * kept row combinations into w->basis (n_c x rank, column-major) when basis is nonzero, the largest
+ * dropped singular value relative to its group's largest into *dropped (may be NULL). -1 when
+ * LAPACK fails. (constraint_solvers.c) */
+int sd_loops_rank_of_rows(const sd_model *m, sd_loops_data *w, double *dropped);
 
 /* Kinematics of the constraints at the placements and velocities in d (constraint_kinematics.c). */
 void sd_loops_world_placements(const sd_model *m, sd_data *d);

@@ -9,6 +9,7 @@
 list(APPEND SOADYN_CORE_SOURCES
   loops/constraint_model.c
   loops/constraint_kinematics.c
+  loops/rank_rule.c
 )
 list(APPEND SOADYN_COMPONENT_HEADERS loops.h)
 find_package(PkgConfig QUIET)
@@ -22,6 +23,7 @@ endif()
 list(APPEND SOADYN_COMPONENT_SOURCES
   loops/closed_dynamics.c
   loops/constraint_solvers.c
+  loops/row_space.c
 )
 list(APPEND SOADYN_COMPONENT_LIBS PkgConfig::LAPACKE)
 list(APPEND SOADYN_PC_REQUIRES_PRIVATE lapacke)

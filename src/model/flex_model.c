@@ -287,6 +287,17 @@ int sd_model_mode_v_index(const sd_model *m, int k)
     return body_ok(m, k) ? (m->mode_v_index ? m->mode_v_index[k] : m->v_index[k] + m->nv_k[k]) : -1;
 }
 int sd_model_parent_node(const sd_model *m, int k) { return body_ok(m, k) ? m->desc[k].parent_node : -1; }
+double sd_model_body_total_mass(const sd_model *m, int k)
+{
+    if (!body_ok(m, k)) return NAN;
+    double mass = m->mass[k]; /* the rigid part (sd_model_body_mass) */
+    const sd_flex_body *f = flex_of(m, k);
+    if (f) {
+        const sd_flex_desc *d = sd_flex_body_desc(f);
+        for (int j = 0; j < d->n_nodes; ++j) mass += d->node_mass[j];
+    }
+    return mass;
+}
 /* A rigid body's mass matrix is exact: SD_FLEX_FULL; an index out of range: -1. */
 sd_flex_mass_model sd_model_flex_mass_model(const sd_model *m, int k)
 {

@@ -26,6 +26,24 @@
 #include "random_tree.h"
 #include "test_util.h"
 
+/* path = <shared models folder (argv[1])>/rel; 0 when the file is there, else the exit code: 2 on
+ * a usage error, 77 (skipped, said on stdout) when the shared models are absent. */
+static inline int ec_shared_model(int argc, char **argv, const char *rel, char *path, size_t size)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s <shared models folder>\n", argv[0]);
+        return 2;
+    }
+    snprintf(path, size, "%s/%s", argv[1], rel);
+    FILE *probe = fopen(path, "r");
+    if (!probe) {
+        printf("skipped: %s not found (the shared models are absent)\n", path);
+        return 77;
+    }
+    fclose(probe);
+    return 0;
+}
+
 /* The worst relative differences seen (the lead quotes them). */
 typedef struct ec_worst {
     double closure;   /* largest |position residual| of the embedded constraints after closing, m/rad */

@@ -165,18 +165,9 @@ static void run(const char *label, const sd_model *m, sd_data *d, const char *lo
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s <shared models folder>\n", argv[0]);
-        return 2;
-    }
     char path[1024];
-    snprintf(path, sizeof path, "%s/cassie_mjcf/cassie.xml", argv[1]);
-    FILE *probe = fopen(path, "r");
-    if (!probe) {
-        printf("skipped: %s not found (the shared models are absent)\n", path);
-        return 77;
-    }
-    fclose(probe);
+    const int absent = ec_shared_model(argc, argv, "cassie_mjcf/cassie.xml", path, sizeof path);
+    if (absent) return absent;
     sd_model *m = NULL;
     sd_error err;
     if (sd_mjcf_load_file(path, &m, &err) != SD_OK) {

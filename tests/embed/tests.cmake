@@ -18,3 +18,7 @@ add_test(NAME test_embed_simulation_cassie COMMAND test_embed_simulation cassie 
 set_tests_properties(test_embed_simulation_cassie PROPERTIES SKIP_RETURN_CODE 77 LABELS "shared_models;embed_long")
 soadyn_add_test(test_embed_mass_matrix SOURCES embed/test_embed_mass_matrix.c loops/random_loops.c random_tree.c
                 LABELS unit ARGS ${PROJECT_SOURCE_DIR}/models)
+if(SOADYN_WITH_SDF)
+  soadyn_add_test(test_embed_cassie_sdf SOURCES embed/test_embed_cassie_sdf.c loops/random_loops.c random_tree.c
+                  LABELS shared_models ARGS ${SOADYN_SHARED_MODELS})
+endif()

@@ -7,6 +7,9 @@
  *     cut in another;
  *   - the one-coordinate Lagrangian (N* M N, N spanning the null space of G) gives the same qdd;
  *   - closed by a full revolute (5 rows, rank 2) and by a ball (3 rows, rank 2): the same qdd;
+ *   - closed by two point-in-plane rows (the coupler-rocker pin kept in two planes of the coupler,
+ *     normals in the mechanism's plane): rank 2 of 2 rows (none redundant), the same qdd and pin
+ *     force as the revolute closure, and the same motion over half a second;
  *   - assembly with the crank locked gives the coupler and rocker angles of the circle
  *     intersection, which keep Freudenstein's equation; with the locked crank's axis tilted 1e-6
  *     rad off the plane's normal, assembly returns the least-squares closure with SD_E_SINGULAR
@@ -79,9 +82,11 @@ static const int LINK_ENDS[3][2] = {{0, 1}, {1, 2}, {3, 2}};
 static double REF_TH[3], REF_P[4][3]; /* the reference pose: every tree coordinate zero there */
 static double CRANK_TILT = 0.0; /* the crank's axis turned by this about x, off the plane's normal */
 
-/* Build the four-bar cut as `cut`, closed by a constraint of `type` (REVOLUTE or BALL). Body frames
- * sit at each link's tree pivot with world axes at the reference pose. */
-static sd_model *four_bar(int cut, sd_constraint_type type, const char *source)
+/* Build the four-bar cut as `cut`, closed by ncons constraints at the cut point, of types[i] and
+ * axes (plane normals) axes[i] (NULL: the default z). Body frames sit at each link's tree pivot with
+ * world axes at the reference pose. */
+static sd_model *four_bar_closed(int cut, int ncons, const sd_constraint_type *types, const double (*axes)[3],
+                                 const char *source)
 {
     const cut_layout *L = &CUTS[cut];
     sd_builder *b = sd_builder_new();
@@ -112,24 +117,45 @@ static sd_model *four_bar(int cut, sd_constraint_type type, const char *source)
                 d.inertia[3 * r + c] = d.mass * len * len / 12.0 * ((r == c) - dir[r] * dir[c]) + d.mass * 1e-3 * (r == c);
         CHECK(sd_builder_add_body(b, &d, &err) == SD_OK);
     }
-    sd_constraint_desc c;
-    sd_constraint_desc_init(&c);
-    c.name = "loop";
-    c.type = type;
-    c.source_file = source;
-    c.source_line = source ? 7 : 0;
-    const double *pc = REF_P[L->cut_point];
-    c.body_a = L->side_a < 0 ? NULL : LINK_NAMES[L->side_a];
-    c.body_b = LINK_NAMES[L->side_b];
-    for (int j = 0; j < 3; ++j) {
-        c.frame_a.p[j] = pc[j] - (L->side_a < 0 ? 0.0 : REF_P[L->pivot[L->side_a]][j]);
-        c.frame_b.p[j] = pc[j] - REF_P[L->pivot[L->side_b]][j];
+    for (int i = 0; i < ncons; ++i) {
+        sd_constraint_desc c;
+        sd_constraint_desc_init(&c);
+        char name[16];
+        snprintf(name, sizeof name, i ? "loop%d" : "loop", i);
+        c.name = name;
+        c.type = types[i];
+        if (axes) memcpy(c.axis, axes[i], sizeof c.axis);
+        c.source_file = source;
+        c.source_line = source ? 7 : 0;
+        const double *pc = REF_P[L->cut_point];
+        c.body_a = L->side_a < 0 ? NULL : LINK_NAMES[L->side_a];
+        c.body_b = LINK_NAMES[L->side_b];
+        for (int j = 0; j < 3; ++j) {
+            c.frame_a.p[j] = pc[j] - (L->side_a < 0 ? 0.0 : REF_P[L->pivot[L->side_a]][j]);
+            c.frame_b.p[j] = pc[j] - REF_P[L->pivot[L->side_b]][j];
+        }
+        CHECK(sd_builder_add_constraint(b, &c, &err) == SD_OK);
     }
-    CHECK(sd_builder_add_constraint(b, &c, &err) == SD_OK);
     sd_model *m = NULL;
     CHECK(sd_builder_build(b, &m, &err) == SD_OK);
     sd_builder_free(b);
     return m;
+}
+
+/* ... closed by one constraint of `type` (REVOLUTE or BALL) */
+static sd_model *four_bar(int cut, sd_constraint_type type, const char *source)
+{
+    return four_bar_closed(cut, 1, &type, NULL, source);
+}
+
+/* ... closed by two point-in-plane rows: the pin kept in the planes of normals x and y through the
+ * cut point (F_A's axes are the world's at the reference pose, so both normals lie in the
+ * mechanism's plane) */
+static sd_model *four_bar_point_in_plane(int cut)
+{
+    static const sd_constraint_type types[2] = {SD_CONSTRAINT_POINT_IN_PLANE, SD_CONSTRAINT_POINT_IN_PLANE};
+    static const double normals[2][3] = {{1, 0, 0}, {0, 1, 0}};
+    return four_bar_closed(cut, 2, types, normals, NULL);
 }
 
 /* q, u of the cut's tree at crank angle t2 and rate w2. */
@@ -264,15 +290,14 @@ static double energy(const sd_model *m, sd_data *d, const double *q, const doubl
     return T + U;
 }
 
-static void test_motion_freudenstein(void)
+/* `steps` RK4 steps of h on the closed-loop accelerations (revolute coordinates only: plain
+ * vectors); returns the largest position residual met. */
+static double rk4_unforced(const sd_model *m, sd_data *d, double *q, double *u, int steps, double h)
 {
-    sd_model *m = four_bar(3, SD_CONSTRAINT_REVOLUTE, NULL);
-    sd_data *d = sd_data_new(m);
-    double q[3], u[3], tau[3] = {0, 0, 0};
-    cut_state(m, 3, 0.4, 3.0, q, u);
-    const double e0 = energy(m, d, q, u), h = 2.5e-4;
+    const double tau[3] = {0, 0, 0};
+    const int nc = sd_model_nconstraint_rows(m);
     double worst_pos = 0.0;
-    for (int step = 0; step < 4000; ++step) { /* RK4 (revolute coordinates only: plain vectors) */
+    for (int step = 0; step < steps; ++step) {
         double k[4][6], qs[3], us[3];
         for (int s = 0; s < 4; ++s) {
             const double c = s == 0 ? 0.0 : (s == 3 ? 1.0 : 0.5);
@@ -287,10 +312,21 @@ static void test_motion_freudenstein(void)
             q[i] += h / 6 * (k[0][i] + 2 * k[1][i] + 2 * k[2][i] + k[3][i]);
             u[i] += h / 6 * (k[0][3 + i] + 2 * k[1][3 + i] + 2 * k[2][3 + i] + k[3][3 + i]);
         }
-        double pos[5];
+        double pos[6];
         sd_constraint_residuals(m, d, q, NULL, pos, NULL);
-        for (int i = 0; i < 5; ++i) worst_pos = fmax(worst_pos, fabs(pos[i]));
+        for (int i = 0; i < nc; ++i) worst_pos = fmax(worst_pos, fabs(pos[i]));
     }
+    return worst_pos;
+}
+
+static void test_motion_freudenstein(void)
+{
+    sd_model *m = four_bar(3, SD_CONSTRAINT_REVOLUTE, NULL);
+    sd_data *d = sd_data_new(m);
+    double q[3], u[3];
+    cut_state(m, 3, 0.4, 3.0, q, u);
+    const double e0 = energy(m, d, q, u);
+    const double worst_pos = rk4_unforced(m, d, q, u, 4000, 2.5e-4);
     double th[3];
     link_values(m, 3, q, th); /* angles relative to the reference, summed along the chain */
     for (int i = 0; i < 3; ++i) th[i] += REF_TH[i];
@@ -304,6 +340,50 @@ static void test_motion_freudenstein(void)
     CHECK(fabs(e1 - e0) < 1e-8 * fabs(e0));
     sd_data_free(d);
     sd_model_free(m);
+}
+
+/* Point-in-plane closure: two rows, both independent, where the revolute has five of rank 2. */
+static void test_point_in_plane_closure(void)
+{
+    for (int cut = 0; cut < 4; ++cut) {
+        sd_model *mr = four_bar(cut, SD_CONSTRAINT_REVOLUTE, NULL), *mp = four_bar_point_in_plane(cut);
+        sd_data *dr = sd_data_new(mr), *dp = sd_data_new(mp);
+        CHECK(sd_model_nconstraints(mp) == 2 && sd_model_nconstraint_rows(mp) == 2);
+        CHECK(strcmp(sd_constraint_type_name(sd_model_constraint_type(mp, 0)), "point_in_plane") == 0);
+        double q[3], u[3], tau[3] = {0.2, -0.1, 0.05}, qdd_r[3], qdd_p[3], lam_r[5], lam_p[2], pos[2], vel[2];
+        double f_r[6], f_p[6], f_p2[6];
+        cut_state(mp, cut, 1.3, -2.2, q, u);
+        CHECK(sd_constraint_residuals(mp, dp, q, u, pos, vel) == SD_OK);
+        for (int i = 0; i < 2; ++i) CHECK(fabs(pos[i]) < 1e-12 && fabs(vel[i]) < 1e-12);
+        int rank = -1, mobility = -1;
+        CHECK(sd_constraint_rank(mp, dp, q, &rank, &mobility) == SD_OK && rank == 2 && mobility == 1);
+        CHECK(sd_closed_loop_forward_dynamics(mr, dr, q, u, tau, NULL, qdd_r, lam_r, NULL) == SD_OK);
+        CHECK(sd_closed_loop_forward_dynamics(mp, dp, q, u, tau, NULL, qdd_p, lam_p, NULL) == SD_OK);
+        CHECK(sd_closed_loop_rank(dp) == 2); /* no redundant row */
+        CHECK_ARRAY_CLOSE(qdd_p, qdd_r, 3, 1e-10, "four-bar qdd: point-in-plane rows = revolute closure");
+        /* the pin force: the two normal forces together = the revolute's (world axes, at the pin) */
+        CHECK(sd_constraint_force(mr, dr, 0, SD_CONSTRAINT_FRAME_WORLD, f_r) == SD_OK);
+        CHECK(sd_constraint_force(mp, dp, 0, SD_CONSTRAINT_FRAME_WORLD, f_p) == SD_OK);
+        CHECK(sd_constraint_force(mp, dp, 1, SD_CONSTRAINT_FRAME_WORLD, f_p2) == SD_OK);
+        for (int i = 0; i < 6; ++i) f_p[i] += f_p2[i];
+        CHECK_ARRAY_CLOSE(f_p, f_r, 6, 1e-10, "four-bar pin force: two point-in-plane rows = revolute closure");
+        if (cut == 3) { /* half a second of motion */
+            double qr[3], ur[3];
+            memcpy(qr, q, sizeof q);
+            memcpy(ur, u, sizeof u);
+            const double pos_r = rk4_unforced(mr, dr, qr, ur, 2000, 2.5e-4);
+            const double pos_p = rk4_unforced(mp, dp, q, u, 2000, 2.5e-4);
+            printf("point-in-plane four-bar after 0.5 s: q %.12f %.12f %.12f, revolute's %.12f %.12f %.12f; "
+                   "residuals %.2g, %.2g\n", q[0], q[1], q[2], qr[0], qr[1], qr[2], pos_p, pos_r);
+            CHECK_ARRAY_CLOSE(q, qr, 3, 1e-10, "four-bar motion: point-in-plane rows = revolute closure");
+            CHECK_ARRAY_CLOSE(u, ur, 3, 1e-10, "four-bar speeds: point-in-plane rows = revolute closure");
+            CHECK(pos_p < 1e-8);
+        }
+        sd_data_free(dr);
+        sd_data_free(dp);
+        sd_model_free(mr);
+        sd_model_free(mp);
+    }
 }
 
 /* Assembly with the crank locked: the coupler and rocker angles follow from the crank's
@@ -410,6 +490,18 @@ static void test_bad_input(void)
     c.joint_b = "ghost";
     expect_error(&c, 1, "ghost");
     sd_constraint_desc_init(&c);
+    c.name = "bad";
+    c.type = SD_CONSTRAINT_POINT_IN_PLANE;
+    c.body_b = "link";
+    c.axis[2] = 0.0;
+    expect_error(&c, 0, "plane's normal is zero");
+    sd_constraint_desc_init(&c);
+    c.name = "bad";
+    c.type = SD_CONSTRAINT_PLANAR;
+    c.body_b = "link";
+    c.axis[0] = NAN;
+    expect_error(&c, 0, "plane's normal is zero or not finite");
+    sd_constraint_desc_init(&c);
     c.name = NULL;
     expect_error(&c, 0, "no name");
 }
@@ -458,6 +550,7 @@ int main(void)
     test_cuts_and_forces();
     test_lagrangian_and_redundancy();
     test_motion_freudenstein();
+    test_point_in_plane_closure();
     test_assembly_freudenstein();
     test_assembly_tilted_lock();
     test_bad_input();

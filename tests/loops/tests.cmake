@@ -6,3 +6,4 @@ soadyn_add_test(test_four_bar SOURCES loops/test_four_bar.c LABELS unit)
 soadyn_add_test(test_constraint_solvers SOURCES loops/test_constraint_solvers.c loops/random_loops.c random_tree.c
                 LABELS unit)
 soadyn_add_test(test_urdf_loops SOURCES loops/test_urdf_loops.c LABELS unit ARGS ${PROJECT_SOURCE_DIR}/models)
+soadyn_add_test(test_planar_closure SOURCES loops/test_planar_closure.c LABELS unit)
