@@ -135,8 +135,6 @@ void sd_nodes_motion(const sd_model *m, sd_data *d, const double *q, const doubl
 /* Accelerations alpha_m from qdd (scatter, 001 Eq 26), after sd_nodes_motion. */
 void sd_nodes_accelerations(const sd_model *m, sd_data *d, const double *qdd, int with_gravity);
 
-sd_status sd_nodes_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u,
-                                    const double *qdd, const double *f_ext, double *tau);
 sd_status sd_nodes_mass_matrix(const sd_model *m, sd_data *d, const double *q, double *M);
 /* The contract of sd_forward_dynamics_ex (called after its argument checks): tau is written for
  * prescribed hinges (000 Sec 3), so not const, and options also asks for the inter-body forces. */
@@ -145,16 +143,16 @@ sd_status sd_nodes_forward_dynamics(const sd_model *m, sd_data *d, const double 
 sd_status sd_nodes_articulated_inertias(const sd_model *m, sd_data *d, const double *q);
 sd_status sd_nodes_log_det(const sd_model *m, sd_data *d, double *log_det);
 
-/* The public functions of kinematics.c and inverse_dynamics.c, same contracts (node_kinematics.c,
- * node_energy.c, node_inverse_dynamics.c). They work on rigid models too (given a workspace with
- * d->nodes set), which is how the tests check the engine against the fast path.
+/* The public functions of kinematics.c, same contracts (node_kinematics.c, node_energy.c). They work
+ * on rigid models too (given a workspace with d->nodes set), which is how the tests check the engine
+ * against the fast path. Newton-Euler (sd_inverse_dynamics, sd_bias_forces) is written once for every
+ * node kind (inverse_dynamics.c, node_kinds.h): given a workspace with d->nodes set it runs on the
+ * engine's motion scatter (sd_nodes_motion).
  * A POINT ON A FLEXIBLE BODY (sd_jacobian_world, frames) moves with the body frame F_k: the body's own
  * modes deform the body relative to F_k and do not move it, so their Jacobian columns are zero; the
  * modes of an ancestor p move the point when the path from p to the body leaves p at a node (the
  * columns of Y). A point that should follow the deformation rides on a child body at a node. */
 sd_status sd_nodes_kinematics(const sd_model *m, sd_data *d, const double *q, const double *u, const double *qdd);
-sd_status sd_nodes_bias_forces(const sd_model *m, sd_data *d, const double *q, const double *u,
-                               const double *f_ext, double *c);
 sd_status sd_nodes_jacobian_world(const sd_model *m, sd_data *d, int body, const double point[3], double *J);
 /* Centre of mass, momentum and energies count every FE node at its deformed position
  * (l0_j + Pi_t^j eta in F_k, both mass models: the linearised model approximates only M_m), the

@@ -65,7 +65,7 @@ static void test_rigid_through_engine(void)
         random_state(m, &rng, q, u, qdd);
         random_vector(&rng, fext, 6 * n, 1.0);
         CHECK(sd_inverse_dynamics(m, d, q, u, qdd, fext, t1) == SD_OK);
-        CHECK(sd_nodes_inverse_dynamics(m, e, q, u, qdd, fext, t2) == SD_OK);
+        CHECK(sd_inverse_dynamics(m, e, q, u, qdd, fext, t2) == SD_OK); /* on sd_nodes_motion */
         worst[0] = fmax(worst[0], test_rel_diff(t2, t1, nv));
         worst[1] = fmax(worst[1], test_rel_diff(e->f, d->f, 6 * n));
         CHECK(sd_mass_matrix(m, d, q, M1) == SD_OK);
@@ -73,7 +73,7 @@ static void test_rigid_through_engine(void)
         worst[2] = fmax(worst[2], test_rel_diff(M2, M1, nv * nv));
         /* forward dynamics by Cholesky on the engine's M and C */
         CHECK(sd_forward_dynamics_cholesky(m, d, q, u, qdd, fext, t1) == SD_OK); /* qdd taken as tau */
-        CHECK(sd_nodes_bias_forces(m, e, q, u, fext, c2) == SD_OK);
+        CHECK(sd_bias_forces(m, e, q, u, fext, c2) == SD_OK);
         for (int i = 0; i < nv; ++i) c2[i] = qdd[i] - c2[i];
         CHECK(solve_spd(M2, nv, c2, x));
         worst[3] = fmax(worst[3], test_rel_diff(x, t1, nv));
