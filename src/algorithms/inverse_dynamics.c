@@ -69,6 +69,15 @@ SD_ENGINE_SWEEPS void newton_euler_sweeps(const sd_model *m, sd_data *d, const d
     }
 }
 
+SD_NOINLINE static void newton_euler_rigid(const sd_model *m, sd_data *d, const double *qdd, double *tau)
+{
+    newton_euler_sweeps(m, d, qdd, tau, NULL);
+}
+SD_NOINLINE static void newton_euler_nodes(const sd_model *m, sd_data *d, const double *qdd, double *tau)
+{
+    newton_euler_sweeps(m, d, qdd, tau, d->nodes);
+}
+
 /* Both public calls; fn and out name them in messages. */
 static sd_status newton_euler(const char *fn, const char *out, const sd_model *m, sd_data *d, const double *q,
                               const double *u, const double *qdd, const double *f_ext, double *tau)
@@ -76,8 +85,9 @@ static sd_status newton_euler(const char *fn, const char *out, const sd_model *m
     const sd_status st = sd_check_call(m, d, fn, q, u, qdd, NULL, f_ext);
     if (st != SD_OK) return st;
     if (!tau) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL %s", fn, out);
-    sd_engine_motion(m, d, q, u, f_ext, 0);
-    SD_ENGINE_INSTANCES(d, newton_euler_sweeps, m, d, qdd, tau);
+    sd_update_motion(m, d, q, u, f_ext, 0);
+    if (d->nodes) newton_euler_nodes(m, d, qdd, tau); /* the two instances (node_kinds.h) */
+    else newton_euler_rigid(m, d, qdd, tau);
     if (m->has_armature || m->has_passive) joint_terms(m, q, u, qdd, tau);
     d->alpha_has_gravity = 1;
     d->current |= SD_CURRENT_ACCELERATIONS | SD_CURRENT_FORCES;

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "node_engine.h"
+#include "node_kinds.h"
 
 void sd_base_acceleration(const sd_model *m, double a0[6])
 {
@@ -116,18 +116,45 @@ static void body_velocities(const sd_model *m, sd_data *d, int k, const double *
         for (int r = 0; r < 6; ++r) b[r] -= f_ext[6 * k + r];
 }
 
-void sd_update_motion(const sd_model *m, sd_data *d, const double *q, const double *u, const double *f_ext,
-                      int with_world)
+/* The motion scatter over nodes (node_kinds.h), written once: a node riding on a frame is placed and
+ * moved by the rigid kernels above, a child riding on a flexible parent's node by the attachment's
+ * operation; with a node workspace, each node then leaves its M(k), b(k) and node vectors there (its
+ * kind's operation). One pass: on trees past the caches' size, memory traffic is the cost. */
+SD_ENGINE_SWEEPS void motion_sweep(const sd_model *m, sd_data *d, const double *q, const double *u,
+                                   const double *f_ext, int with_world, struct sd_node_data *nd)
 {
-    /* one pass: on trees past the caches' size, memory traffic is the cost */
+    if (nd) sd_node_motion_begin(m, nd, q, u);
     for (int k0 = 0; k0 < m->n; k0 += 4) {
         double s[4], c[4];
         sd_hinge_sincos4(m, d->hinge_sel, d->hinge_sgn, q, k0, s, c);
         for (int k = k0; k < k0 + 4 && k < m->n; ++k) {
-            body_placement(m, d, k, q, s[k - k0], c[k - k0], with_world);
-            body_velocities(m, d, k, q, u, f_ext);
+            if (sd_node_is_attached(nd, k)) {
+                sd_attached_motion(m, d, nd, k, q, u, f_ext, with_world);
+            } else {
+                body_placement(m, d, k, q, s[k - k0], c[k - k0], with_world);
+                body_velocities(m, d, k, q, u, f_ext);
+            }
+            if (nd) sd_node_motion_store(m, d, nd, k, q, u, f_ext);
         }
     }
+}
+
+SD_NOINLINE static void motion_rigid(const sd_model *m, sd_data *d, const double *q, const double *u,
+                                     const double *f_ext, int with_world)
+{
+    motion_sweep(m, d, q, u, f_ext, with_world, NULL);
+}
+SD_NOINLINE static void motion_nodes(const sd_model *m, sd_data *d, const double *q, const double *u,
+                                     const double *f_ext, int with_world)
+{
+    motion_sweep(m, d, q, u, f_ext, with_world, d->nodes);
+}
+
+void sd_update_motion(const sd_model *m, sd_data *d, const double *q, const double *u, const double *f_ext,
+                      int with_world)
+{
+    if (d->nodes) motion_nodes(m, d, q, u, f_ext, with_world); /* the two instances (node_kinds.h) */
+    else motion_rigid(m, d, q, u, f_ext, with_world);
     d->current = SD_CURRENT_PLACEMENTS | SD_CURRENT_VELOCITIES | (with_world ? SD_CURRENT_WORLD : 0u);
 }
 

@@ -4,9 +4,12 @@
  * WHY. 004 Sec 2.3 and Sec 8, 001 Sec 2-5 and 000 Sec 3 and 5 show that one tips-to-base gather and
  * one base-to-tips scatter over the SKO model (H, phi, M) serve rigid bodies, flexible bodies and
  * aggregated loop bodies alike: only the sizes of the blocks change. This engine is that claim in
- * code. The rigid algorithms (the other files of src/algorithms) are its fixed-size fast case (6-vectors, 6x6
- * blocks, 1-dof hinges unrolled); a model with any node of another kind runs this engine, every
- * public entry point dispatching on one test (m->nflex) before its first sweep.
+ * code, in part: the motion scatter (kinematics.c) and Newton-Euler (inverse_dynamics.c) are written
+ * once over nodes, asking each node's kind for its operations (node_kinds.h) and instantiated once
+ * for models of rigid nodes only (the fixed-size kernels alone) and once for the others. Composite
+ * bodies, articulated bodies, energies and the Jacobian still have a rigid fast copy (mass_matrix.c,
+ * forward_dynamics.c, kinematics.c) and a node copy here (node_*.c), their public entry points
+ * choosing by m->nflex (docs/design.md lists these places).
  *
  * A NODE is what a sweep visits. Node k has a dimension dim[k] = 6 + nm (rigid: nm = 0; flexible:
  * its n_modes; an aggregate (constraint embedding, next issue): the stacked sizes of its bodies) and
@@ -16,8 +19,8 @@
  * chi(k) = [hinge speeds (nv_k); extra speeds (nm)]; its hinge map (001 Eq 15 with the hinge on F_k)
  * is block diagonal, H(k) = diag(H_hinge(k), I_nm).
  *
- * WHERE A NODE'S KIND IS READ: in one place, sd_nodes_motion (node_kinematics.c), the first
- * scatter of every algorithm. It asks each node for
+ * WHAT THE MOTION SCATTER LEAVES (sd_update_motion, kinematics.c, the first scatter of every
+ * algorithm; the node kinds' operations of node_kinds.h / node_flexible.c). It asks each node for
  *   M(k)   (dim^2): the rigid inertia, or the modal mass matrix M_m (001 Eq 25, flex_body.c)
  *   b(k)   (dim):   V x* M V, or b_m + K_m eta + D_m eta-dot (001 Eq 38-40), minus f_ext on the rigid part
  *   a(k)   (dim):   the Coriolis acceleration [a; 0] (001 Eq 27), with the node frame's terms below
@@ -28,8 +31,8 @@
  *   child motion   V(c) = phi*(p, c) V_m(p) + H*(c) u(c),   phi*(p, c) = [Xup(c), Y(c)]   (001 Eq 13-14)
  *   parent force   phi(p, c) f = [Xup(c)^T f; Y(c)^T f] and phi P phi* for a 6x6 P (001 Eq 16-17:
  *                  A(k) B(k+1, k), every child-to-parent quantity passes through 6 numbers).
- * So a new kind of node is new code in sd_nodes_motion (and its own elimination in the Riccati step),
- * not a change to the sweeps.
+ * So a new kind of node is new operations in node_kinds.h (and its own elimination in the Riccati
+ * step), not a change to the sweeps.
  * Because phi(p, c) acts only on the child's rigid part (the first block column of 001 Eq 14 is zero),
  * what a child hands its parent is always a 6-vector or 6x6 block: the Riccati step of a node eliminates
  * its extra coordinates first and then its hinge (001 Eq 62-63), its parent sees a rigid child, and the
@@ -82,9 +85,9 @@ struct sd_node_data {
     double *Y;           /* att_total: attachment maps Y(c) */
     double *node_pose;   /* 12 per body (an sd_transform: R row-major, p): for a body with parent_node
                             t >= 0, the deformed node frame N_t in the parent's frame; else unused */
-    double *q;           /* nq: the q of the last sd_nodes_motion (the energies and the centre of mass
+    double *q;           /* nq: the q of the last motion scatter (the energies and the centre of mass
                             read eta from it) */
-    double *u;           /* nv: the u of the last sd_nodes_motion, zeros for none (the armature's energy) */
+    double *u;           /* nv: the u of the last motion scatter, zeros for none (the armature's energy) */
     double *Vm;          /* vec_total: node velocities [V; eta-dot] */
     double *am;          /* vec_total: Coriolis accelerations a_m (001 Eq 27), [a; 0] */
     double *bm;          /* vec_total: node bias b(k) incl. elastic and damping forces, minus f_ext */
@@ -128,11 +131,9 @@ static inline int sd_node_speed_index(const sd_model *m, int k, int i)
 
 /* ---- the engine's algorithms: the same contracts as the public functions they serve ---- */
 
-/* Placements (Xup with node frames, Y), velocities Vm/am/bm (u may be NULL), node masses, and the
- * per-body copies; world placements when with_world. Marks what it computes current. */
-void sd_nodes_motion(const sd_model *m, sd_data *d, const double *q, const double *u, const double *f_ext,
-                     int with_world);
-/* Accelerations alpha_m from qdd (scatter, 001 Eq 26), after sd_nodes_motion. */
+/* The motion scatter is sd_update_motion (kinematics.c), one for every node kind: placements (Xup
+ * with node frames, Y), velocities Vm/am/bm (u may be NULL), node masses, and the per-body copies.
+ * Accelerations alpha_m from qdd (scatter, 001 Eq 26), after it. */
 void sd_nodes_accelerations(const sd_model *m, sd_data *d, const double *qdd, int with_gravity);
 
 sd_status sd_nodes_mass_matrix(const sd_model *m, sd_data *d, const double *q, double *M);
@@ -147,7 +148,7 @@ sd_status sd_nodes_log_det(const sd_model *m, sd_data *d, double *log_det);
  * on rigid models too (given a workspace with d->nodes set), which is how the tests check the engine
  * against the fast path. Newton-Euler (sd_inverse_dynamics, sd_bias_forces) is written once for every
  * node kind (inverse_dynamics.c, node_kinds.h): given a workspace with d->nodes set it runs on the
- * engine's motion scatter (sd_nodes_motion).
+ * engine's node masses.
  * A POINT ON A FLEXIBLE BODY (sd_jacobian_world, frames) moves with the body frame F_k: the body's own
  * modes deform the body relative to F_k and do not move it, so their Jacobian columns are zero; the
  * modes of an ancestor p move the point when the path from p to the body leaves p at a node (the

@@ -14,33 +14,23 @@
  *
  * nd is the model's node workspace, d->nodes; NULL on a model whose nodes are all rigid (which then
  * has no attachments either). A recursion is written once as an always-inlined body taking nd and
- * instantiated twice by SD_ENGINE_INSTANCES: with nd the constant NULL, every kind test below folds
+ * instantiated twice (SD_ENGINE_SWEEPS): with nd the constant NULL, every kind test below folds
  * away and the rigid model runs the fixed-size kernels alone, as fast as before the engine (a run-time
  * test per node, even of a register, made the compiler spill in the sweep: +5% instructions in
  * Newton-Euler on the iiwa); with nd the workspace, the kinds are asked per node.
  *
- * The motion scatter that every recursion starts with is still written twice (kinematics.c for
- * models without a node workspace, node_kinematics.c for the others); sd_engine_motion picks one.
+ * The motion scatter that every recursion starts with (sd_update_motion, kinematics.c) is one of them.
  */
 #ifndef SOADYN_NODE_KINDS_H
 #define SOADYN_NODE_KINDS_H
 
 #include "node_engine.h"
 
-/* The first scatter of every recursion: placements, V, a(k), b(k) (minus f_ext) and, on a model
- * with a node workspace, the node masses and modal parts. */
-static inline void sd_engine_motion(const sd_model *m, sd_data *d, const double *q, const double *u,
-                                    const double *f_ext, int with_world)
-{
-    if (d->nodes) sd_nodes_motion(m, d, q, u, f_ext, with_world);
-    else sd_update_motion(m, d, q, u, f_ext, with_world);
-}
-
-/* The body of a recursion over nodes (written once, taking nd last). */
+/* The body of a recursion over nodes, written once, taking nd last; each file instantiates it in two
+ * functions kept apart (SD_NOINLINE), the rigid one passing the constant NULL, so that each instance
+ * gets the compiler's whole inlining budget (as one function with both instances inlined, the rigid
+ * sweep lost its inlined sd_force_to_parent: +2.8% instructions in Newton-Euler on the iiwa). */
 #define SD_ENGINE_SWEEPS static inline __attribute__((always_inline))
-/* Call body(args..., nd) in its instance: rigid nodes only (nd NULL) or the node workspace's. */
-#define SD_ENGINE_INSTANCES(d, body, ...) \
-    ((d)->nodes ? body(__VA_ARGS__, (d)->nodes) : body(__VA_ARGS__, (struct sd_node_data *)NULL))
 
 /* A node is handled by the flexible kind's operations (node_flexible.c). */
 static inline int sd_node_is_flexible(const sd_model *m, const struct sd_node_data *nd, int k)
@@ -51,6 +41,17 @@ static inline int sd_node_is_flexible(const sd_model *m, const struct sd_node_da
 static inline int sd_node_is_attached(const struct sd_node_data *nd, int c) { return nd && nd->att_off[c] >= 0; }
 
 /* ---- the flexible kind and attachments (node_flexible.c) ---- */
+
+/* Motion (kinematics.c): the state the node workspace keeps (nd->q, nd->u: u NULL, zeros); a child
+ * riding on node t of its flexible parent placed (Xup = pose(N_t) node_placement X_J, Y(c), world)
+ * and moved (V, a with the node frame's terms, rigid b) as node_engine.h says; and each node's M(k),
+ * b(k) and node vectors left in the workspace (rigid: the per-body numbers; flexible: 001 Eq 25,
+ * 39-40, its b(k) also back into sd_data). */
+void sd_node_motion_begin(const sd_model *m, struct sd_node_data *nd, const double *q, const double *u);
+void sd_attached_motion(const sd_model *m, sd_data *d, struct sd_node_data *nd, int c, const double *q,
+                        const double *u, const double *f_ext, int with_world);
+void sd_node_motion_store(const sd_model *m, sd_data *d, struct sd_node_data *nd, int k, const double *q,
+                          const double *u, const double *f_ext);
 
 void sd_flexible_own_force(const sd_model *m, struct sd_node_data *nd, int k, const double alpha[6],
                            const double *qdd, double f[6]);
