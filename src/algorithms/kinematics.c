@@ -158,27 +158,37 @@ void sd_update_motion(const sd_model *m, sd_data *d, const double *q, const doub
     d->current = SD_CURRENT_PLACEMENTS | SD_CURRENT_VELOCITIES | (with_world ? SD_CURRENT_WORLD : 0u);
 }
 
-sd_status sd_kinematics(const sd_model *m, sd_data *d, const double *q, const double *u, const double *qdd)
+/* alpha(k) = phi*(parent, k) alpha(parent) + H*(k) qdd(k) + a(k) over nodes (001 Eq 26; the base at
+ * rest, so without gravity), a child on a flexible parent's node with Y(k) eta-ddot(parent); a
+ * flexible node keeps alpha_m = [alpha; eta-ddot] in the workspace too. Not a hot path: one instance. */
+static void acceleration_sweep(const sd_model *m, sd_data *d, const double *qdd)
 {
-    if (m && m->nflex) return sd_nodes_kinematics(m, d, q, u, qdd);
-    const char *fn = "sd_kinematics";
-    sd_status st = sd_check_call(m, d, fn, q, u, qdd, NULL, NULL);
-    if (st != SD_OK) return st;
-    sd_update_motion(m, d, q, u, NULL, 1);
+    struct sd_node_data *nd = d->nodes;
     for (int k = 0; k < m->n; ++k) {
         double *alpha = d->alpha + 6 * k;
         if (m->parent[k] < 0) memset(alpha, 0, 6 * sizeof(double));
         else sd_motion_to_child(&d->Xup[k], d->alpha + 6 * m->parent[k], alpha);
         for (int r = 0; r < 6; ++r) alpha[r] += d->a[6 * k + r];
+        sd_node_child_motion_modes(m, nd, k, qdd, alpha);
         if (qdd) {
             double aJ[6];
             sd_hinge_motion(m, d, k, qdd, aJ);
             for (int r = 0; r < 6; ++r) alpha[r] += aJ[r];
         }
+        sd_node_acceleration_store(m, nd, k, alpha, qdd);
     }
+}
+
+sd_status sd_kinematics(const sd_model *m, sd_data *d, const double *q, const double *u, const double *qdd)
+{
+    const char *fn = "sd_kinematics";
+    sd_status st = sd_check_call(m, d, fn, q, u, qdd, NULL, NULL);
+    if (st != SD_OK) return st;
+    sd_update_motion(m, d, q, u, NULL, 1);
+    acceleration_sweep(m, d, qdd);
     d->alpha_has_gravity = 0;
     d->current |= SD_CURRENT_ACCELERATIONS;
-    const size_t n = (size_t)m->n;
+    const size_t n = (size_t)m->n; /* the modal rates are u and qdd's, checked on the way in */
     if ((st = sd_check_output(d, fn, "world placements", (const double *)d->Xworld, 12 * n, SD_CAUSE_OVERFLOW)))
         return st;
     if ((st = sd_check_output(d, fn, "velocities", d->V, 6 * n, SD_CAUSE_OVERFLOW))) return st;

@@ -132,9 +132,8 @@ static inline int sd_node_speed_index(const sd_model *m, int k, int i)
 /* ---- the engine's algorithms: the same contracts as the public functions they serve ---- */
 
 /* The motion scatter is sd_update_motion (kinematics.c), one for every node kind: placements (Xup
- * with node frames, Y), velocities Vm/am/bm (u may be NULL), node masses, and the per-body copies.
- * Accelerations alpha_m from qdd (scatter, 001 Eq 26), after it. */
-void sd_nodes_accelerations(const sd_model *m, sd_data *d, const double *qdd, int with_gravity);
+ * with node frames, Y), velocities Vm/am/bm (u may be NULL), node masses, and the per-body copies;
+ * sd_kinematics's accelerations (001 Eq 26) are one sweep for every kind too. */
 
 sd_status sd_nodes_mass_matrix(const sd_model *m, sd_data *d, const double *q, double *M);
 /* The contract of sd_forward_dynamics_ex (called after its argument checks): tau is written for
@@ -153,7 +152,6 @@ sd_status sd_nodes_log_det(const sd_model *m, sd_data *d, double *log_det);
  * modes deform the body relative to F_k and do not move it, so their Jacobian columns are zero; the
  * modes of an ancestor p move the point when the path from p to the body leaves p at a node (the
  * columns of Y). A point that should follow the deformation rides on a child body at a node. */
-sd_status sd_nodes_kinematics(const sd_model *m, sd_data *d, const double *q, const double *u, const double *qdd);
 sd_status sd_nodes_jacobian_world(const sd_model *m, sd_data *d, int body, const double point[3], double *J);
 /* Centre of mass, momentum and energies count every FE node at its deformed position
  * (l0_j + Pi_t^j eta in F_k, both mass models: the linearised model approximates only M_m), the

@@ -117,15 +117,24 @@ void sd_node_motion_store(const sd_model *m, sd_data *d, struct sd_node_data *nd
     memcpy(d->b + 6 * k, bm, 6 * sizeof(double));
 }
 
+/* alpha_m(k) = [alpha; eta-ddot] (001 Eq 26: H*(k) = diag(H*_hinge, I) moves the modes by qdd). */
+void sd_flexible_acceleration_store(const sd_model *m, struct sd_node_data *nd, int k, const double alpha[6],
+                                    const double *qdd)
+{
+    double *alpha_m = nd->alpha_m + nd->vec_off[k];
+    memcpy(alpha_m, alpha, 6 * sizeof(double));
+    for (int r = 6; r < nd->dim[k]; ++r) alpha_m[r] = qdd ? qdd[m->mode_v_index[k] + r - 6] : 0.0;
+}
+
 /* f_m(k) = M_m(k) alpha_m(k) + b_m(k) (001 Eq 38 without the children), alpha_m = [alpha; eta-ddot]. */
 void sd_flexible_own_force(const sd_model *m, struct sd_node_data *nd, int k, const double alpha[6],
                            const double *qdd, double f[6])
 {
     const int dim = nd->dim[k];
     const double *M = nd->Mm + nd->mat_off[k], *b = nd->bm + nd->vec_off[k];
-    double *alpha_m = nd->alpha_m + nd->vec_off[k], *fm = nd->fm + nd->vec_off[k];
-    memcpy(alpha_m, alpha, 6 * sizeof(double));
-    for (int r = 6; r < dim; ++r) alpha_m[r] = qdd ? qdd[m->mode_v_index[k] + r - 6] : 0.0;
+    const double *alpha_m = nd->alpha_m + nd->vec_off[k];
+    double *fm = nd->fm + nd->vec_off[k];
+    sd_flexible_acceleration_store(m, nd, k, alpha, qdd);
     for (int i = 0; i < dim; ++i) {
         double s = b[i];
         for (int j = 0; j < dim; ++j) s += M[i * dim + j] * alpha_m[j];

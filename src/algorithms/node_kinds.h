@@ -53,6 +53,8 @@ void sd_attached_motion(const sd_model *m, sd_data *d, struct sd_node_data *nd, 
 void sd_node_motion_store(const sd_model *m, sd_data *d, struct sd_node_data *nd, int k, const double *q,
                           const double *u, const double *f_ext);
 
+void sd_flexible_acceleration_store(const sd_model *m, struct sd_node_data *nd, int k, const double alpha[6],
+                                    const double *qdd);
 void sd_flexible_own_force(const sd_model *m, struct sd_node_data *nd, int k, const double alpha[6],
                            const double *qdd, double f[6]);
 void sd_flexible_modal_forces(const sd_model *m, const struct sd_node_data *nd, int k, double *tau);
@@ -60,7 +62,7 @@ void sd_attached_motion_modes(const sd_model *m, const struct sd_node_data *nd, 
                               double alpha[6]);
 void sd_attached_force_to_parent_modes(const sd_model *m, struct sd_node_data *nd, int c, const double f[6]);
 
-/* ---- Newton-Euler (inverse_dynamics.c) ---- */
+/* ---- accelerations (kinematics.c) and Newton-Euler (inverse_dynamics.c) ---- */
 
 /* alpha(c) += Y(c) eta-ddot(p): the motion a child riding on a node of its flexible parent p gets
  * from the parent's modal accelerations (001 Eq 26, the second block of phi*(p, c)); nothing for a
@@ -69,6 +71,14 @@ static inline void sd_node_child_motion_modes(const sd_model *m, const struct sd
                                               const double *qdd, double alpha[6])
 {
     if (sd_node_is_attached(nd, c) && qdd) sd_attached_motion_modes(m, nd, c, qdd, alpha);
+}
+
+/* A flexible node's alpha_m = [alpha; eta-ddot] into the workspace (qdd NULL: eta-ddot = 0); the
+ * rigid part is the per-body alpha, all a rigid node has. */
+static inline void sd_node_acceleration_store(const sd_model *m, struct sd_node_data *nd, int k,
+                                              const double alpha[6], const double *qdd)
+{
+    if (sd_node_is_flexible(m, nd, k)) sd_flexible_acceleration_store(m, nd, k, alpha, qdd);
 }
 
 /* The node's own force M(k) alpha(k) + b(k) (001 Eq 38 without the children; bk: b(k) of sd_data):
