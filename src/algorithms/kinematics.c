@@ -250,53 +250,67 @@ sd_status sd_frame_placement_world(const sd_model *m, sd_data *d, int frame, sd_
     return sd_check_output(d, fn, "placement", (const double *)X, 12, SD_CAUSE_OVERFLOW);
 }
 
+/* J column col = the world twist s (6, body j's axes) seen at the point p (world). */
+static void jacobian_column(const sd_transform *Xw, const double s[6], const double p[3], int nv, int col, double *J)
+{
+    double sw[6], wxp[3];
+    sd_motion_to_parent(Xw, s, sw); /* world axes, about the origin */
+    sd_v3_cross(sw, p, wxp);
+    for (int r = 0; r < 3; ++r) {
+        J[r * nv + col] = sw[r];
+        J[(3 + r) * nv + col] = sw[3 + r] + wxp[r];
+    }
+}
+
 sd_status sd_jacobian_world(const sd_model *m, sd_data *d, int body, const double point[3], double *J)
 {
-    if (m && m->nflex) return sd_nodes_jacobian_world(m, d, body, point, J);
     const char *fn = "sd_jacobian_world";
     sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_WORLD);
     if (st == SD_OK) st = sd_check_body(m, d, fn, body);
     if (st != SD_OK) return st;
     if (!point || !J) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL point or J", fn);
+    const struct sd_node_data *nd = d->nodes;
     double p[3];
     sd_transform_point(&d->Xworld[body], point, p);
     memset(J, 0, 6 * (size_t)m->nv * sizeof(double));
-    /* only the hinges between the base and the body move the point (the path of 004 Sec 7) */
-    for (int j = body; j >= 0; j = m->parent[j])
-        for (int i = 0; i < m->nv_k[j]; ++i) {
-            const int col = m->v_index[j] + i;
-            double s[6], wxp[3];
-            sd_motion_to_parent(&d->Xworld[j], d->S + 6 * col, s); /* world axes, about the origin */
-            sd_v3_cross(s, p, wxp);
-            for (int r = 0; r < 3; ++r) {
-                J[r * m->nv + col] = s[r];
-                J[(3 + r) * m->nv + col] = s[3 + r] + wxp[r];
-            }
+    /* only the hinges between the base and the body move the point (the path of 004 Sec 7), and the
+     * modes of an ancestor the path leaves at a node, by the columns of Y (node_engine.h: a point
+     * moves with F_k, so a body's own modes have zero columns) */
+    for (int j = body; j >= 0; j = m->parent[j]) {
+        for (int i = 0; i < m->nv_k[j]; ++i)
+            jacobian_column(&d->Xworld[j], d->S + 6 * (m->v_index[j] + i), p, m->nv, m->v_index[j] + i, J);
+        if (sd_node_is_attached(nd, j)) {
+            const int pj = m->parent[j];
+            for (int r = 0; r < sd_node_nmodes(m, pj); ++r)
+                jacobian_column(&d->Xworld[j], nd->Y + nd->att_off[j] + 6 * r, p, m->nv, m->mode_v_index[pj] + r, J);
         }
+    }
     return sd_check_output(d, fn, "J", J, 6 * (size_t)m->nv, SD_CAUSE_OVERFLOW);
 }
 
 sd_status sd_center_of_mass_world(const sd_model *m, sd_data *d, double com[3])
 {
-    if (m && m->nflex) return sd_nodes_center_of_mass_world(m, d, com);
     const char *fn = "sd_center_of_mass_world";
     const sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_WORLD);
     if (st != SD_OK) return st;
     if (!com) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL output", fn);
+    double mass = 0.0;
     com[0] = com[1] = com[2] = 0.0;
-    if (m->total_mass <= 0) return SD_OK;
     for (int k = 0; k < m->n; ++k) {
-        double c[3];
-        sd_transform_point(&d->Xworld[k], m->com + 3 * k, c);
-        for (int i = 0; i < 3; ++i) com[i] += m->mass[k] * c[i];
+        double mx[3];
+        mass += sd_node_first_moment(m, d, k, mx);
+        for (int i = 0; i < 3; ++i) com[i] += mx[i];
     }
-    for (int i = 0; i < 3; ++i) com[i] /= m->total_mass;
+    if (mass <= 0) {
+        com[0] = com[1] = com[2] = 0.0;
+        return SD_OK;
+    }
+    for (int i = 0; i < 3; ++i) com[i] /= mass;
     return sd_check_output(d, fn, "com", com, 3, SD_CAUSE_OVERFLOW);
 }
 
 sd_status sd_spatial_momentum_world(const sd_model *m, sd_data *d, double h[6])
 {
-    if (m && m->nflex) return sd_nodes_spatial_momentum_world(m, d, h);
     const char *fn = "sd_spatial_momentum_world";
     const sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_WORLD | SD_CURRENT_VELOCITIES);
     if (st != SD_OK) return st;
@@ -304,7 +318,7 @@ sd_status sd_spatial_momentum_world(const sd_model *m, sd_data *d, double h[6])
     memset(h, 0, 6 * sizeof(double));
     for (int k = 0; k < m->n; ++k) {
         double hk[6], hw[6];
-        sd_rigid_inertia_mul(m->rigid + 13 * k, d->V + 6 * k, hk);
+        sd_node_momentum(m, d, k, hk);
         sd_force_to_parent(&d->Xworld[k], hk, hw);
         for (int r = 0; r < 6; ++r) h[r] += hw[r];
     }
@@ -313,34 +327,29 @@ sd_status sd_spatial_momentum_world(const sd_model *m, sd_data *d, double h[6])
 
 sd_status sd_kinetic_energy(const sd_model *m, sd_data *d, double *T)
 {
-    if (m && m->nflex) return sd_nodes_kinetic_energy(m, d, T);
     const char *fn = "sd_kinetic_energy";
     const sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_VELOCITIES);
     if (st != SD_OK) return st;
     if (!T) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL output", fn);
     double sum = 0.0;
-    for (int k = 0; k < m->n; ++k) {
-        double MV[6];
-        sd_rigid_inertia_mul(m->rigid + 13 * k, d->V + 6 * k, MV);
-        sum += 0.5 * sd_s6_dot(d->V + 6 * k, MV);
-    }
-    if (m->has_armature) sum += sd_armature_energy(m, d); /* 1/2 J u^2 of the rotors */
+    for (int k = 0; k < m->n; ++k) sum += sd_node_kinetic_energy(m, d, k);
+    if (m->has_armature) /* 1/2 J u^2 of the rotors, of the u the workspace keeps, else recovered from V */
+        sum += d->nodes ? sd_armature_energy_of_speeds(m, d->nodes->u) : sd_armature_energy(m, d);
     *T = sum;
     return sd_check_output(d, fn, "T", T, 1, SD_CAUSE_OVERFLOW);
 }
 
 sd_status sd_potential_energy(const sd_model *m, sd_data *d, double *U)
 {
-    if (m && m->nflex) return sd_nodes_potential_energy(m, d, U);
     const char *fn = "sd_potential_energy";
     const sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_WORLD);
     if (st != SD_OK) return st;
     if (!U) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL output", fn);
     double sum = 0.0;
     for (int k = 0; k < m->n; ++k) {
-        double c[3];
-        sd_transform_point(&d->Xworld[k], m->com + 3 * k, c);
-        sum -= m->mass[k] * sd_v3_dot(m->gravity, c);
+        double mx[3];
+        sd_node_first_moment(m, d, k, mx);
+        sum -= sd_v3_dot(m->gravity, mx);
     }
     *U = sum;
     return sd_check_output(d, fn, "U", U, 1, SD_CAUSE_OVERFLOW);

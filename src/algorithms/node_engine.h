@@ -41,7 +41,7 @@
  * NODES ON NODES. A child c may ride on node t of a flexible parent p. With N = N_t(eta_p) the deformed
  * node frame (flex_body.h: pose in F_p, relative twist S_t eta-dot_p in N's axes) and T = c placed in N
  * (node_placement(c) * XJ(q_c)): Xup(c) = pose(N) T, Y(c) = X(c <- N) S_t, and a(c) gains
- * X(c <- N) (S_t-dot eta-dot_p + V_N x S_t eta-dot_p), V_N = X(N <- p) V(p) + S_t eta-dot_p (node_kinematics.c).
+ * X(c <- N) (S_t-dot eta-dot_p + V_N x S_t eta-dot_p), V_N = X(N <- p) V(p) + S_t eta-dot_p (node_flexible.c).
  *
  * CONVENTIONS the engine keeps with the fast path, so that results mean the same on every model:
  * - Gravity: the base is given the acceleration -g (alpha_has_gravity), so every node's weight enters
@@ -81,7 +81,7 @@ struct sd_node_data {
     int vec_total, mat_total, att_total;
     int max_dim;         /* the largest dim[k] */
     int max_cols;        /* the largest node speed count nv_k + nm (columns of chi(k)) */
-    /* kinematics (node_kinematics.c) */
+    /* kinematics (the motion scatter, kinematics.c and node_flexible.c) */
     double *Y;           /* att_total: attachment maps Y(c) */
     double *node_pose;   /* 12 per body (an sd_transform: R row-major, p): for a body with parent_node
                             t >= 0, the deformed node frame N_t in the parent's frame; else unused */
@@ -143,24 +143,18 @@ sd_status sd_nodes_forward_dynamics(const sd_model *m, sd_data *d, const double 
 sd_status sd_nodes_articulated_inertias(const sd_model *m, sd_data *d, const double *q);
 sd_status sd_nodes_log_det(const sd_model *m, sd_data *d, double *log_det);
 
-/* The public functions of kinematics.c, same contracts (node_kinematics.c, node_energy.c). They work
- * on rigid models too (given a workspace with d->nodes set), which is how the tests check the engine
- * against the fast path. Newton-Euler (sd_inverse_dynamics, sd_bias_forces) is written once for every
- * node kind (inverse_dynamics.c, node_kinds.h): given a workspace with d->nodes set it runs on the
- * engine's node masses.
+/* The motion scatter, the accelerations, Newton-Euler, the Jacobian, centre of mass, momentum and
+ * energies are written once for every node kind (kinematics.c, inverse_dynamics.c, node_kinds.h);
+ * on a rigid model given a node workspace (d->nodes set) they run their node instance, which is how
+ * the tests check the engine's node sweeps against the fast path.
  * A POINT ON A FLEXIBLE BODY (sd_jacobian_world, frames) moves with the body frame F_k: the body's own
  * modes deform the body relative to F_k and do not move it, so their Jacobian columns are zero; the
  * modes of an ancestor p move the point when the path from p to the body leaves p at a node (the
- * columns of Y). A point that should follow the deformation rides on a child body at a node. */
-sd_status sd_nodes_jacobian_world(const sd_model *m, sd_data *d, int body, const double point[3], double *J);
-/* Centre of mass, momentum and energies count every FE node at its deformed position
+ * columns of Y). A point that should follow the deformation rides on a child body at a node.
+ * Centre of mass, momentum and energies count every FE node at its deformed position
  * (l0_j + Pi_t^j eta in F_k, both mass models: the linearised model approximates only M_m), the
  * body's rigid part at its centre of mass; kinetic energy 1/2 V_m^T M_m V_m and momentum the rigid
  * rows of M_m V_m (the nodes' momentum about F_k) per node. */
-sd_status sd_nodes_center_of_mass_world(const sd_model *m, sd_data *d, double com[3]);
-sd_status sd_nodes_spatial_momentum_world(const sd_model *m, sd_data *d, double h[6]);
-sd_status sd_nodes_kinetic_energy(const sd_model *m, sd_data *d, double *T);
-sd_status sd_nodes_potential_energy(const sd_model *m, sd_data *d, double *U);
 /* The joint frame of body k's hinge in its parent's body frame at the last placements: the joint
  * placement, or for a body riding on node t, pose(N_t(eta)) * node_placement (sd_interbody_force's
  * joint frame). */

@@ -2,7 +2,7 @@
  * src/algorithms/node_flexible.c — the flexible node kind's operations for the recursions written
  * once over nodes (node_kinds.h), and the attachment terms of a child riding on a node of a flexible
  * parent. Node k's vectors are [rigid part (6); modal part (nm)] at nd->vec_off[k], its matrices
- * dim x dim row-major at nd->mat_off[k] (node_engine.h); M_m, b_m are node_kinematics.c's.
+ * dim x dim row-major at nd->mat_off[k] (node_engine.h); M_m, b_m are the motion scatter's (below).
  */
 #include <string.h>
 
@@ -167,4 +167,67 @@ void sd_attached_force_to_parent_modes(const sd_model *m, struct sd_node_data *n
     const double *Y = nd->Y + nd->att_off[c];
     double *fp = nd->fm + nd->vec_off[p];
     for (int r = 0; r < sd_node_nmodes(m, p); ++r) fp[6 + r] += sd_s6_dot(Y + 6 * r, f);
+}
+
+/* The joint frame of a hinge on a node: pose(N_t(eta)) * node_placement (sd_interbody_force). */
+void sd_nodes_joint_frame(const sd_model *m, const sd_data *d, int k, sd_transform *J)
+{
+    if (sd_node_parent_node(m, k) < 0) *J = m->placement[k];
+    else sd_transform_compose((const sd_transform *)(d->nodes->node_pose + 12 * k), &m->node_placement[k], J);
+}
+
+/* ---- what follows from the motion (kinematics.c) ---- */
+
+double sd_flexible_first_moment(const sd_model *m, const sd_data *d, int k, double mx[3])
+{
+    const sd_transform *X = &d->Xworld[k];
+    double h[3], w[3];
+    const double mass = sd_flex_first_moment(m->flex[k], d->nodes->q + m->mode_q_index[k], h);
+    sd_m3_mul_v(X->R, h, w);
+    for (int i = 0; i < 3; ++i) mx[i] = w[i] + mass * X->p[i];
+    return mass;
+}
+
+/* out = M_m(k) V_m(k) (dim entries). */
+static void node_momentum(const struct sd_node_data *nd, int k, double *out)
+{
+    const int dim = nd->dim[k];
+    const double *M = nd->Mm + nd->mat_off[k], *V = nd->Vm + nd->vec_off[k];
+    for (int i = 0; i < dim; ++i) {
+        double s = 0.0;
+        for (int j = 0; j < dim; ++j) s += M[i * dim + j] * V[j];
+        out[i] = s;
+    }
+}
+
+void sd_flexible_momentum(const sd_model *m, const sd_data *d, int k, double h[6])
+{
+    (void)m;
+    double *mv = d->nodes->scratch;
+    node_momentum(d->nodes, k, mv);
+    memcpy(h, mv, 6 * sizeof(double));
+}
+
+double sd_flexible_kinetic_energy(const sd_model *m, const sd_data *d, int k)
+{
+    (void)m;
+    const struct sd_node_data *nd = d->nodes;
+    double *mv = nd->scratch, sum = 0.0;
+    node_momentum(nd, k, mv);
+    const double *V = nd->Vm + nd->vec_off[k];
+    for (int i = 0; i < nd->dim[k]; ++i) sum += 0.5 * V[i] * mv[i];
+    return sum;
+}
+
+sd_status sd_strain_energy(const sd_model *m, sd_data *d, double *E)
+{
+    const char *fn = "sd_strain_energy";
+    const sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_PLACEMENTS);
+    if (st != SD_OK) return st;
+    if (!E) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL output", fn);
+    double sum = 0.0; /* 1/2 eta^T K_m eta of each flexible body (soadyn/flex.h) */
+    for (int k = 0; k < m->n && d->nodes; ++k)
+        if (sd_node_is_flexible(m, d->nodes, k)) sum += sd_flex_strain_energy(m->flex[k], d->nodes->q + m->mode_q_index[k]);
+    *E = sum;
+    return sd_check_output(d, fn, "E", E, 1, SD_CAUSE_OVERFLOW);
 }

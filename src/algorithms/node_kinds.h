@@ -5,7 +5,7 @@
  * (docs/design.md lists every such place).
  *
  * Kinds: RIGID (dim 6: the fixed-size kernels of internal.h on the per-body arrays of sd_data,
- * inline here) and FLEXIBLE (dim 6 + nm: the node workspace's M_m, b_m of node_kinematics.c, 001
+ * inline here) and FLEXIBLE (dim 6 + nm: the node workspace's M_m, b_m of the motion scatter, 001
  * Eq 25, 38-40; out of line in node_flexible.c, so that the rigid kernels inlined into a sweep keep
  * their registers). Every child-to-parent quantity passes through the child's rigid part (001 Eq
  * 16-17), so the sweeps carry 6-vectors in the per-body arrays; a flexible node keeps its modal part
@@ -53,6 +53,9 @@ void sd_attached_motion(const sd_model *m, sd_data *d, struct sd_node_data *nd, 
 void sd_node_motion_store(const sd_model *m, sd_data *d, struct sd_node_data *nd, int k, const double *q,
                           const double *u, const double *f_ext);
 
+double sd_flexible_first_moment(const sd_model *m, const sd_data *d, int k, double mx[3]);
+void sd_flexible_momentum(const sd_model *m, const sd_data *d, int k, double h[6]);
+double sd_flexible_kinetic_energy(const sd_model *m, const sd_data *d, int k);
 void sd_flexible_acceleration_store(const sd_model *m, struct sd_node_data *nd, int k, const double alpha[6],
                                     const double *qdd);
 void sd_flexible_own_force(const sd_model *m, struct sd_node_data *nd, int k, const double alpha[6],
@@ -108,6 +111,35 @@ static inline void sd_node_force_to_parent_modes(const sd_model *m, struct sd_no
                                                  const double f[6])
 {
     if (sd_node_is_attached(nd, c)) sd_attached_force_to_parent_modes(m, nd, c, f);
+}
+
+/* ---- what follows from the motion (kinematics.c: centre of mass, momentum, energies) ---- */
+
+/* Node k's mass and first moment sum m_j x_j in world coordinates: a rigid body's at its centre of
+ * mass; a flexible body's FE nodes at their deformed positions (node_engine.h), its rigid part included. */
+static inline double sd_node_first_moment(const sd_model *m, const sd_data *d, int k, double mx[3])
+{
+    if (sd_node_is_flexible(m, d->nodes, k)) return sd_flexible_first_moment(m, d, k, mx);
+    double c[3];
+    sd_transform_point(&d->Xworld[k], m->com + 3 * k, c);
+    for (int i = 0; i < 3; ++i) mx[i] = m->mass[k] * c[i];
+    return m->mass[k];
+}
+
+/* The rigid rows of M(k) V_m(k), body axes: the node's momentum about F_k (001 Eq 25). */
+static inline void sd_node_momentum(const sd_model *m, const sd_data *d, int k, double h[6])
+{
+    if (sd_node_is_flexible(m, d->nodes, k)) sd_flexible_momentum(m, d, k, h);
+    else sd_rigid_inertia_mul(m->rigid + 13 * k, d->V + 6 * k, h);
+}
+
+/* 1/2 V_m(k)^T M(k) V_m(k) (001 Sec 2.2). */
+static inline double sd_node_kinetic_energy(const sd_model *m, const sd_data *d, int k)
+{
+    if (sd_node_is_flexible(m, d->nodes, k)) return sd_flexible_kinetic_energy(m, d, k);
+    double MV[6];
+    sd_rigid_inertia_mul(m->rigid + 13 * k, d->V + 6 * k, MV);
+    return 0.5 * sd_s6_dot(d->V + 6 * k, MV);
 }
 
 #endif /* SOADYN_NODE_KINDS_H */
