@@ -23,21 +23,9 @@
 
 #include <soadyn/soadyn.h>
 
+#include "bench_common.h"
 #include "random_tree.h"
 
-#ifndef SOADYN_SOURCE_DIR
-#define SOADYN_SOURCE_DIR "."
-#endif
-#ifndef SOADYN_SHARED_MODELS_DIR
-#define SOADYN_SHARED_MODELS_DIR SOADYN_SOURCE_DIR "/../shared/models"
-#endif
-
-/* The counted functions keep their names (callgrind's --toggle-collect finds them by name). */
-#if defined(__GNUC__)
-#define COUNT_NOINLINE __attribute__((noinline))
-#else
-#define COUNT_NOINLINE
-#endif
 
 typedef struct count_case {
     const sd_model *m;
@@ -53,24 +41,24 @@ static void check(sd_status s, const count_case *c, const char *what)
     exit(1);
 }
 
-COUNT_NOINLINE static void count_id(count_case *c, long k)
+BENCH_NOINLINE static void count_id(count_case *c, long k)
 {
     for (long i = 0; i < k; ++i) check(sd_inverse_dynamics(c->m, c->d, c->q, c->u, c->qdd, NULL, c->tau), c, "ID");
 }
-COUNT_NOINLINE static void count_mass_matrix(count_case *c, long k)
+BENCH_NOINLINE static void count_mass_matrix(count_case *c, long k)
 {
     for (long i = 0; i < k; ++i) check(sd_mass_matrix(c->m, c->d, c->q, c->M), c, "M");
 }
-COUNT_NOINLINE static void count_fd(count_case *c, long k)
+BENCH_NOINLINE static void count_fd(count_case *c, long k)
 {
     for (long i = 0; i < k; ++i)
         check(sd_forward_dynamics(c->m, c->d, c->q, c->u, c->tau, NULL, c->qdd), c, "FD");
 }
-COUNT_NOINLINE static void count_minv(count_case *c, long k)
+BENCH_NOINLINE static void count_minv(count_case *c, long k)
 {
     for (long i = 0; i < k; ++i) check(sd_mass_matrix_inverse(c->m, c->d, c->q, c->M), c, "M^-1");
 }
-COUNT_NOINLINE static void count_det(count_case *c, long k)
+BENCH_NOINLINE static void count_det(count_case *c, long k)
 {
     double log_det = 0.0;
     for (long i = 0; i < k; ++i) check(sd_mass_matrix_determinant(c->m, c->d, c->q, NULL, &log_det), c, "det M");

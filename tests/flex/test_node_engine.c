@@ -4,10 +4,10 @@
  *   (a) rigid random trees (half with armature, joint damping and springs) through the engine
  *       (sd_nodes_* called directly, on a workspace with the node workspace) = the rigid fast path:
  *       M, forward dynamics by Cholesky on the engine's M, the armature's kinetic energy from the
- *       workspace's u (the fast path recovers u from V) (the motion scatter, the accelerations,
- *       Newton-Euler, com, momentum, energies and the Jacobian are one code for both, kinematics.c
- *       and inverse_dynamics.c, checked against independent computations by (b), (c), (e), (f) and
- *       the rigid tests);
+ *       workspace's u (the fast path recovers u from V); the motion scatter, the accelerations,
+ *       Newton-Euler, com, momentum, energies and the Jacobian are one code for both (kinematics.c,
+ *       inverse_dynamics.c), checked against independent computations by (b), (c), (e), (f) and the
+ *       rigid tests;
  *   (b) flexible trees: M and C equal a dense model built from the FE nodes as point masses and the
  *       bodies' rigid parts (sum of J^T m J; C from the classical accelerations at qdd = 0), the
  *       world kinematics written here from p_k + R_k l_j(eta) and the node frames exp(Pi_r eta);
@@ -76,30 +76,20 @@ static void test_rigid_through_engine(void)
         for (int i = 0; i < nv; ++i) c2[i] = qdd[i] - c2[i];
         CHECK(solve_spd(M2, nv, c2, x));
         worst[3] = fmax(worst[3], test_rel_diff(x, t1, nv));
-        /* kinematics, energies, com, momentum, Jacobian */
+        /* the armature's kinetic energy: from the workspace's u, or recovered from V by the fast path */
         CHECK(sd_kinematics(m, d, q, u, qdd) == SD_OK);
         CHECK(sd_kinematics(m, e, q, u, qdd) == SD_OK);
-        double a[8], b[8];
-        CHECK(sd_kinetic_energy(m, d, a) == SD_OK && sd_kinetic_energy(m, e, b) == SD_OK);
-        CHECK(sd_potential_energy(m, d, a + 1) == SD_OK && sd_potential_energy(m, e, b + 1) == SD_OK);
-        CHECK(sd_center_of_mass_world(m, d, a + 2) == SD_OK && sd_center_of_mass_world(m, e, b + 2) == SD_OK);
-        worst[5] = fmax(worst[5], test_rel_diff(b, a, 5));
-        CHECK(sd_spatial_momentum_world(m, d, a) == SD_OK && sd_spatial_momentum_world(m, e, b) == SD_OK);
-        worst[5] = fmax(worst[5], test_rel_diff(b, a, 6));
-        const int body = (int)(sd_random_uniform(&rng) * n);
-        double pt[3];
-        random_vector(&rng, pt, 3, 0.5);
-        CHECK(sd_jacobian_world(m, d, body, pt, M1) == SD_OK);
-        CHECK(sd_jacobian_world(m, e, body, pt, M2) == SD_OK);
-        worst[6] = fmax(worst[6], test_rel_diff(M2, M1, 6 * nv));
+        double a = 0.0, b = 0.0;
+        CHECK(sd_kinetic_energy(m, d, &a) == SD_OK && sd_kinetic_energy(m, e, &b) == SD_OK);
+        worst[5] = fmax(worst[5], test_rel_diff(&b, &a, 1));
         free(q); free(u); free(qdd); free(fext); free(t1); free(M1); free(M2); free(c2); free(x);
         sd_data_free(d);
         sd_data_free(e);
         sd_model_free(m);
     }
-    printf("(a) rigid trees, engine vs fast path: M %.2g, FD %.2g, energies/com/h %.2g, J %.2g\n", worst[2], worst[3],
-           worst[5], worst[6]);
-    for (int i = 2; i < 7; ++i) CHECK(worst[i] < (i == 3 ? 1e-9 : 1e-12));
+    printf("(a) rigid trees, engine vs fast path: M %.2g, FD %.2g, kinetic energy with armature %.2g\n", worst[2],
+           worst[3], worst[5]);
+    for (int i = 2; i < 6; ++i) CHECK(worst[i] < (i == 3 ? 1e-9 : 1e-12));
 }
 
 /* ---------------------------------------------------------------- (c) tau = M qdd + C */
