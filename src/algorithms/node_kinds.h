@@ -1,13 +1,12 @@
 /*
  * src/algorithms/node_kinds.h — the node kinds' operations (node_engine.h): what a sweep asks of a
- * node, answered by the node's kind. A recursion written once over nodes calls these and never
- * tests a kind itself; this header is where a node's kind is read for the sweeps it serves
- * (docs/design.md lists every such place).
+ * node, answered by the node's kind. A recursion written once over nodes calls these and does not
+ * test a kind itself (beyond sd_node_is_attached where a child's placement differs); this header is
+ * where a node's kind is read for the sweeps it serves (docs/design.md lists every such place).
  *
  * Kinds: RIGID (dim 6: the fixed-size kernels of internal.h on the per-body arrays of sd_data,
  * inline here) and FLEXIBLE (dim 6 + nm: the node workspace's M_m, b_m of the motion scatter, 001
- * Eq 25, 38-40; out of line in node_flexible.c, so that the rigid kernels inlined into a sweep keep
- * their registers). Every child-to-parent quantity passes through the child's rigid part (001 Eq
+ * Eq 25, 38-40; in node_flexible.c, with the attachments' operations). Every child-to-parent quantity passes through the child's rigid part (001 Eq
  * 16-17), so the sweeps carry 6-vectors in the per-body arrays; a flexible node keeps its modal part
  * beside them in the node workspace, and a child riding on a node of a flexible parent adds the
  * attachment terms with Y(c) (node_engine.h: phi*(p, c) = [Xup(c), Y(c)]).
