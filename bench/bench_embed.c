@@ -59,23 +59,11 @@
 
 #include <soadyn/soadyn.h>
 
+#include "bench_common.h"
 #include "timing.h"
 
-#ifndef SOADYN_SOURCE_DIR
-#define SOADYN_SOURCE_DIR "."
-#endif
-#ifndef SOADYN_SHARED_MODELS_DIR
-#define SOADYN_SHARED_MODELS_DIR SOADYN_SOURCE_DIR "/../shared/models"
-#endif
 #ifndef SOADYN_BENCH_BUILD
 #define SOADYN_BENCH_BUILD "unknown flags"
-#endif
-
-/* The counted functions keep their names (callgrind's --toggle-collect finds them by name). */
-#if defined(__GNUC__)
-#define EMBENCH_NOINLINE __attribute__((noinline))
-#else
-#define EMBENCH_NOINLINE
 #endif
 
 /* One mechanism: the model, its embedding, one workspace per method (so each runs as it would
@@ -146,14 +134,14 @@ static sd_status call_embedded_fd_forces(mech *x)
 
 /* n calls in a row under a name of its own, never inlined: what is timed and counted (a loop of
  * its own, so that no identical-code folding merges it with the single call above). */
-static EMBENCH_NOINLINE void embench_tree_aba(mech *x, long n) { for (long i = 0; i < n; ++i) call_tree_aba(x); }
-static EMBENCH_NOINLINE void embench_ta_fd(mech *x, long n) { for (long i = 0; i < n; ++i) call_ta_fd(x); }
-static EMBENCH_NOINLINE void embench_embedded_fd(mech *x, long n) { for (long i = 0; i < n; ++i) call_embedded_fd(x); }
-static EMBENCH_NOINLINE void embench_embedded_fd_step(mech *x, long n) { for (long i = 0; i < n; ++i) call_embedded_fd_step(x); }
-static EMBENCH_NOINLINE void embench_ta_project(mech *x, long n) { for (long i = 0; i < n; ++i) call_ta_project(x); }
-static EMBENCH_NOINLINE void embench_embedded_close(mech *x, long n) { for (long i = 0; i < n; ++i) call_embedded_close(x); }
-static EMBENCH_NOINLINE void embench_ta_fd_forces(mech *x, long n) { for (long i = 0; i < n; ++i) call_ta_fd_forces(x); }
-static EMBENCH_NOINLINE void embench_embedded_fd_forces(mech *x, long n) { for (long i = 0; i < n; ++i) call_embedded_fd_forces(x); }
+static BENCH_NOINLINE void embench_tree_aba(mech *x, long n) { for (long i = 0; i < n; ++i) call_tree_aba(x); }
+static BENCH_NOINLINE void embench_ta_fd(mech *x, long n) { for (long i = 0; i < n; ++i) call_ta_fd(x); }
+static BENCH_NOINLINE void embench_embedded_fd(mech *x, long n) { for (long i = 0; i < n; ++i) call_embedded_fd(x); }
+static BENCH_NOINLINE void embench_embedded_fd_step(mech *x, long n) { for (long i = 0; i < n; ++i) call_embedded_fd_step(x); }
+static BENCH_NOINLINE void embench_ta_project(mech *x, long n) { for (long i = 0; i < n; ++i) call_ta_project(x); }
+static BENCH_NOINLINE void embench_embedded_close(mech *x, long n) { for (long i = 0; i < n; ++i) call_embedded_close(x); }
+static BENCH_NOINLINE void embench_ta_fd_forces(mech *x, long n) { for (long i = 0; i < n; ++i) call_ta_fd_forces(x); }
+static BENCH_NOINLINE void embench_embedded_fd_forces(mech *x, long n) { for (long i = 0; i < n; ++i) call_embedded_fd_forces(x); }
 
 /* first[]: the untimed first calls (mech_check), so that the counted functions see only the
  * repeated ones; methods[]: the timed and counted. */

@@ -32,6 +32,7 @@
 
 #include <soadyn/soadyn.h>
 
+#include "bench_common.h"
 #include "timing.h"
 #ifdef SOADYN_BENCH_MUJOCO
 #include "bench_mujoco.h"
@@ -39,12 +40,6 @@
 typedef enum bench_cell { CELL_ID = 0, CELL_M, CELL_FD, CELL_MINV, NCELLS } bench_cell;
 #endif
 
-#ifndef SOADYN_SOURCE_DIR
-#define SOADYN_SOURCE_DIR "."
-#endif
-#ifndef SOADYN_SHARED_MODELS_DIR
-#define SOADYN_SHARED_MODELS_DIR SOADYN_SOURCE_DIR "/../shared/models"
-#endif
 #ifndef SOADYN_BENCH_BUILD
 #define SOADYN_BENCH_BUILD "unknown flags"
 #endif

@@ -275,6 +275,8 @@ void sd_passive_subtract(const sd_model *m, const double *q, const double *u, do
 double sd_spring_energy_at(const sd_model *m, const double *q);
 /* The armature's kinetic energy sum 1/2 J u^2, with u recovered from the current velocities V. */
 double sd_armature_energy(const sd_model *m, const sd_data *d);
+/* The same 1/2 sum J u^2 from the speeds themselves (a model whose V carries more than H* u). */
+double sd_armature_energy_of_speeds(const sd_model *m, const double *u);
 
 /* y = D(k)^-1 x for one hinge's nk speeds (y must not alias x). */
 static inline void sd_dinv_mul(const double *Dinv, int nk, const double *x, double *y)

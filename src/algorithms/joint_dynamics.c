@@ -151,6 +151,13 @@ double sd_spring_energy_at(const sd_model *m, const double *q)
     return e;
 }
 
+double sd_armature_energy_of_speeds(const sd_model *m, const double *u)
+{
+    double e = 0.0;
+    for (int v = 0; v < m->nv; ++v) e += 0.5 * m->armature[v] * u[v] * u[v]; /* zero on modal speeds */
+    return e;
+}
+
 double sd_armature_energy(const sd_model *m, const sd_data *d)
 {
     double e = 0.0;

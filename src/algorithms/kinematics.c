@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "node_engine.h"
+#include "node_kinds.h"
 
 void sd_base_acceleration(const sd_model *m, double a0[6])
 {
@@ -117,43 +117,80 @@ static void body_velocities(const sd_model *m, sd_data *d, int k, const double *
         for (int r = 0; r < 6; ++r) b[r] -= f_ext[6 * k + r];
 }
 
-void sd_update_motion(const sd_model *m, sd_data *d, const double *q, const double *u, const double *f_ext,
-                      int with_world)
+/* The motion scatter over nodes (node_kinds.h), written once: a node riding on a frame is placed and
+ * moved by the rigid kernels above, a child riding on a flexible parent's node by the attachment's
+ * operation; with a node workspace, each node then leaves its M(k), b(k) and node vectors there (its
+ * kind's operation). One pass: on trees past the caches' size, memory traffic is the cost. */
+SD_ENGINE_SWEEPS void motion_sweep(const sd_model *m, sd_data *d, const double *q, const double *u,
+                                   const double *f_ext, int with_world, struct sd_node_data *nd)
 {
-    /* one pass: on trees past the caches' size, memory traffic is the cost */
+    if (nd) sd_node_motion_begin(m, nd, q, u);
     for (int k0 = 0; k0 < m->n; k0 += 4) {
         double s[4], c[4];
         sd_hinge_sincos4(m, d->hinge_sel, d->hinge_sgn, q, k0, s, c);
         for (int k = k0; k < k0 + 4 && k < m->n; ++k) {
-            body_placement(m, d, k, q, s[k - k0], c[k - k0], with_world);
-            body_velocities(m, d, k, q, u, f_ext);
+            if (sd_node_is_attached(nd, k)) {
+                sd_attached_motion(m, d, nd, k, q, u, f_ext, with_world);
+            } else {
+                body_placement(m, d, k, q, s[k - k0], c[k - k0], with_world);
+                body_velocities(m, d, k, q, u, f_ext);
+            }
+            if (nd) sd_node_motion_store(m, d, nd, k, q, u, f_ext);
         }
     }
+}
+
+SD_NOINLINE static void motion_rigid(const sd_model *m, sd_data *d, const double *q, const double *u,
+                                     const double *f_ext, int with_world)
+{
+    motion_sweep(m, d, q, u, f_ext, with_world, NULL);
+}
+SD_NOINLINE static void motion_nodes(const sd_model *m, sd_data *d, const double *q, const double *u,
+                                     const double *f_ext, int with_world)
+{
+    motion_sweep(m, d, q, u, f_ext, with_world, d->nodes);
+}
+
+void sd_update_motion(const sd_model *m, sd_data *d, const double *q, const double *u, const double *f_ext,
+                      int with_world)
+{
+    if (d->nodes) motion_nodes(m, d, q, u, f_ext, with_world); /* the two instances (node_kinds.h) */
+    else motion_rigid(m, d, q, u, f_ext, with_world);
     d->current = SD_CURRENT_PLACEMENTS | SD_CURRENT_VELOCITIES | (with_world ? SD_CURRENT_WORLD : 0u);
     d->params_generation = m->params_generation;
 }
 
-sd_status sd_kinematics(const sd_model *m, sd_data *d, const double *q, const double *u, const double *qdd)
+/* alpha(k) = phi*(parent, k) alpha(parent) + H*(k) qdd(k) + a(k) over nodes (001 Eq 26; the base at
+ * rest, so without gravity), a child on a flexible parent's node with Y(k) eta-ddot(parent); a
+ * flexible node keeps alpha_m = [alpha; eta-ddot] in the workspace too. Not a hot path: one instance. */
+static void acceleration_sweep(const sd_model *m, sd_data *d, const double *qdd)
 {
-    if (m && m->nflex) return sd_nodes_kinematics(m, d, q, u, qdd);
-    const char *fn = "sd_kinematics";
-    sd_status st = sd_check_call(m, d, fn, q, u, qdd, NULL, NULL);
-    if (st != SD_OK) return st;
-    sd_update_motion(m, d, q, u, NULL, 1);
+    struct sd_node_data *nd = d->nodes;
     for (int k = 0; k < m->n; ++k) {
         double *alpha = d->alpha + 6 * k;
         if (m->parent[k] < 0) memset(alpha, 0, 6 * sizeof(double));
         else sd_motion_to_child(&d->Xup[k], d->alpha + 6 * m->parent[k], alpha);
         for (int r = 0; r < 6; ++r) alpha[r] += d->a[6 * k + r];
+        sd_node_child_motion_modes(m, nd, k, qdd, alpha);
         if (qdd) {
             double aJ[6];
             sd_hinge_motion(m, d, k, qdd, aJ);
             for (int r = 0; r < 6; ++r) alpha[r] += aJ[r];
         }
+        sd_node_acceleration_store(m, nd, k, alpha, qdd);
     }
+}
+
+sd_status sd_kinematics(const sd_model *m, sd_data *d, const double *q, const double *u, const double *qdd)
+{
+    const char *fn = "sd_kinematics";
+    sd_status st = sd_check_call(m, d, fn, q, u, qdd, NULL, NULL);
+    if (st != SD_OK) return st;
+    sd_update_motion(m, d, q, u, NULL, 1);
+    acceleration_sweep(m, d, qdd);
     d->alpha_has_gravity = 0;
     d->current |= SD_CURRENT_ACCELERATIONS;
-    const size_t n = (size_t)m->n;
+    const size_t n = (size_t)m->n; /* the modal rates are u and qdd's, checked on the way in */
     if ((st = sd_check_output(d, fn, "world placements", (const double *)d->Xworld, 12 * n, SD_CAUSE_OVERFLOW)))
         return st;
     if ((st = sd_check_output(d, fn, "velocities", d->V, 6 * n, SD_CAUSE_OVERFLOW))) return st;
@@ -215,53 +252,67 @@ sd_status sd_frame_placement_world(const sd_model *m, sd_data *d, int frame, sd_
     return sd_check_output(d, fn, "placement", (const double *)X, 12, SD_CAUSE_OVERFLOW);
 }
 
+/* J column col = the world twist s (6, body j's axes) seen at the point p (world). */
+static void jacobian_column(const sd_transform *Xw, const double s[6], const double p[3], int nv, int col, double *J)
+{
+    double sw[6], wxp[3];
+    sd_motion_to_parent(Xw, s, sw); /* world axes, about the origin */
+    sd_v3_cross(sw, p, wxp);
+    for (int r = 0; r < 3; ++r) {
+        J[r * nv + col] = sw[r];
+        J[(3 + r) * nv + col] = sw[3 + r] + wxp[r];
+    }
+}
+
 sd_status sd_jacobian_world(const sd_model *m, sd_data *d, int body, const double point[3], double *J)
 {
-    if (m && m->nflex) return sd_nodes_jacobian_world(m, d, body, point, J);
     const char *fn = "sd_jacobian_world";
     sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_WORLD);
     if (st == SD_OK) st = sd_check_body(m, d, fn, body);
     if (st != SD_OK) return st;
     if (!point || !J) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL point or J", fn);
+    const struct sd_node_data *nd = d->nodes;
     double p[3];
     sd_transform_point(&d->Xworld[body], point, p);
     memset(J, 0, 6 * (size_t)m->nv * sizeof(double));
-    /* only the hinges between the base and the body move the point (the path of 004 Sec 7) */
-    for (int j = body; j >= 0; j = m->parent[j])
-        for (int i = 0; i < m->nv_k[j]; ++i) {
-            const int col = m->v_index[j] + i;
-            double s[6], wxp[3];
-            sd_motion_to_parent(&d->Xworld[j], d->S + 6 * col, s); /* world axes, about the origin */
-            sd_v3_cross(s, p, wxp);
-            for (int r = 0; r < 3; ++r) {
-                J[r * m->nv + col] = s[r];
-                J[(3 + r) * m->nv + col] = s[3 + r] + wxp[r];
-            }
+    /* only the hinges between the base and the body move the point (the path of 004 Sec 7), and the
+     * modes of an ancestor the path leaves at a node, by the columns of Y (node_engine.h: a point
+     * moves with F_k, so a body's own modes have zero columns) */
+    for (int j = body; j >= 0; j = m->parent[j]) {
+        for (int i = 0; i < m->nv_k[j]; ++i)
+            jacobian_column(&d->Xworld[j], d->S + 6 * (m->v_index[j] + i), p, m->nv, m->v_index[j] + i, J);
+        if (sd_node_is_attached(nd, j)) {
+            const int pj = m->parent[j];
+            for (int r = 0; r < sd_node_nmodes(m, pj); ++r)
+                jacobian_column(&d->Xworld[j], nd->Y + nd->att_off[j] + 6 * r, p, m->nv, m->mode_v_index[pj] + r, J);
         }
+    }
     return sd_check_output(d, fn, "J", J, 6 * (size_t)m->nv, SD_CAUSE_OVERFLOW);
 }
 
 sd_status sd_center_of_mass_world(const sd_model *m, sd_data *d, double com[3])
 {
-    if (m && m->nflex) return sd_nodes_center_of_mass_world(m, d, com);
     const char *fn = "sd_center_of_mass_world";
     const sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_WORLD);
     if (st != SD_OK) return st;
     if (!com) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL output", fn);
+    double mass = 0.0;
     com[0] = com[1] = com[2] = 0.0;
-    if (m->total_mass <= 0) return SD_OK;
     for (int k = 0; k < m->n; ++k) {
-        double c[3];
-        sd_transform_point(&d->Xworld[k], m->com + 3 * k, c);
-        for (int i = 0; i < 3; ++i) com[i] += m->mass[k] * c[i];
+        double mx[3];
+        mass += sd_node_first_moment(m, d, k, mx);
+        for (int i = 0; i < 3; ++i) com[i] += mx[i];
     }
-    for (int i = 0; i < 3; ++i) com[i] /= m->total_mass;
+    if (mass <= 0) {
+        com[0] = com[1] = com[2] = 0.0;
+        return SD_OK;
+    }
+    for (int i = 0; i < 3; ++i) com[i] /= mass;
     return sd_check_output(d, fn, "com", com, 3, SD_CAUSE_OVERFLOW);
 }
 
 sd_status sd_spatial_momentum_world(const sd_model *m, sd_data *d, double h[6])
 {
-    if (m && m->nflex) return sd_nodes_spatial_momentum_world(m, d, h);
     const char *fn = "sd_spatial_momentum_world";
     const sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_WORLD | SD_CURRENT_VELOCITIES);
     if (st != SD_OK) return st;
@@ -269,7 +320,7 @@ sd_status sd_spatial_momentum_world(const sd_model *m, sd_data *d, double h[6])
     memset(h, 0, 6 * sizeof(double));
     for (int k = 0; k < m->n; ++k) {
         double hk[6], hw[6];
-        sd_rigid_inertia_mul(m->rigid + 13 * k, d->V + 6 * k, hk);
+        sd_node_momentum(m, d, k, hk);
         sd_force_to_parent(&d->Xworld[k], hk, hw);
         for (int r = 0; r < 6; ++r) h[r] += hw[r];
     }
@@ -278,34 +329,29 @@ sd_status sd_spatial_momentum_world(const sd_model *m, sd_data *d, double h[6])
 
 sd_status sd_kinetic_energy(const sd_model *m, sd_data *d, double *T)
 {
-    if (m && m->nflex) return sd_nodes_kinetic_energy(m, d, T);
     const char *fn = "sd_kinetic_energy";
     const sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_VELOCITIES);
     if (st != SD_OK) return st;
     if (!T) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL output", fn);
     double sum = 0.0;
-    for (int k = 0; k < m->n; ++k) {
-        double MV[6];
-        sd_rigid_inertia_mul(m->rigid + 13 * k, d->V + 6 * k, MV);
-        sum += 0.5 * sd_s6_dot(d->V + 6 * k, MV);
-    }
-    if (m->has_armature) sum += sd_armature_energy(m, d); /* 1/2 J u^2 of the rotors */
+    for (int k = 0; k < m->n; ++k) sum += sd_node_kinetic_energy(m, d, k);
+    if (m->has_armature) /* 1/2 J u^2 of the rotors, of the u the workspace keeps, else recovered from V */
+        sum += d->nodes ? sd_armature_energy_of_speeds(m, d->nodes->u) : sd_armature_energy(m, d);
     *T = sum;
     return sd_check_output(d, fn, "T", T, 1, SD_CAUSE_OVERFLOW);
 }
 
 sd_status sd_potential_energy(const sd_model *m, sd_data *d, double *U)
 {
-    if (m && m->nflex) return sd_nodes_potential_energy(m, d, U);
     const char *fn = "sd_potential_energy";
     const sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_WORLD);
     if (st != SD_OK) return st;
     if (!U) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL output", fn);
     double sum = 0.0;
     for (int k = 0; k < m->n; ++k) {
-        double c[3];
-        sd_transform_point(&d->Xworld[k], m->com + 3 * k, c);
-        sum -= m->mass[k] * sd_v3_dot(m->gravity, c);
+        double mx[3];
+        sd_node_first_moment(m, d, k, mx);
+        sum -= sd_v3_dot(m->gravity, mx);
     }
     *U = sum;
     return sd_check_output(d, fn, "U", U, 1, SD_CAUSE_OVERFLOW);

@@ -176,7 +176,7 @@ static sd_status project_hinge(const sd_model *m, sd_data *d, int k, const doubl
 }
 
 /* The Riccati gather over the nodes (001 Eq 62; 000 Eq 32-33 for prescribed hinges, whose P_R+ is
- * P_R), at the node masses of the last sd_nodes_motion. P(k) starts as M_m(k) and receives each
+ * P_R), at the node masses of the last sd_update_motion. P(k) starts as M_m(k) and receives each
  * child's P_R+ as the child is done (children have larger indices). */
 static sd_status node_riccati(const sd_model *m, sd_data *d, const unsigned char *prescribed)
 {
@@ -202,7 +202,7 @@ sd_status sd_nodes_forward_dynamics(const sd_model *m, sd_data *d, const double 
     struct sd_node_data *nd = d->nodes;
     const unsigned char *pres = options ? options->prescribed : NULL;
     const int want_forces = options && options->interbody_forces;
-    sd_nodes_motion(m, d, q, u, f_ext, want_forces); /* Xup, Y, S, V_m, a_m, b_m, M_m */
+    sd_update_motion(m, d, q, u, f_ext, want_forces); /* Xup, Y, S, V_m, a_m, b_m, M_m */
     sd_status st = node_riccati(m, d, pres);
     if (st != SD_OK) return st;
     /* the residual gather (001 Eq 63): z(k) starts as b_m(k) and receives each child's z_R+ */
@@ -300,7 +300,7 @@ sd_status sd_nodes_forward_dynamics(const sd_model *m, sd_data *d, const double 
 
 sd_status sd_nodes_articulated_inertias(const sd_model *m, sd_data *d, const double *q)
 {
-    sd_nodes_motion(m, d, q, NULL, NULL, 1);
+    sd_update_motion(m, d, q, NULL, NULL, 1);
     const sd_status st = node_riccati(m, d, NULL);
     if (st == SD_OK) d->current |= SD_CURRENT_ARTICULATED;
     return st;

@@ -4,9 +4,12 @@
  * WHY. 004 Sec 2.3 and Sec 8, 001 Sec 2-5 and 000 Sec 3 and 5 show that one tips-to-base gather and
  * one base-to-tips scatter over the SKO model (H, phi, M) serve rigid bodies, flexible bodies and
  * aggregated loop bodies alike: only the sizes of the blocks change. This engine is that claim in
- * code. The rigid algorithms (the other files of src/algorithms) are its fixed-size fast case (6-vectors, 6x6
- * blocks, 1-dof hinges unrolled); a model with any node of another kind runs this engine, every
- * public entry point dispatching on one test (m->nflex) before its first sweep.
+ * code, in part: the motion scatter (kinematics.c) and Newton-Euler (inverse_dynamics.c) are written
+ * once over nodes, asking each node's kind for its operations (node_kinds.h) and instantiated once
+ * for models of rigid nodes only (the fixed-size kernels alone) and once for the others. Composite
+ * bodies, articulated bodies, energies and the Jacobian still have a rigid fast copy (mass_matrix.c,
+ * forward_dynamics.c, kinematics.c) and a node copy here (node_*.c), their public entry points
+ * choosing by m->nflex (docs/design.md lists these places).
  *
  * A NODE is what a sweep visits. Node k has a dimension dim[k] = 6 + nm (rigid: nm = 0; flexible:
  * its n_modes; an aggregate (constraint embedding, next issue): the stacked sizes of its bodies) and
@@ -16,8 +19,8 @@
  * chi(k) = [hinge speeds (nv_k); extra speeds (nm)]; its hinge map (001 Eq 15 with the hinge on F_k)
  * is block diagonal, H(k) = diag(H_hinge(k), I_nm).
  *
- * WHERE A NODE'S KIND IS READ: in one place, sd_nodes_motion (node_kinematics.c), the first
- * scatter of every algorithm. It asks each node for
+ * WHAT THE MOTION SCATTER LEAVES (sd_update_motion, kinematics.c, the first scatter of every
+ * algorithm; the node kinds' operations of node_kinds.h / node_flexible.c). It asks each node for
  *   M(k)   (dim^2): the rigid inertia, or the modal mass matrix M_m (001 Eq 25, flex_body.c)
  *   b(k)   (dim):   V x* M V, or b_m + K_m eta + D_m eta-dot (001 Eq 38-40), minus f_ext on the rigid part
  *   a(k)   (dim):   the Coriolis acceleration [a; 0] (001 Eq 27), with the node frame's terms below
@@ -28,8 +31,8 @@
  *   child motion   V(c) = phi*(p, c) V_m(p) + H*(c) u(c),   phi*(p, c) = [Xup(c), Y(c)]   (001 Eq 13-14)
  *   parent force   phi(p, c) f = [Xup(c)^T f; Y(c)^T f] and phi P phi* for a 6x6 P (001 Eq 16-17:
  *                  A(k) B(k+1, k), every child-to-parent quantity passes through 6 numbers).
- * So a new kind of node is new code in sd_nodes_motion (and its own elimination in the Riccati step),
- * not a change to the sweeps.
+ * So a new kind of node is new operations in node_kinds.h (and its own elimination in the Riccati
+ * step), not a change to the sweeps.
  * Because phi(p, c) acts only on the child's rigid part (the first block column of 001 Eq 14 is zero),
  * what a child hands its parent is always a 6-vector or 6x6 block: the Riccati step of a node eliminates
  * its extra coordinates first and then its hinge (001 Eq 62-63), its parent sees a rigid child, and the
@@ -38,7 +41,7 @@
  * NODES ON NODES. A child c may ride on node t of a flexible parent p. With N = N_t(eta_p) the deformed
  * node frame (flex_body.h: pose in F_p, relative twist S_t eta-dot_p in N's axes) and T = c placed in N
  * (node_placement(c) * XJ(q_c)): Xup(c) = pose(N) T, Y(c) = X(c <- N) S_t, and a(c) gains
- * X(c <- N) (S_t-dot eta-dot_p + V_N x S_t eta-dot_p), V_N = X(N <- p) V(p) + S_t eta-dot_p (node_kinematics.c).
+ * X(c <- N) (S_t-dot eta-dot_p + V_N x S_t eta-dot_p), V_N = X(N <- p) V(p) + S_t eta-dot_p (node_flexible.c).
  *
  * CONVENTIONS the engine keeps with the fast path, so that results mean the same on every model:
  * - Gravity: the base is given the acceleration -g (alpha_has_gravity), so every node's weight enters
@@ -78,13 +81,13 @@ struct sd_node_data {
     int vec_total, mat_total, att_total;
     int max_dim;         /* the largest dim[k] */
     int max_cols;        /* the largest node speed count nv_k + nm (columns of chi(k)) */
-    /* kinematics (node_kinematics.c) */
+    /* kinematics (the motion scatter, kinematics.c and node_flexible.c) */
     double *Y;           /* att_total: attachment maps Y(c) */
     double *node_pose;   /* 12 per body (an sd_transform: R row-major, p): for a body with parent_node
                             t >= 0, the deformed node frame N_t in the parent's frame; else unused */
-    double *q;           /* nq: the q of the last sd_nodes_motion (the energies and the centre of mass
+    double *q;           /* nq: the q of the last motion scatter (the energies and the centre of mass
                             read eta from it) */
-    double *u;           /* nv: the u of the last sd_nodes_motion, zeros for none (the armature's energy) */
+    double *u;           /* nv: the u of the last motion scatter, zeros for none (the armature's energy) */
     double *Vm;          /* vec_total: node velocities [V; eta-dot] */
     double *am;          /* vec_total: Coriolis accelerations a_m (001 Eq 27), [a; 0] */
     double *bm;          /* vec_total: node bias b(k) incl. elastic and damping forces, minus f_ext */
@@ -128,15 +131,10 @@ static inline int sd_node_speed_index(const sd_model *m, int k, int i)
 
 /* ---- the engine's algorithms: the same contracts as the public functions they serve ---- */
 
-/* Placements (Xup with node frames, Y), velocities Vm/am/bm (u may be NULL), node masses, and the
- * per-body copies; world placements when with_world. Marks what it computes current. */
-void sd_nodes_motion(const sd_model *m, sd_data *d, const double *q, const double *u, const double *f_ext,
-                     int with_world);
-/* Accelerations alpha_m from qdd (scatter, 001 Eq 26), after sd_nodes_motion. */
-void sd_nodes_accelerations(const sd_model *m, sd_data *d, const double *qdd, int with_gravity);
+/* The motion scatter is sd_update_motion (kinematics.c), one for every node kind: placements (Xup
+ * with node frames, Y), velocities Vm/am/bm (u may be NULL), node masses, and the per-body copies;
+ * sd_kinematics's accelerations (001 Eq 26) are one sweep for every kind too. */
 
-sd_status sd_nodes_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u,
-                                    const double *qdd, const double *f_ext, double *tau);
 sd_status sd_nodes_mass_matrix(const sd_model *m, sd_data *d, const double *q, double *M);
 /* The contract of sd_forward_dynamics_ex (called after its argument checks): tau is written for
  * prescribed hinges (000 Sec 3), so not const, and options also asks for the inter-body forces. */
@@ -145,25 +143,18 @@ sd_status sd_nodes_forward_dynamics(const sd_model *m, sd_data *d, const double 
 sd_status sd_nodes_articulated_inertias(const sd_model *m, sd_data *d, const double *q);
 sd_status sd_nodes_log_det(const sd_model *m, sd_data *d, double *log_det);
 
-/* The public functions of kinematics.c and inverse_dynamics.c, same contracts (node_kinematics.c,
- * node_energy.c, node_inverse_dynamics.c). They work on rigid models too (given a workspace with
- * d->nodes set), which is how the tests check the engine against the fast path.
+/* The motion scatter, the accelerations, Newton-Euler, the Jacobian, centre of mass, momentum and
+ * energies are written once for every node kind (kinematics.c, inverse_dynamics.c, node_kinds.h);
+ * on a rigid model given a node workspace (d->nodes set) they run their node instance, which is how
+ * the tests check the engine's node sweeps against the fast path.
  * A POINT ON A FLEXIBLE BODY (sd_jacobian_world, frames) moves with the body frame F_k: the body's own
  * modes deform the body relative to F_k and do not move it, so their Jacobian columns are zero; the
  * modes of an ancestor p move the point when the path from p to the body leaves p at a node (the
- * columns of Y). A point that should follow the deformation rides on a child body at a node. */
-sd_status sd_nodes_kinematics(const sd_model *m, sd_data *d, const double *q, const double *u, const double *qdd);
-sd_status sd_nodes_bias_forces(const sd_model *m, sd_data *d, const double *q, const double *u,
-                               const double *f_ext, double *c);
-sd_status sd_nodes_jacobian_world(const sd_model *m, sd_data *d, int body, const double point[3], double *J);
-/* Centre of mass, momentum and energies count every FE node at its deformed position
+ * columns of Y). A point that should follow the deformation rides on a child body at a node.
+ * Centre of mass, momentum and energies count every FE node at its deformed position
  * (l0_j + Pi_t^j eta in F_k, both mass models: the linearised model approximates only M_m), the
  * body's rigid part at its centre of mass; kinetic energy 1/2 V_m^T M_m V_m and momentum the rigid
  * rows of M_m V_m (the nodes' momentum about F_k) per node. */
-sd_status sd_nodes_center_of_mass_world(const sd_model *m, sd_data *d, double com[3]);
-sd_status sd_nodes_spatial_momentum_world(const sd_model *m, sd_data *d, double h[6]);
-sd_status sd_nodes_kinetic_energy(const sd_model *m, sd_data *d, double *T);
-sd_status sd_nodes_potential_energy(const sd_model *m, sd_data *d, double *U);
 /* The joint frame of body k's hinge in its parent's body frame at the last placements: the joint
  * placement, or for a body riding on node t, pose(N_t(eta)) * node_placement (sd_interbody_force's
  * joint frame). */

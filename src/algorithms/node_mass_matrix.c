@@ -18,7 +18,7 @@ sd_status sd_nodes_mass_matrix(const sd_model *m, sd_data *d, const double *q, d
     if (!M) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL M", fn);
     struct sd_node_data *nd = d->nodes;
     const int nv = m->nv;
-    sd_nodes_motion(m, d, q, NULL, NULL, 0);
+    sd_update_motion(m, d, q, NULL, NULL, 0);
     d->current &= ~SD_CURRENT_VELOCITIES; /* the placements and masses were wanted, not u = 0 */
     memcpy(nd->R, nd->Mm, (size_t)nd->mat_total * sizeof(double));
     memset(M, 0, (size_t)nv * (size_t)nv * sizeof(double));

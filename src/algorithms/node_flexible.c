@@ -1,0 +1,233 @@
+/*
+ * src/algorithms/node_flexible.c — the flexible node kind's operations for the recursions written
+ * once over nodes (node_kinds.h), and the attachment terms of a child riding on a node of a flexible
+ * parent. Node k's vectors are [rigid part (6); modal part (nm)] at nd->vec_off[k], its matrices
+ * dim x dim row-major at nd->mat_off[k] (node_engine.h); M_m, b_m are the motion scatter's (below).
+ */
+#include <string.h>
+
+#include "flex/flex_body.h"
+#include "node_kinds.h"
+
+/* y (6) += A x for a 6 x n column-major A. */
+static void add_cols(const double *A, int n, const double *x, double y[6])
+{
+    for (int r = 0; r < n; ++r)
+        for (int i = 0; i < 6; ++i) y[i] += A[6 * r + i] * x[r];
+}
+
+/* ---- motion (the scatter of kinematics.c) ---- */
+
+void sd_node_motion_begin(const sd_model *m, struct sd_node_data *nd, const double *q, const double *u)
+{
+    memcpy(nd->q, q, (size_t)m->nq * sizeof(double));
+    if (u) memcpy(nd->u, u, (size_t)m->nv * sizeof(double));
+    else memset(nd->u, 0, (size_t)m->nv * sizeof(double));
+}
+
+/* A child c riding on node t of its flexible parent p (frames: p, the deformed node frame
+ * N = N_t(eta_p), the joint frame fixed to N, c; node_engine.h):
+ *   Xup(c) = pose(N) * node_placement(c) * XJ(q_c) = pose(N) * T,   T = c placed in N
+ *   V(c)   = X(c <- p) V(p) + Y(c) eta-dot_p + H*(c) u_c,           Y(c) = X(c <- N) S_t   (001 Eq 12-14)
+ *   a(c)   = V(c) x H*(c) u_c + d(H*)/dt u_c + X(c <- N) (S_t-dot eta-dot_p + V_N x S_t eta-dot_p),
+ *            V_N = X(N <- p) V(p) + S_t eta-dot_p                                         (001 Eq 27)
+ * Both extra terms follow from alpha_B = X(B <- A) alpha_A + V_B x w + w-dot for a frame B moving at
+ * the relative twist w (B's axes) on a frame A, applied to N on p and to c on N. b(c) is the rigid
+ * V x* M V - f_ext (a flexible c replaces it in sd_node_motion_store). */
+void sd_attached_motion(const sd_model *m, sd_data *d, struct sd_node_data *nd, int c, const double *q,
+                        const double *u, const double *f_ext, int with_world)
+{
+    const int p = m->parent[c], t = m->parent_node[c], nmp = sd_node_nmodes(m, p);
+    double *St = nd->scratch; /* S_t of the node c rides on, 6 x nm(p) */
+    sd_transform XJ, T;
+    sd_hinge_transform(m, c, q + m->q_index[c], &XJ, d->S + 6 * m->v_index[c]);
+    sd_transform *N = (sd_transform *)(nd->node_pose + 12 * c);
+    double *Yc = nd->Y + nd->att_off[c];
+    sd_flex_node_frame(m->flex[p], t, q + m->mode_q_index[p], N, St);
+    sd_transform_compose(&m->node_placement[c], &XJ, &T);
+    sd_transform_compose(N, &T, &d->Xup[c]);
+    for (int r = 0; r < nmp; ++r) sd_motion_to_child(&T, St + 6 * r, Yc + 6 * r); /* Y = X(c <- N) S_t */
+    if (with_world) sd_transform_compose(&d->Xworld[p], &d->Xup[c], &d->Xworld[c]);
+    double *V = d->V + 6 * c, *a = d->a + 6 * c, *b = d->b + 6 * c;
+    if (!u) {
+        memset(V, 0, 6 * sizeof(double));
+        memset(a, 0, 6 * sizeof(double));
+        memset(b, 0, 6 * sizeof(double));
+    } else {
+        const double *Vp = nd->Vm + nd->vec_off[p], *eta_dot_p = Vp + 6;
+        double vJ[6], cr[6], MV[6];
+        sd_hinge_motion(m, d, c, u, vJ);
+        sd_motion_to_child(&d->Xup[c], Vp, V);
+        for (int i = 0; i < 6; ++i) V[i] += vJ[i];
+        add_cols(Yc, nmp, eta_dot_p, V); /* 001 Eq 12: the node's deformation rate */
+        sd_hinge_velocity_term(m, c, q + m->q_index[c], u + m->v_index[c], a);
+        sd_motion_cross(V, vJ, cr);
+        for (int i = 0; i < 6; ++i) a[i] += cr[i];
+        /* the node frame's own motion on p */
+        double w[6] = {0, 0, 0, 0, 0, 0}, VN[6], cN[6], cc[6];
+        add_cols(St, nmp, eta_dot_p, w);
+        sd_motion_to_child(N, Vp, VN);
+        for (int i = 0; i < 6; ++i) VN[i] += w[i];
+        sd_flex_node_bias(m->flex[p], t, q + m->mode_q_index[p], eta_dot_p, cN);
+        sd_motion_cross(VN, w, cc);
+        for (int i = 0; i < 6; ++i) cN[i] += cc[i];
+        sd_motion_to_child(&T, cN, cc);
+        for (int i = 0; i < 6; ++i) a[i] += cc[i];
+        sd_rigid_inertia_mul(m->rigid + 13 * c, V, MV);
+        sd_force_cross(V, MV, b);
+    }
+    if (f_ext)
+        for (int r = 0; r < 6; ++r) b[r] -= f_ext[6 * c + r];
+}
+
+/* Node k's M(k) (dim^2), b(k) and V_m, a_m (dim) into the workspace, from the per-body V, a, b of the
+ * scatter: a rigid node's are those; a flexible node's are [V; eta-dot], [a; 0], the modal mass
+ * matrix M_m and b_m + K_m eta + D_m eta-dot - f_ext (001 Eq 25, 38-40), whose rigid part is also
+ * the body's b(k). */
+void sd_node_motion_store(const sd_model *m, sd_data *d, struct sd_node_data *nd, int k, const double *q,
+                          const double *u, const double *f_ext)
+{
+    const int dim = nd->dim[k], nm = dim - 6;
+    double *Vm = nd->Vm + nd->vec_off[k], *am = nd->am + nd->vec_off[k], *bm = nd->bm + nd->vec_off[k];
+    double *Mm = nd->Mm + nd->mat_off[k];
+    memcpy(Vm, d->V + 6 * k, 6 * sizeof(double));
+    memcpy(am, d->a + 6 * k, 6 * sizeof(double));
+    if (sd_node_kind_of(m, k) == SD_NODE_RIGID) {
+        sd_rigid_inertia_to_sym6(m->rigid + 13 * k, Mm);
+        memcpy(bm, d->b + 6 * k, 6 * sizeof(double));
+        return;
+    }
+    const sd_flex_body *fb = m->flex[k];
+    const double *eta = q + m->mode_q_index[k];
+    if (nm) memset(d->S + 6 * m->mode_v_index[k], 0, 6 * (size_t)nm * sizeof(double)); /* modes do not move F_k */
+    for (int r = 0; r < nm; ++r) {
+        Vm[6 + r] = u ? u[m->mode_v_index[k] + r] : 0.0;
+        am[6 + r] = 0.0;
+    }
+    sd_flex_mass(fb, eta, Mm);
+    if (u) sd_flex_bias(fb, eta, Vm + 6, Vm, bm);
+    else memset(bm, 0, (size_t)dim * sizeof(double));
+    if (nm) {
+        double *fe = nd->scratch + 6 * nd->max_dim; /* past St */
+        sd_flex_elastic(fb, eta, Vm + 6, fe);
+        for (int r = 0; r < nm; ++r) bm[6 + r] += fe[r];
+    }
+    if (f_ext)
+        for (int i = 0; i < 6; ++i) bm[i] -= f_ext[6 * k + i];
+    memcpy(d->b + 6 * k, bm, 6 * sizeof(double));
+}
+
+/* alpha_m(k) = [alpha; eta-ddot] (001 Eq 26: H*(k) = diag(H*_hinge, I) moves the modes by qdd). */
+void sd_flexible_acceleration_store(const sd_model *m, struct sd_node_data *nd, int k, const double alpha[6],
+                                    const double *qdd)
+{
+    double *alpha_m = nd->alpha_m + nd->vec_off[k];
+    memcpy(alpha_m, alpha, 6 * sizeof(double));
+    for (int r = 6; r < nd->dim[k]; ++r) alpha_m[r] = qdd ? qdd[m->mode_v_index[k] + r - 6] : 0.0;
+}
+
+/* f_m(k) = M_m(k) alpha_m(k) + b_m(k) (001 Eq 38 without the children), alpha_m = [alpha; eta-ddot]. */
+void sd_flexible_own_force(const sd_model *m, struct sd_node_data *nd, int k, const double alpha[6],
+                           const double *qdd, double f[6])
+{
+    const int dim = nd->dim[k];
+    const double *M = nd->Mm + nd->mat_off[k], *b = nd->bm + nd->vec_off[k];
+    const double *alpha_m = nd->alpha_m + nd->vec_off[k];
+    double *fm = nd->fm + nd->vec_off[k];
+    sd_flexible_acceleration_store(m, nd, k, alpha, qdd);
+    for (int i = 0; i < dim; ++i) {
+        double s = b[i];
+        for (int j = 0; j < dim; ++j) s += M[i * dim + j] * alpha_m[j];
+        fm[i] = s;
+    }
+    memcpy(f, fm, 6 * sizeof(double));
+}
+
+/* T^f(k) = f_m^f(k) (001 Eq 43: H(k) = diag(H_hinge(k), I_nm)). */
+void sd_flexible_modal_forces(const sd_model *m, const struct sd_node_data *nd, int k, double *tau)
+{
+    const double *fm = nd->fm + nd->vec_off[k];
+    for (int r = 0; r < nd->dim[k] - 6; ++r) tau[m->mode_v_index[k] + r] = fm[6 + r];
+}
+
+/* alpha(c) += Y(c) eta-ddot(p) (001 Eq 26). */
+void sd_attached_motion_modes(const sd_model *m, const struct sd_node_data *nd, int c, const double *qdd,
+                              double alpha[6])
+{
+    const int p = m->parent[c], nmp = sd_node_nmodes(m, p);
+    const double *Y = nd->Y + nd->att_off[c], *eta_ddot = qdd + m->mode_v_index[p];
+    for (int r = 0; r < nmp; ++r)
+        for (int i = 0; i < 6; ++i) alpha[i] += Y[6 * r + i] * eta_ddot[r];
+}
+
+/* f_m^f(p) += Y(c)^T f(c) (001 Eq 38). */
+void sd_attached_force_to_parent_modes(const sd_model *m, struct sd_node_data *nd, int c, const double f[6])
+{
+    const int p = m->parent[c];
+    const double *Y = nd->Y + nd->att_off[c];
+    double *fp = nd->fm + nd->vec_off[p];
+    for (int r = 0; r < sd_node_nmodes(m, p); ++r) fp[6 + r] += sd_s6_dot(Y + 6 * r, f);
+}
+
+/* The joint frame of a hinge on a node: pose(N_t(eta)) * node_placement (sd_interbody_force). */
+void sd_nodes_joint_frame(const sd_model *m, const sd_data *d, int k, sd_transform *J)
+{
+    if (sd_node_parent_node(m, k) < 0) *J = m->placement[k];
+    else sd_transform_compose((const sd_transform *)(d->nodes->node_pose + 12 * k), &m->node_placement[k], J);
+}
+
+/* ---- what follows from the motion (kinematics.c) ---- */
+
+double sd_flexible_first_moment(const sd_model *m, const sd_data *d, int k, double mx[3])
+{
+    const sd_transform *X = &d->Xworld[k];
+    double h[3], w[3];
+    const double mass = sd_flex_first_moment(m->flex[k], d->nodes->q + m->mode_q_index[k], h);
+    sd_m3_mul_v(X->R, h, w);
+    for (int i = 0; i < 3; ++i) mx[i] = w[i] + mass * X->p[i];
+    return mass;
+}
+
+/* out = M_m(k) V_m(k) (dim entries). */
+static void node_momentum(const struct sd_node_data *nd, int k, double *out)
+{
+    const int dim = nd->dim[k];
+    const double *M = nd->Mm + nd->mat_off[k], *V = nd->Vm + nd->vec_off[k];
+    for (int i = 0; i < dim; ++i) {
+        double s = 0.0;
+        for (int j = 0; j < dim; ++j) s += M[i * dim + j] * V[j];
+        out[i] = s;
+    }
+}
+
+void sd_flexible_momentum(const sd_model *m, const sd_data *d, int k, double h[6])
+{
+    (void)m;
+    double *mv = d->nodes->scratch;
+    node_momentum(d->nodes, k, mv);
+    memcpy(h, mv, 6 * sizeof(double));
+}
+
+double sd_flexible_kinetic_energy(const sd_model *m, const sd_data *d, int k)
+{
+    (void)m;
+    const struct sd_node_data *nd = d->nodes;
+    double *mv = nd->scratch, sum = 0.0;
+    node_momentum(nd, k, mv);
+    const double *V = nd->Vm + nd->vec_off[k];
+    for (int i = 0; i < nd->dim[k]; ++i) sum += 0.5 * V[i] * mv[i];
+    return sum;
+}
+
+sd_status sd_strain_energy(const sd_model *m, sd_data *d, double *E)
+{
+    const char *fn = "sd_strain_energy";
+    const sd_status st = sd_check_reader(m, d, fn, SD_CURRENT_PLACEMENTS);
+    if (st != SD_OK) return st;
+    if (!E) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL output", fn);
+    double sum = 0.0; /* 1/2 eta^T K_m eta of each flexible body (soadyn/flex.h) */
+    for (int k = 0; k < m->n && d->nodes; ++k)
+        if (sd_node_is_flexible(m, d->nodes, k)) sum += sd_flex_strain_energy(m->flex[k], d->nodes->q + m->mode_q_index[k]);
+    *E = sum;
+    return sd_check_output(d, fn, "E", E, 1, SD_CAUSE_OVERFLOW);
+}

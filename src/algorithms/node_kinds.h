@@ -1,0 +1,144 @@
+/*
+ * src/algorithms/node_kinds.h — the node kinds' operations (node_engine.h): what a sweep asks of a
+ * node, answered by the node's kind. A recursion written once over nodes calls these and does not
+ * test a kind itself (beyond sd_node_is_attached where a child's placement differs); this header is
+ * where a node's kind is read for the sweeps it serves (docs/design.md lists every such place).
+ *
+ * Kinds: RIGID (dim 6: the fixed-size kernels of internal.h on the per-body arrays of sd_data,
+ * inline here) and FLEXIBLE (dim 6 + nm: the node workspace's M_m, b_m of the motion scatter, 001
+ * Eq 25, 38-40; in node_flexible.c, with the attachments' operations). Every child-to-parent quantity passes through the child's rigid part (001 Eq
+ * 16-17), so the sweeps carry 6-vectors in the per-body arrays; a flexible node keeps its modal part
+ * beside them in the node workspace, and a child riding on a node of a flexible parent adds the
+ * attachment terms with Y(c) (node_engine.h: phi*(p, c) = [Xup(c), Y(c)]).
+ *
+ * nd is the model's node workspace, d->nodes; NULL on a model whose nodes are all rigid (which then
+ * has no attachments either). A recursion is written once as an always-inlined body taking nd and
+ * instantiated twice (SD_ENGINE_SWEEPS): with nd the constant NULL, every kind test below folds
+ * away and the rigid model runs the fixed-size kernels alone, as fast as before the engine (a run-time
+ * test per node, even of a register, made the compiler spill in the sweep: +5% instructions in
+ * Newton-Euler on the iiwa); with nd the workspace, the kinds are asked per node.
+ *
+ * The motion scatter that every recursion starts with (sd_update_motion, kinematics.c) is one of them.
+ */
+#ifndef SOADYN_NODE_KINDS_H
+#define SOADYN_NODE_KINDS_H
+
+#include "node_engine.h"
+
+/* The body of a recursion over nodes, written once, taking nd last; each file instantiates it in two
+ * functions kept apart (SD_NOINLINE), the rigid one passing the constant NULL, so that each instance
+ * gets the compiler's whole inlining budget (as one function with both instances inlined, the rigid
+ * sweep lost its inlined sd_force_to_parent: +2.8% instructions in Newton-Euler on the iiwa). */
+#define SD_ENGINE_SWEEPS static inline __attribute__((always_inline))
+
+/* A node is handled by the flexible kind's operations (node_flexible.c). */
+static inline int sd_node_is_flexible(const sd_model *m, const struct sd_node_data *nd, int k)
+{
+    return nd && sd_node_kind_of(m, k) == SD_NODE_FLEXIBLE;
+}
+/* A child riding on a node of its flexible parent (the attachment map Y(c) of node_engine.h). */
+static inline int sd_node_is_attached(const struct sd_node_data *nd, int c) { return nd && nd->att_off[c] >= 0; }
+
+/* ---- the flexible kind and attachments (node_flexible.c) ---- */
+
+/* Motion (kinematics.c): the state the node workspace keeps (nd->q, nd->u: u NULL, zeros); a child
+ * riding on node t of its flexible parent placed (Xup = pose(N_t) node_placement X_J, Y(c), world)
+ * and moved (V, a with the node frame's terms, rigid b) as node_engine.h says; and each node's M(k),
+ * b(k) and node vectors left in the workspace (rigid: the per-body numbers; flexible: 001 Eq 25,
+ * 39-40, its b(k) also back into sd_data). */
+void sd_node_motion_begin(const sd_model *m, struct sd_node_data *nd, const double *q, const double *u);
+void sd_attached_motion(const sd_model *m, sd_data *d, struct sd_node_data *nd, int c, const double *q,
+                        const double *u, const double *f_ext, int with_world);
+void sd_node_motion_store(const sd_model *m, sd_data *d, struct sd_node_data *nd, int k, const double *q,
+                          const double *u, const double *f_ext);
+
+double sd_flexible_first_moment(const sd_model *m, const sd_data *d, int k, double mx[3]);
+void sd_flexible_momentum(const sd_model *m, const sd_data *d, int k, double h[6]);
+double sd_flexible_kinetic_energy(const sd_model *m, const sd_data *d, int k);
+void sd_flexible_acceleration_store(const sd_model *m, struct sd_node_data *nd, int k, const double alpha[6],
+                                    const double *qdd);
+void sd_flexible_own_force(const sd_model *m, struct sd_node_data *nd, int k, const double alpha[6],
+                           const double *qdd, double f[6]);
+void sd_flexible_modal_forces(const sd_model *m, const struct sd_node_data *nd, int k, double *tau);
+void sd_attached_motion_modes(const sd_model *m, const struct sd_node_data *nd, int c, const double *qdd,
+                              double alpha[6]);
+void sd_attached_force_to_parent_modes(const sd_model *m, struct sd_node_data *nd, int c, const double f[6]);
+
+/* ---- accelerations (kinematics.c) and Newton-Euler (inverse_dynamics.c) ---- */
+
+/* alpha(c) += Y(c) eta-ddot(p): the motion a child riding on a node of its flexible parent p gets
+ * from the parent's modal accelerations (001 Eq 26, the second block of phi*(p, c)); nothing for a
+ * child on a frame. qdd NULL: no modal accelerations. */
+static inline void sd_node_child_motion_modes(const sd_model *m, const struct sd_node_data *nd, int c,
+                                              const double *qdd, double alpha[6])
+{
+    if (sd_node_is_attached(nd, c) && qdd) sd_attached_motion_modes(m, nd, c, qdd, alpha);
+}
+
+/* A flexible node's alpha_m = [alpha; eta-ddot] into the workspace (qdd NULL: eta-ddot = 0); the
+ * rigid part is the per-body alpha, all a rigid node has. */
+static inline void sd_node_acceleration_store(const sd_model *m, struct sd_node_data *nd, int k,
+                                              const double alpha[6], const double *qdd)
+{
+    if (sd_node_is_flexible(m, nd, k)) sd_flexible_acceleration_store(m, nd, k, alpha, qdd);
+}
+
+/* The node's own force M(k) alpha(k) + b(k) (001 Eq 38 without the children; bk: b(k) of sd_data):
+ * its rigid part into f (6); a flexible node keeps its modal part, and alpha_m = [alpha; eta-ddot],
+ * in the node workspace. qdd NULL: eta-ddot = 0. */
+static inline void sd_node_own_force(const sd_model *m, struct sd_node_data *nd, const double *bk, int k,
+                                     const double alpha[6], const double *qdd, double f[6])
+{
+    if (sd_node_is_flexible(m, nd, k)) {
+        sd_flexible_own_force(m, nd, k, alpha, qdd, f);
+        return;
+    }
+    sd_rigid_inertia_mul(m->rigid + 13 * k, alpha, f);
+    for (int r = 0; r < 6; ++r) f[r] += bk[r];
+}
+
+/* The node's generalized forces beyond its hinge's: a flexible node's modal forces T^f(k) = f_m^f(k)
+ * (001 Eq 43, the identity block of H(k)), its children's shares already gathered; none for a rigid one. */
+static inline void sd_node_modal_forces(const sd_model *m, const struct sd_node_data *nd, int k, double *tau)
+{
+    if (sd_node_is_flexible(m, nd, k)) sd_flexible_modal_forces(m, nd, k, tau);
+}
+
+/* f_m^f(p) += Y(c)^T f(c): the share of a child's force riding on a node of its flexible parent p
+ * in the parent's modal forces (001 Eq 38, the second block of phi(p, c)); nothing on a frame. */
+static inline void sd_node_force_to_parent_modes(const sd_model *m, struct sd_node_data *nd, int c,
+                                                 const double f[6])
+{
+    if (sd_node_is_attached(nd, c)) sd_attached_force_to_parent_modes(m, nd, c, f);
+}
+
+/* ---- what follows from the motion (kinematics.c: centre of mass, momentum, energies) ---- */
+
+/* Node k's mass and first moment sum m_j x_j in world coordinates: a rigid body's at its centre of
+ * mass; a flexible body's FE nodes at their deformed positions (node_engine.h), its rigid part included. */
+static inline double sd_node_first_moment(const sd_model *m, const sd_data *d, int k, double mx[3])
+{
+    if (sd_node_is_flexible(m, d->nodes, k)) return sd_flexible_first_moment(m, d, k, mx);
+    double c[3];
+    sd_transform_point(&d->Xworld[k], m->com + 3 * k, c);
+    for (int i = 0; i < 3; ++i) mx[i] = m->mass[k] * c[i];
+    return m->mass[k];
+}
+
+/* The rigid rows of M(k) V_m(k), body axes: the node's momentum about F_k (001 Eq 25). */
+static inline void sd_node_momentum(const sd_model *m, const sd_data *d, int k, double h[6])
+{
+    if (sd_node_is_flexible(m, d->nodes, k)) sd_flexible_momentum(m, d, k, h);
+    else sd_rigid_inertia_mul(m->rigid + 13 * k, d->V + 6 * k, h);
+}
+
+/* 1/2 V_m(k)^T M(k) V_m(k) (001 Sec 2.2). */
+static inline double sd_node_kinetic_energy(const sd_model *m, const sd_data *d, int k)
+{
+    if (sd_node_is_flexible(m, d->nodes, k)) return sd_flexible_kinetic_energy(m, d, k);
+    double MV[6];
+    sd_rigid_inertia_mul(m->rigid + 13 * k, d->V + 6 * k, MV);
+    return 0.5 * sd_s6_dot(d->V + 6 * k, MV);
+}
+
+#endif /* SOADYN_NODE_KINDS_H */
