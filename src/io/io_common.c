@@ -139,6 +139,13 @@ sd_status sd_io_read_model_file(const char *path, char **text, size_t *length, s
     return st;
 }
 
+long long sd_io_file_size(const char *path)
+{
+    struct stat info;
+    if (stat(path, &info) != 0 || !S_ISREG(info.st_mode) || info.st_size < 0) return -1;
+    return (long long)info.st_size;
+}
+
 int sd_io_is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 const char *sd_io_parse_number(const char *token, size_t len, double *out)

@@ -39,6 +39,10 @@ char *sd_io_describe(const char *kind, const char *name);
  * name the path. */
 sd_status sd_io_read_model_file(const char *path, char **text, size_t *length, sd_error *err);
 
+/* The size in bytes of the regular file at path, or -1 when it cannot be told (no such file, not a
+ * regular file: reading it then says why). For budgets checked before a file is read. */
+long long sd_io_file_size(const char *path);
+
 /* Whether c is XML whitespace (space, tab, newline, carriage return). */
 int sd_io_is_space(char c);
 

@@ -326,7 +326,7 @@ static sd_status parse_link(const parse_ctx *pc, const xmlNode *node, sd_urdf_ro
     char *owner = sd_io_describe("link", link->name);
     if (owner == NULL) return out_of_memory(pc);
     sd_status st = inertial != NULL ? parse_inertial(pc, inertial, owner, link) : SD_OK;
-    if (st == SD_OK) st = sd_urdf_read_flexible(pc->source, pc->err, node, owner, link); /* urdf_flex.c */
+    if (st == SD_OK) st = sd_urdf_read_flexible(pc->source, pc->err, node, owner, link, &robot->flex_file_bytes); /* urdf_flex.c */
     free(owner);
     return st;
 }
