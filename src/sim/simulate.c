@@ -108,6 +108,12 @@ static sd_status check_options(const sd_model *model, const sd_sim_options *o, c
     return SD_OK;
 }
 
+sd_status sd_simulate_check(const sd_model *model, const sd_sim_options *options, const double *q,
+                            const double *u, sd_error *err)
+{
+    return check_options(model, options, q, u, err);
+}
+
 /* Hand the state at output time t to the observer when it is due. */
 static int observe(sim_run *run, double t, sd_error *err, sd_status *status)
 {
