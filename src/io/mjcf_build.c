@@ -21,6 +21,7 @@
 #include <soadyn/urdf.h> /* SD_MODEL_FILE_MAX_BYTES */
 
 #include "io/mjcf_internal.h"
+#include "io/xml_read.h"
 #include "model/model_bounds.h"
 
 #define MJCF_PI 3.14159265358979323846
@@ -795,10 +796,12 @@ sd_status sd_mjcf_load_string(const char *xml, size_t length, const char *source
                           length, (size_t)SD_MODEL_FILE_MAX_BYTES >> 20);
     sd_error local;
     mjcf_ctx ctx;
+    sd_xml_quiet quiet;
+    sd_xml_quiet_begin(&quiet);
     sd_status st = mjcf_open(&ctx, xml, length, source, err ? err : &local);
     if (st == SD_OK) st = build(&ctx, model);
     mjcf_close(&ctx);
-    return st;
+    return sd_xml_quiet_end(&quiet, st, model, source, err);
 }
 
 sd_status sd_mjcf_load_file(const char *path, sd_model **model, sd_error *err)

@@ -816,16 +816,17 @@ sd_status sd_urdf_load_string(const char *xml, size_t length, const char *source
                           length, (size_t)SD_MODEL_FILE_MAX_BYTES >> 20);
     parse_ctx pc = {source, err};
     xmlDoc *doc = NULL;
+    sd_xml_quiet quiet;
+    sd_xml_quiet_begin(&quiet);
     sd_status st = sd_xml_read(xml, length, source, &doc, err);
-    if (st != SD_OK) return st;
     sd_urdf_robot robot;
     memset(&robot, 0, sizeof robot);
     robot.source = source;
-    st = parse_robot(&pc, doc, &robot);
+    if (st == SD_OK) st = parse_robot(&pc, doc, &robot);
     xmlFreeDoc(doc);
     if (st == SD_OK) st = sd_urdf_robot_build(&robot, options, model, err);
     sd_urdf_robot_clear(&robot);
-    return st;
+    return sd_xml_quiet_end(&quiet, st, model, source, err);
 }
 
 sd_status sd_urdf_load_file(const char *path, const sd_urdf_options *options, sd_model **model, sd_error *err)
