@@ -7,9 +7,11 @@
  * ("BODY.nodeN.dx" ..). Columns are matched by name, not position, so a file of another model, or of
  * this one loaded another way (--floating), is refused naming the column that is missing or left
  * over. The deflections and the total energy are recomputed from q, so they are read past; a comment
- * line ("# truncated at t=...") ends nothing but itself. Needs nothing beyond libc: always built.
+ * line ("# truncated at t=...") ends nothing but itself. Every number must be finite and the time
+ * must increase from line to line, else the line is named. Needs nothing beyond libc: always built.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +84,8 @@ typedef struct csv_read {
     int ncols;
     int *role;      /* per column: >= 0 its slot in [q | u], or COL_* */
     char **labels;  /* the model's q labels then "u." speed labels */
+    long rows;      /* data lines read so far */
+    double last_t;  /* the time of the last one */
 } csv_read;
 
 static sd_status make_labels(csv_read *r)
@@ -168,6 +172,9 @@ static sd_status read_row(csv_read *r, char *line, long lineno, double *q, doubl
         if (end == p || (*end && *end != ',') || errno == ERANGE)
             return sd_io_fail(r->err, SD_E_PARSE, r->path, (int)lineno, "column %d: not a number%s", c + 1,
                               *p ? "" : " (the line ends early)");
+        if (!isfinite(x)) /* a NaN would reach the page as null, an infinity as nonsense */
+            return sd_io_fail(r->err, SD_E_PARSE, r->path, (int)lineno, "column %d: '%.*s' is not finite", c + 1,
+                              (int)(end - p < 40 ? end - p : 40), p);
         const int role = r->role[c];
         if (role >= 0 && role < nq) q[role] = x;
         else if (role >= nq) u[role - nq] = x;
@@ -180,6 +187,12 @@ static sd_status read_row(csv_read *r, char *line, long lineno, double *q, doubl
                               r->ncols);
     }
     if (*p) return sd_io_fail(r->err, SD_E_PARSE, r->path, (int)lineno, "more columns than the header's %d", r->ncols);
+    /* the player interpolates between samples by time: it must increase line after line */
+    if (r->rows > 0 && !(s->t > r->last_t))
+        return sd_io_fail(r->err, SD_E_PARSE, r->path, (int)lineno,
+                          "time %.17g does not increase (the previous sample's is %.17g)", s->t, r->last_t);
+    r->rows++;
+    r->last_t = s->t;
     return SD_OK;
 }
 
@@ -189,7 +202,7 @@ sd_status sd_trajectory_read_csv(const sd_model *model, const char *path, sd_tra
     if (!model || !path || !trajectory) return sd_error_set(err, SD_E_ARGUMENT, "sd_trajectory_read_csv: NULL argument");
     FILE *fp = fopen(path, "r");
     if (!fp) return sd_error_set(err, SD_E_IO, "%s: cannot open: %s", path, strerror(errno));
-    csv_read r = {model, path, err, 0, NULL, NULL};
+    csv_read r = {model, path, err, 0, NULL, NULL, 0, 0.0};
     const int nq = sd_model_nq(model), nv = sd_model_nv(model);
     double *q = calloc((size_t)nq + 1, sizeof(double)), *u = calloc((size_t)nv + 1, sizeof(double));
     sd_trajectory *tr = sd_trajectory_new(model);
