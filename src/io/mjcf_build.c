@@ -162,11 +162,9 @@ static sd_status read_joint(builder_ctx *b, const xmlNode *j, int childclass, co
         if (st == SD_OK) st = mjcf_keyword(m, j, MJCF_KIND_JOINT, cls, owner, "limited", LIMITED, 2, &limited);
     }
     if (st == SD_OK) {
-        const double len = sd_v3_norm(axis);
-        if ((mj->type == J_HINGE || mj->type == J_SLIDE) && !(len > 1e-12))
+        /* a direction of any size: 1e308 must not overflow into "zero length" (sd_io_normalize) */
+        if (!sd_io_normalize(axis, 3) && (mj->type == J_HINGE || mj->type == J_SLIDE))
             st = mjcf_fail(m, j, SD_E_PARSE, "%s: axis of zero length", owner);
-        else if (len > 0)
-            for (int i = 0; i < 3; ++i) axis[i] /= len;
         for (int i = 0; i < 3 && st == SD_OK; ++i)
             if (fabs(anchor[i]) > SD_MAX_LENGTH)
                 st = mjcf_fail(m, j, SD_E_PARSE, "%s: pos beyond %g m, the bound of physical models", owner,

@@ -363,8 +363,7 @@ static sd_status read_link_ref(const parse_ctx *pc, const xmlNode *node, const c
 
 /* The <axis xyz> child of `node`, normalised into out; URDF's default is x. Only an element that
  * moves along or about it (`needs_axis`) must have a nonzero one. An axis is a direction of any
- * length, so it is scaled by its largest component before its norm is formed (1e300 would overflow
- * the squares, 1e-300 underflow them); below 1e-12 it is noise. */
+ * length (sd_io_normalize); below 1e-12 it is noise. */
 static sd_status read_direction(const parse_ctx *pc, const xmlNode *node, const char *owner, int needs_axis,
                                 double out[3])
 {
@@ -374,19 +373,12 @@ static sd_status read_direction(const parse_ctx *pc, const xmlNode *node, const 
     double a[3] = {1.0, 0.0, 0.0};
     sd_status st = read_numbers(pc, axis, owner, "xyz", 3, 0, ANY, a);
     if (st != SD_OK) return st;
-    double s = 0.0;
-    for (int i = 0; i < 3; ++i) s = fabs(a[i]) > s ? fabs(a[i]) : s;
-    double u[3] = {0.0, 0.0, 0.0}, n = 0.0;
-    if (s > 0.0) {
-        for (int i = 0; i < 3; ++i) u[i] = a[i] / s;
-        n = sd_v3_norm(u); /* in [1, sqrt 3] */
-    }
-    if (!(s * n >= 1e-12)) {
+    if (!sd_io_normalize(a, 3)) {
         if (needs_axis)
             return sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(axis), "%s: <axis> has zero length", owner);
         return SD_OK;
     }
-    for (int i = 0; i < 3; ++i) out[i] = u[i] / n;
+    for (int i = 0; i < 3; ++i) out[i] = a[i];
     return SD_OK;
 }
 

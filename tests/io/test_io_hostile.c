@@ -11,6 +11,11 @@
  *   flexible data files    a URDF whose <soadyn:flexible file=> references together pass
  *                          SD_URDF_MAX_FLEX_FILE_BYTES is refused before the file is read
  *
+ *   huge axes              an MJCF axis="1e308 1e308 0" is a direction like any other (it
+ *                          overflowed into "zero length"); an SDF <xyz>0 1e308 0</xyz>, which
+ *                          libsdformat's own normalisation overflows, is refused as such (it was
+ *                          "zero or not finite")
+ *
  * Files are written in a fresh folder under /tmp and removed at the end.
  */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, ftruncate */
@@ -22,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <soadyn/config.h> /* SOADYN_HAS_SDF */
 #include <soadyn/soadyn.h>
 
 #include "test_util.h"
@@ -166,6 +172,44 @@ static void flexible_file_bytes(void)
     CHECK(now() - t0 < 1.0);
 }
 
+/* The axis of the model's last body. */
+static void check_axis(const char *what, sd_status st, sd_model *m, const sd_error *err, const double expect[3])
+{
+    if (st != SD_OK) fprintf(stderr, "%s: %s\n", what, err->message);
+    CHECK(st == SD_OK);
+    if (st != SD_OK) return;
+    const double *a = sd_model_body_desc(m, sd_model_nbodies(m) - 1)->axis;
+    printf("%s: axis %.17g %.17g %.17g\n", what, a[0], a[1], a[2]);
+    for (int i = 0; i < 3; ++i) CHECK_CLOSE(a[i], expect[i], 1e-15);
+    sd_model_free(m);
+}
+
+static void huge_axes(void)
+{
+    static const char mjcf[] = "<mujoco><worldbody><body name=\"b\"><joint name=\"j\" axis=\"1e308 1e308 0\"/>"
+                               "<geom size=\"0.1\"/></body></worldbody></mujoco>";
+    sd_model *m = NULL;
+    sd_error err;
+    const double diagonal[3] = {sqrt(0.5), sqrt(0.5), 0.0};
+    sd_status st = sd_mjcf_load_string(mjcf, sizeof mjcf - 1, "huge.xml", &m, &err);
+    check_axis("MJCF axis=\"1e308 1e308 0\"", st, m, &err, diagonal);
+    if (SOADYN_HAS_SDF) {
+        static const char sdf[] =
+            "<sdf version=\"1.9\"><model name=\"m\">"
+            "<link name=\"a\"><inertial><mass>1</mass><inertia><ixx>0.1</ixx><iyy>0.1</iyy><izz>0.1</izz>"
+            "<ixy>0</ixy><ixz>0</ixz><iyz>0</iyz></inertia></inertial></link>"
+            "<link name=\"b\"><inertial><mass>1</mass><inertia><ixx>0.1</ixx><iyy>0.1</iyy><izz>0.1</izz>"
+            "<ixy>0</ixy><ixz>0</ixz><iyz>0</iyz></inertia></inertial></link>"
+            "<joint name=\"j\" type=\"revolute\"><parent>a</parent><child>b</child>"
+            "<axis><xyz>0 1e308 0</xyz></axis></joint></model></sdf>";
+        m = NULL;
+        st = sd_sdf_load_string(sdf, sizeof sdf - 1, "huge.sdf", NULL, &m, &err);
+        printf("SDF <xyz>0 1e308 0</xyz>: %s\n", err.message);
+        CHECK(st == SD_E_PARSE && m == NULL);
+        CHECK(has(err.message, "joint 'j': <axis> <xyz> has a component beyond 1e150, whose square overflows"));
+    }
+}
+
 int main(void)
 {
     if (mkdtemp(dir) == NULL) {
@@ -175,6 +219,7 @@ int main(void)
     include_amplification();
     include_bytes();
     flexible_file_bytes();
+    huge_axes();
     char path[256];
     for (int i = 0; i < nwritten; ++i) {
         path_of(written[i], path, sizeof path);
