@@ -71,6 +71,8 @@ typedef struct builder_ctx {
     mj_joint *joints;
     int njoints, joints_cap;
     int unmodelled[U_COUNT];
+    char **file_names; /* the names the file gives its bodies, sorted: generated names avoid them */
+    int nfile_names, file_names_cap;
 } builder_ctx;
 
 static void *grow(void *items, int *cap, int count, size_t size)
@@ -93,6 +95,49 @@ static char *format_name(const char *fmt, const char *a, const char *b2, int i)
     else if (a) snprintf(s, n, fmt, a);
     else snprintf(s, n, fmt, i);
     return s;
+}
+
+/* ---------------------------------------------------------------- body names */
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Every <body name> below node into b->file_names (sorted by the caller). */
+static sd_status collect_body_names(builder_ctx *b, const xmlNode *node)
+{
+    for (const xmlNode *c = node->children; c != NULL; c = c->next) {
+        if (!mjcf_is(c, "body")) continue;
+        xmlChar *name = xmlGetNoNsProp(c, (const xmlChar *)"name");
+        if (name != NULL) {
+            char **names = grow(b->file_names, &b->file_names_cap, b->nfile_names, sizeof *names);
+            char *copy = names ? sd_io_strdup((const char *)name) : NULL;
+            if (names) b->file_names = names;
+            xmlFree(name);
+            if (copy == NULL) return oom(b);
+            b->file_names[b->nfile_names++] = copy;
+        }
+        const sd_status st = collect_body_names(b, c);
+        if (st != SD_OK) return st;
+    }
+    return SD_OK;
+}
+
+/* The name of unnamed body `self`: "body<self>", or "body<self>_<j>" with the first j that the file
+ * does not use (a file may well name a body "body2"). Generated names never meet one another: only
+ * they have the form body<number>[_<number>] with this number. */
+static char *generated_body_name(const builder_ctx *b, int self)
+{
+    char name[48];
+    snprintf(name, sizeof name, "body%d", self);
+    for (int j = 1;; ++j) {
+        const char *key = name;
+        if (b->nfile_names == 0 ||
+            !bsearch(&key, b->file_names, (size_t)b->nfile_names, sizeof *b->file_names, compare_names))
+            return sd_io_strdup(name);
+        snprintf(name, sizeof name, "body%d_%d", self, j);
+    }
 }
 
 static void translation(const double p[3], sd_transform *X)
@@ -269,9 +314,12 @@ static sd_status read_body(builder_ctx *b, const xmlNode *node, int parent, int 
     me->node = node;
     me->last = -1;
     xmlChar *bn = xmlGetNoNsProp(node, (const xmlChar *)"name");
-    me->name = bn ? sd_io_strdup((const char *)bn) : format_name("body%d", NULL, NULL, self);
+    me->name = bn ? sd_io_strdup((const char *)bn) : generated_body_name(b, self);
     xmlFree(bn);
     if (me->name == NULL) return oom(b);
+    if (strcmp(me->name, "world") == 0) /* the inertial frame's name: an equality's body2="world" means it */
+        return mjcf_fail(m, node, SD_E_PARSE, "body 'world': the name is the world body's (MuJoCo refuses it "
+                                              "too); rename the body");
     char *owner = sd_io_describe("body", me->name);
     if (owner == NULL) return oom(b);
     /* its own childclass applies to its own elements too */
@@ -631,6 +679,8 @@ static void builder_ctx_free(builder_ctx *b)
         free(b->pend[i].joint);
     }
     for (int i = 0; i < b->njoints; ++i) free(b->joints[i].name);
+    for (int i = 0; i < b->nfile_names; ++i) free(b->file_names[i]);
+    free(b->file_names);
     free(b->bodies);
     free(b->pend);
     free(b->joints);
@@ -681,6 +731,9 @@ static sd_status build(mjcf_ctx *m, sd_model **model)
     for (const xmlNode *c = root->children; c != NULL && st == SD_OK; c = c->next) {
         if (mjcf_is(c, "worldbody")) {
             st = count_geoms_sites(&b, c, 0);
+            if (st == SD_OK) st = collect_body_names(&b, c);
+            if (st == SD_OK && b.nfile_names > 1)
+                qsort(b.file_names, (size_t)b.nfile_names, sizeof *b.file_names, compare_names);
             if (st == SD_OK) st = read_children(&b, c, 0, 0);
         } else if (mjcf_is(c, "option")) {
             double g[3];

@@ -16,6 +16,9 @@
  *                          libsdformat's own normalisation overflows, is refused as such (it was
  *                          "zero or not finite")
  *
+ *   generated body names   an unnamed MJCF body beside one the file names "body2" gets a name
+ *                          of its own (the two were refused as duplicates)
+ *
  * Files are written in a fresh folder under /tmp and removed at the end.
  */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, ftruncate */
@@ -210,6 +213,28 @@ static void huge_axes(void)
     }
 }
 
+static void generated_names(void)
+{
+    static const char mjcf[] =
+        "<mujoco model=\"names\"><worldbody>"
+        "<body name=\"body2\"><joint name=\"a\" axis=\"0 0 1\"/><geom size=\"0.1\"/></body>"
+        "<body><joint name=\"b\" axis=\"0 0 1\"/><geom size=\"0.1\"/></body>"
+        "<body><joint name=\"c\" axis=\"0 0 1\"/><geom size=\"0.1\"/></body>"
+        "</worldbody></mujoco>";
+    sd_model *m = NULL;
+    sd_error err;
+    const sd_status st = sd_mjcf_load_string(mjcf, sizeof mjcf - 1, "names.xml", &m, &err);
+    if (st != SD_OK) fprintf(stderr, "generated names: %s\n", err.message);
+    CHECK(st == SD_OK);
+    if (st != SD_OK) return;
+    CHECK(sd_model_nbodies(m) == 3);
+    printf("generated names: %s, %s, %s\n", sd_model_body_name(m, 0), sd_model_body_name(m, 1), sd_model_body_name(m, 2));
+    CHECK(sd_model_body_index(m, "body2") == 0);
+    CHECK(sd_model_body_index(m, "body2_1") == 1); /* body 2 of the file, "body2" taken */
+    CHECK(sd_model_body_index(m, "body3") == 2);
+    sd_model_free(m);
+}
+
 int main(void)
 {
     if (mkdtemp(dir) == NULL) {
@@ -220,6 +245,7 @@ int main(void)
     include_bytes();
     flexible_file_bytes();
     huge_axes();
+    generated_names();
     char path[256];
     for (int i = 0; i < nwritten; ++i) {
         path_of(written[i], path, sizeof path);
