@@ -38,6 +38,7 @@ sd_status sd_integrator_from_name(const char *name, sd_integrator *integrator)
 
 void sd_sim_options_init(sd_sim_options *options)
 {
+    if (!options) return; /* nothing to fill (was a NULL dereference) */
     memset(options, 0, sizeof(*options));
     options->integrator = SD_INTEGRATOR_RK4;
     options->duration = 1.0;
