@@ -325,7 +325,14 @@ static sd_status parse_link(const parse_ctx *pc, const xmlNode *node, sd_urdf_ro
     const xmlNode *inertial = child_element(node, "inertial");
     char *owner = sd_io_describe("link", link->name);
     if (owner == NULL) return out_of_memory(pc);
-    sd_status st = inertial != NULL ? parse_inertial(pc, inertial, owner, link) : SD_OK;
+    sd_status st = SD_OK;
+    /* links and joints are children of <robot>: one inside a link would be dropped without a word */
+    for (const xmlNode *c = node->children; c != NULL && st == SD_OK; c = c->next)
+        if (is_element(c, "link") || is_element(c, "joint"))
+            st = sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(c),
+                            "%s: holds a <%s>; links and joints are children of <robot>", owner,
+                            (const char *)c->name);
+    if (st == SD_OK && inertial != NULL) st = parse_inertial(pc, inertial, owner, link);
     if (st == SD_OK) st = sd_urdf_read_flexible(pc->source, pc->err, node, owner, link, &robot->flex_file_bytes); /* urdf_flex.c */
     free(owner);
     return st;
