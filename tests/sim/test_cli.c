@@ -6,7 +6,8 @@
  *     129; while running, and after SIGKILL, only FILE.csv.partial exists; SIGUSR1 prints the time
  *     reached and the run goes on; an interrupted run's plot and page say "truncated at t = ...";
  *   - `eval --json` prints valid JSON whose mass matrix and qdd equal the C API's to 1e-12;
- *   - usage errors exit 1, bad models exit 2, --help exits 0; --plot writes PNG and SVG files;
+ *   - usage errors exit 1 (also an option or a NAME=VALUE entry given twice), bad models exit 2,
+ *     --help exits 0; --plot writes PNG and SVG files;
  *     every non-zero exit comes with a message on stderr;
  *   - output lost is a failure: stdout on /dev/full or a pipe closed (SIGPIPE ignored or not) makes
  *     every command exit 3 naming the reason; a CSV or plot cut short by a file size limit is removed
@@ -794,6 +795,11 @@ static void check_exit_codes(void)
     char *e = read_all(err_path);
     CHECK(e && strstr(e, "nosuch") && strstr(e, "other"));
     free(e);
+    /* the same entry twice, the same option twice: refused, not the last one taken silently */
+    CHECK(run(NULL, "err.txt", "eval", model, "--q", "shoulder=1,elbow=0,shoulder=2", NULL, NULL, NULL) == 1);
+    CHECK(contains(err_path, "'shoulder' is given twice"));
+    CHECK(run(NULL, "err.txt", "eval", model, "--q", "0,1", "--q", "2,3", NULL) == 1);
+    CHECK(contains(err_path, "option --q given twice ('0,1', then '2,3')"));
     CHECK(run(NULL, NULL, "info", missing, NULL, NULL, NULL, NULL, NULL) == 2);
     CHECK(run(NULL, "err.txt", "eval", broken, "--json", NULL, NULL, NULL, NULL) == 2);
     e = read_all(err_path);
