@@ -21,10 +21,12 @@
 #include "internal.h"
 #include "io/io_common.h"
 
-/* One line of any length, without its end of line; NULL at the end of the file. */
-static char *read_line(FILE *fp, char **buf, size_t *cap)
+/* One line of any length, without its end of line; NULL at the end of the file. *nul is set when
+ * the line holds a NUL byte (the C string would end there, and what follows be ignored). */
+static char *read_line(FILE *fp, char **buf, size_t *cap, int *nul)
 {
     size_t n = 0;
+    *nul = 0;
     int c;
     while ((c = fgetc(fp)) != EOF && c != '\n') {
         if (n + 2 > *cap) {
@@ -35,6 +37,7 @@ static char *read_line(FILE *fp, char **buf, size_t *cap)
             *cap = cap2;
         }
         (*buf)[n++] = (char)c;
+        if (c == '\0') *nul = 1;
     }
     if (c == EOF && n == 0) return NULL;
     if (!*buf) { /* an empty line before anything was allocated */
@@ -209,10 +212,16 @@ sd_status sd_trajectory_read_csv(const sd_model *model, const char *path, sd_tra
     char *buf = NULL;
     size_t cap = 0;
     sd_status st = q && u && tr ? make_labels(&r) : sd_error_set(err, SD_E_MEMORY, "%s: out of memory", path);
-    char *line = st == SD_OK ? read_line(fp, &buf, &cap) : NULL;
+    int nul = 0;
+    char *line = st == SD_OK ? read_line(fp, &buf, &cap, &nul) : NULL;
     if (st == SD_OK && !line) st = sd_io_fail(err, SD_E_PARSE, path, 1, "empty: no header line");
+    if (st == SD_OK && nul) st = sd_io_fail(err, SD_E_PARSE, path, 1, "holds a NUL byte: not a CSV text line");
     if (st == SD_OK) st = read_header(&r, line);
-    for (long lineno = 2; st == SD_OK && (line = read_line(fp, &buf, &cap)) != NULL; ++lineno) {
+    for (long lineno = 2; st == SD_OK && (line = read_line(fp, &buf, &cap, &nul)) != NULL; ++lineno) {
+        if (nul) {
+            st = sd_io_fail(err, SD_E_PARSE, path, (int)lineno, "holds a NUL byte: not a CSV text line");
+            break;
+        }
         if (line[0] == '#' || line[0] == '\0') continue;
         sd_sim_sample s = {0};
         s.q = q;

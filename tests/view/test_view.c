@@ -178,6 +178,13 @@ static void test_csv_errors(const char *dir)
         sd_trajectory_free(tr);
         tr = NULL;
     }
+    /* a NUL byte ended the line for strtod, and what followed it was ignored */
+    static const char with_nul[] = "time,hinge,u.hinge\n0,0.1,0.2\n1,0.1,0.2\0,7,7\n";
+    FILE *fp = fopen(path, "wb");
+    CHECK(fp && fwrite(with_nul, 1, sizeof with_nul - 1, fp) == sizeof with_nul - 1);
+    if (fp) fclose(fp);
+    CHECK(sd_trajectory_read_csv(m, path, &tr, &err) == SD_E_PARSE && tr == NULL);
+    CHECK(strstr(err.message, ":3: holds a NUL byte") != NULL);
     CHECK(sd_trajectory_read_csv(m, "/nonexistent/x.csv", &tr, &err) == SD_E_IO);
     sd_model_free(m);
 }
