@@ -20,6 +20,7 @@
 #include <soadyn/config.h> /* SOADYN_HAS_VIEWER */
 #include <soadyn/soadyn.h>
 
+#include "cli_child.h" /* cli_read_all */
 #include "test_util.h"
 
 static const char arm_urdf[] =
@@ -31,20 +32,6 @@ static const char arm_urdf[] =
     "</robot>\n";
 
 static char dir[] = "/tmp/soadyn_output_marks_XXXXXX";
-
-static char *read_all(const char *path)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    fseek(fp, 0, SEEK_END);
-    const long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    const size_t got = s ? fread(s, 1, (size_t)n, fp) : 0;
-    if (s) s[got] = '\0';
-    fclose(fp);
-    return s;
-}
 
 static long count(const char *text, const char *what)
 {
@@ -65,7 +52,7 @@ static long glyphs_of_plot(const sd_trajectory *tr, const char *path)
     const sd_status st = sd_plot_trajectory(tr, path, &err);
     CHECK(st == SD_OK);
     if (st != SD_OK) fprintf(stderr, "%s\n", err.message);
-    char *svg = read_all(path);
+    char *svg = cli_read_all(path);
     const long n = count(svg, "<use xlink:href=\"#glyph");
     free(svg);
     return n;
@@ -99,7 +86,7 @@ static void check_marks(const sd_model *m)
     if (SOADYN_HAS_VIEWER) {
         sd_error err;
         CHECK(sd_view_write_html(m, tr, NULL, page, &err) == SD_OK);
-        char *html = read_all(page);
+        char *html = cli_read_all(page);
         CHECK(html && strstr(html, "marks [truncated at t = 0.2 s (interrupted by SIGINT)]") != NULL);
         free(html);
         remove(page);

@@ -40,5 +40,5 @@ if(SOADYN_WITH_IO AND SOADYN_WITH_PLOT)
 endif()
 # The marks of an incomplete run in the plot and the page, the output probe, sd_simulate_check.
 if(SOADYN_WITH_IO AND SOADYN_WITH_PLOT)
-  soadyn_add_test(test_output_marks SOURCES sim/test_output_marks.c LABELS unit)
+  soadyn_add_test(test_output_marks SOURCES sim/test_output_marks.c sim/cli_child.c LABELS unit)
 endif()
