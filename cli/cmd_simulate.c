@@ -430,7 +430,7 @@ static int run_simulation(sd_model *m, const sim_args *a, sd_sim_options *so)
         fprintf(stderr, "soadyn simulate: %s\n", o.err.message);
         rc = CLI_USAGE;
     }
-    /* so is an output that cannot be created: the plot and the page are written only at the end */
+    /* and so is an output that cannot be created, though the plot and the page are written at the end */
     if (rc == CLI_OK && ((a->plot && sd_output_probe(a->plot, &o.err) != SD_OK) ||
                          (a->html && sd_output_probe(a->html, &o.err) != SD_OK))) {
         fprintf(stderr, "soadyn simulate: %s\n", o.err.message);

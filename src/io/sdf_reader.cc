@@ -463,7 +463,7 @@ void Reader::fill_joint(const JointInfo &j, sd_urdf_joint *out) const
             fail(SD_E_PARSE, j.line, what + ": " + tag + " <xyz> is not finite");
         /* libsdformat normalises <xyz> itself, and a component beyond some 1e154 overflows its norm
          * into a zero vector: that is said as what it is, not as a zero axis */
-        ignition::math::Vector3d raw = axis->Xyz(); /* normalised already: the text's numbers are read */
+        ignition::math::Vector3d raw(v[0], v[1], v[2]); /* the text's numbers, where the element has them */
         const sdf::ElementPtr axis_element = axis->Element();
         if (axis_element && axis_element->HasElement("xyz"))
             raw = axis_element->FindElement("xyz")->Get<ignition::math::Vector3d>();
