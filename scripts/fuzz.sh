@@ -28,7 +28,7 @@ while [ $# -gt 0 ]; do
     --seconds) seconds=${2:?--seconds needs a number}; seconds_given=1; shift ;;
     --runs) runs=${2:?--runs needs a number}; shift ;;
     --corpus) keep=${2:?--corpus needs a folder}; shift ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1 (see --help)" >&2; exit 1 ;;
     *) targets+=("$1") ;;
   esac
