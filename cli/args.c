@@ -67,13 +67,17 @@ int cli_parse(const char *cmd, int argc, char **argv, const cli_option *options,
                 return CLI_USAGE;
             }
             *o->flag = 1;
-        } else if (eq) {
-            *o->value = eq + 1;
-        } else if (i + 1 < argc) {
-            *o->value = argv[++i];
-        } else {
+        } else if (!eq && i + 1 >= argc) {
             fprintf(stderr, "soadyn %s: option --%s needs a value\n", cmd, o->name);
             return CLI_USAGE;
+        } else {
+            const char *value = eq ? eq + 1 : argv[++i];
+            if (*o->value) { /* the last one winning silently would hide a typo in a long command */
+                fprintf(stderr, "soadyn %s: option --%s given twice ('%s', then '%s')\n", cmd, o->name, *o->value,
+                        value);
+                return CLI_USAGE;
+            }
+            *o->value = value;
         }
     }
     if (!*positional) {
@@ -92,10 +96,11 @@ char *cli_label(const sd_model *model, cli_list_kind kind, int i)
     return label;
 }
 
-/* Set entries whose label is `name` (or, for a bare joint name, all entries of that joint). Returns
- * how many were set, or -1 when out of memory. */
+/* Set entries whose label is `name` (or, for a bare joint name, all entries of that joint), marking
+ * them in `set`. Returns how many were set, -1 when out of memory, or -2 (nothing set) when one of
+ * them was set already by an earlier item of the list. */
 static int set_by_name(const sd_model *model, cli_list_kind kind, const char *name, double value,
-                       double *out, unsigned char *given)
+                       double *out, unsigned char *given, unsigned char *set)
 {
     const int n = kind == CLI_LIST_Q ? sd_model_nq(model) : sd_model_nv(model);
     int hits = 0;
@@ -106,6 +111,11 @@ static int set_by_name(const sd_model *model, cli_list_kind kind, const char *na
         /* "ball" matches "ball" and "ball.wx": a joint name sets each of its entries */
         if (strcmp(label, name) == 0 || (strncmp(label, name, len) == 0 && label[len] == '.' &&
                                          sd_model_joint_index(model, name) >= 0)) {
+            if (set[i]) {
+                free(label);
+                return -2;
+            }
+            set[i] = 1;
             out[i] = value;
             if (given) given[i] = 1;
             ++hits;
@@ -118,6 +128,12 @@ static int set_by_name(const sd_model *model, cli_list_kind kind, const char *na
 static int parse_named(const sd_model *model, const char *option, char *list, cli_list_kind kind,
                        double *out, unsigned char *given)
 {
+    const int n = kind == CLI_LIST_Q ? sd_model_nq(model) : sd_model_nv(model);
+    unsigned char *set = calloc((size_t)n + 1, 1); /* entries an earlier item set: a second is refused */
+    if (!set) {
+        fprintf(stderr, "soadyn: --%s: out of memory\n", option);
+        return 1;
+    }
     int bad = 0;
     for (char *item = strtok(list, ","); item; item = strtok(NULL, ",")) {
         char *eq = strchr(item, '=');
@@ -132,10 +148,16 @@ static int parse_named(const sd_model *model, const char *option, char *list, cl
             fprintf(stderr, "soadyn: --%s: '%s' is not a number (for %s)\n", option, eq + 1, item);
             bad = 1;
         } else {
-            const int hits = set_by_name(model, kind, item, v, out, given);
-            if (hits < 0) {
+            const int hits = set_by_name(model, kind, item, v, out, given, set);
+            if (hits == -1) {
                 fprintf(stderr, "soadyn: --%s: out of memory\n", option);
+                free(set);
                 return 1;
+            }
+            if (hits == -2) {
+                fprintf(stderr, "soadyn: --%s: '%s' is given twice (or also through its joint's name)\n", option,
+                        item);
+                bad = 1;
             }
             if (hits == 0) {
                 fprintf(stderr, "soadyn: --%s: unknown %s name '%s'\n", option,
@@ -144,6 +166,7 @@ static int parse_named(const sd_model *model, const char *option, char *list, cl
             }
         }
     }
+    free(set);
     return bad;
 }
 

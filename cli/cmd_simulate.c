@@ -1,10 +1,16 @@
 /*
  * cli/cmd_simulate.c — `soadyn simulate MODEL`: integrate, write CSV and a plot, print a summary.
  *
- * Interruption: SIGINT and SIGTERM only set a flag (sig_atomic_t) that the integrator checks after
- * every step; the run then stops cleanly, the CSV gets its last sample and a final line
- * "# truncated at t=... (interrupted by SIGINT)", is flushed and closed, the plot (if asked) is drawn
- * from what was computed, and the command exits with 128 + the signal number (130 or 143).
+ * Interruption: SIGINT, SIGTERM and SIGHUP only set a flag (sig_atomic_t) that the integrator checks
+ * after every step; the run then stops cleanly, the CSV gets its last sample and a final line
+ * "# truncated at t=... (interrupted by SIGINT)", is flushed and closed, the plot and the page (if
+ * asked) are drawn from what was computed with "truncated at t = ..." in their titles, and the
+ * command exits with 128 + the signal number (130, 143 or 129). SIGUSR1 asks for one line of progress
+ * on stderr and the run goes on (its handler sets a flag the progress callback reads).
+ *
+ * Outputs: everything that could refuse the run (options, initial state, embedding, each output's
+ * folder) is checked before the first output file is created, so a run refused at the start
+ * leaves every file as it was.
  */
 #include <math.h>
 #include <signal.h>
@@ -58,9 +64,12 @@ static const char help[] =
     "Flexible bodies: their modal coordinates are integrated with the rest (labels BODY.eta1, ..;\n"
     "speeds u.BODY.eta1, ..), and after the energies the CSV has each flexible body's node\n"
     "deflection (translation from the undeformed place, body axes): BODY.nodeN.dx, .dy, .dz.\n"
-    "Interrupted by SIGINT/SIGTERM, the run stops cleanly: the CSV ends with a line\n"
-    "'# truncated at t=... (interrupted by SIGINT)' and the exit status is 130/143. If the CSV or\n"
-    "the plot cannot be written whole (disk full), the incomplete file is removed and the exit\n"
+    "Interrupted by SIGINT, SIGTERM or SIGHUP, the run stops cleanly: the CSV ends with a line\n"
+    "'# truncated at t=... (interrupted by SIGINT)', the plot's and the page's titles say\n"
+    "'truncated at t = ...', and the exit status is 130, 143 or 129 (a run that fails midway marks\n"
+    "them the same way and exits 3). SIGUSR1 prints the time reached on stderr and goes on.\n"
+    "Options, the initial state and every output's folder are checked before any file is written;\n"
+    "if an output cannot be written whole (disk full), the incomplete file is removed and the exit\n"
     "status is 3.\n"
     "Closed loops: tree-augmented ones are integrated with all the tree's speeds and projected back onto\n"
     "the constraints after every step; embedded ones (--embed) are not integrated: only the independent\n"
@@ -69,11 +78,34 @@ static const char help[] =
     "closure residuals over the run.\n";
 
 static volatile sig_atomic_t stop_signal = 0;
+static volatile sig_atomic_t report_asked = 0; /* SIGUSR1 */
 
-/* Only sets the flag: everything else (output, exit) happens in normal code. */
+/* Only set flags: everything else (output, exit) happens in normal code. */
 static void on_signal(int sig)
 {
     stop_signal = sig;
+}
+
+static void on_report_signal(int sig)
+{
+    (void)sig;
+    report_asked = 1;
+}
+
+static const char *signal_name(int sig)
+{
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
+}
+
+/* The progress callback: the progress line, and the one line SIGUSR1 asks for. */
+static void on_progress(void *user, double t, long steps)
+{
+    cli_progress *p = user;
+    if (report_asked) {
+        report_asked = 0;
+        fprintf(stderr, "soadyn simulate: t = %.6g of %.6g s, %ld steps (SIGUSR1)\n", t, p->t_end, steps);
+    }
+    cli_progress_update(user, t, steps);
 }
 
 typedef struct sim_args {
@@ -191,6 +223,9 @@ static void install_handlers(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    sa.sa_handler = on_report_signal;
+    sigaction(SIGUSR1, &sa, NULL);
 }
 
 static int has_quaternions(const sd_model *m)
@@ -322,12 +357,17 @@ static int finish(const sim_args *a, sim_out *o, sd_status run_status, const sd_
     char note[64];
     const char *truncated = NULL;
     if (st->stop_reason == SD_STOP_FLAG) {
-        snprintf(note, sizeof(note), "interrupted by %s", stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
+        snprintf(note, sizeof(note), "interrupted by %s", signal_name((int)stop_signal));
         truncated = note;
         rc = 128 + (int)stop_signal;
     } else if (run_status != SD_OK || o->failed) {
         truncated = run_status != SD_OK ? "integration failed" : "output failed";
         rc = CLI_FAILURE;
+    }
+    if (truncated && o->traj) { /* the plot and the page say it as the CSV's last line does */
+        char mark[128];
+        snprintf(mark, sizeof(mark), "truncated at t = %.6g s (%s)", st->t_end, truncated);
+        sd_trajectory_set_note(o->traj, mark);
     }
     cli_progress_finish(&o->progress, st->t_end);
     if (run_status != SD_OK) fprintf(stderr, "soadyn simulate: %s\n", run_err->message);
@@ -403,21 +443,32 @@ static int run_simulation(sd_model *m, const sim_args *a, sd_sim_options *so)
         fprintf(stderr, "soadyn simulate: out of memory setting up the trajectory for the plot\n");
         rc = CLI_FAILURE;
     }
+    so->tau = tau;
+    so->stop = &stop_signal;
+    so->embed = a->embed.embed;
+    so->independent = a->embed.independent;
+    /* what sd_simulate would refuse at once is refused before any output is touched */
+    if (rc == CLI_OK && sd_simulate_check(m, so, q, u, &o.err) != SD_OK) {
+        fprintf(stderr, "soadyn simulate: %s\n", o.err.message);
+        rc = CLI_USAGE;
+    }
+    /* and so is an output that cannot be created, though the plot and the page are written at the end */
+    if (rc == CLI_OK && ((a->plot && sd_output_probe(a->plot, &o.err) != SD_OK) ||
+                         (a->html && sd_output_probe(a->html, &o.err) != SD_OK))) {
+        fprintf(stderr, "soadyn simulate: %s\n", o.err.message);
+        rc = CLI_FAILURE;
+    }
     /* the CSV is opened last: once it exists, the run goes ahead and finish() closes it */
     if (rc == CLI_OK && a->output && sd_csv_open_nodes(m, a->output, nodes, &o.csv, &o.err) != SD_OK) {
         fprintf(stderr, "soadyn simulate: %s\n", o.err.message);
         rc = CLI_FAILURE;
     }
     if (rc == CLI_OK) {
-        so->tau = tau;
-        so->stop = &stop_signal;
-        so->embed = a->embed.embed;
-        so->independent = a->embed.independent;
         if (o.csv || o.traj) { /* samples cost a kinematics pass: only when wanted */
             so->observer = observer;
             so->observer_user = &o;
         }
-        so->progress = cli_progress_update; /* costs nothing: draws only on a terminal, after 1 s */
+        so->progress = on_progress; /* costs nothing: draws only on a terminal, after 1 s */
         so->progress_user = &o.progress;
         install_handlers();
         sd_sim_stats st;

@@ -1,8 +1,10 @@
 /*
  * cli/main.c — the `soadyn` command: picks the subcommand and hands it the rest of the arguments,
  * then closes standard output, so that output lost on the way (disk full, closed pipe) makes the
- * exit status 3 rather than 0.
+ * exit status 3 rather than 0. SIGPIPE is ignored for that: a write into a closed pipe then fails
+ * with EPIPE, which is reported, instead of ending the process without a word.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,7 +27,7 @@ static const char usage[] =
     "`soadyn COMMAND --help` describes a command's options.\n"
     "exit status: 0 ok, 1 usage error, 2 model error, 3 run-time failure (also: output\n"
     "             lost, e.g. disk full),\n"
-    "             130/143 simulate interrupted by SIGINT/SIGTERM\n";
+    "             130/143/129 simulate interrupted by SIGINT/SIGTERM/SIGHUP\n";
 
 typedef struct command {
     const char *name;
@@ -38,6 +40,10 @@ static const command commands[] = {
 
 int main(int argc, char **argv)
 {
+    /* A closed stdout pipe is a failed write (EPIPE), reported by cli_output_close with exit 3,
+     * not a silent death by SIGPIPE; SIGUSR1 (simulate: "where are you?") never kills. */
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGUSR1, SIG_IGN);
     if (argc < 2) {
         fputs(usage, stderr);
         return CLI_USAGE;

@@ -61,7 +61,7 @@ int cli_load_model(const char *cmd, const char *path, int floating, int keep_fix
     if (sd_model_load_file(path, &opt, model, NULL, &err) != SD_OK) {
         /* printed as given: the loader's "file:line: ..." is what editors jump to */
         fprintf(stderr, "%s\n", err.message[0] ? err.message : sd_status_name(err.status));
-        return CLI_MODEL;
+        return err.status == SD_E_MEMORY ? CLI_FAILURE : CLI_MODEL; /* the file may be fine: a run-time failure */
     }
     for (size_t i = 0; i < sd_model_nwarnings(*model); ++i)
         fprintf(stderr, "warning: %s\n", sd_model_warning(*model, i));

@@ -3,24 +3,32 @@
 # error) and run each in turn on a working copy of its seed corpus. Exits non-zero, naming the input
 # that crashed, on any finding. See fuzz/README.md.
 #
-#   scripts/fuzz.sh [--ci] [--seconds S | --runs R] [TARGET...]
+#   scripts/fuzz.sh [--ci] [--seconds S] [--runs R] [--corpus DIR] [TARGET...]
 #     --ci          what CI runs: 60 s per target (the default too)
 #     --seconds S   run each target for S seconds
-#     --runs R      run each target for R executions instead of a time
+#     --runs R      run each target for R executions instead of a time (with --seconds: whichever
+#                   comes first)
+#     --corpus DIR  keep each target's working corpus in DIR/TARGET (created, reused by later runs;
+#                   scripts/fuzz_coverage.sh replays it) instead of a temporary copy
 #     TARGET        urdf, values, ... (default: every fuzz/fuzz_*.c)
+#   A long campaign, one target after another (docs/robustness.md):
+#     nice -n 10 scripts/fuzz.sh --seconds 3600
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
 seconds=60
+seconds_given=""
 runs=""
+keep=""
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --ci) seconds=60; runs="" ;;
-    --seconds) seconds=${2:?--seconds needs a number}; runs=""; shift ;;
+    --ci) seconds=60; seconds_given=""; runs="" ;;
+    --seconds) seconds=${2:?--seconds needs a number}; seconds_given=1; shift ;;
     --runs) runs=${2:?--runs needs a number}; shift ;;
-    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --corpus) keep=${2:?--corpus needs a folder}; shift ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1 (see --help)" >&2; exit 1 ;;
     *) targets+=("$1") ;;
   esac
@@ -39,6 +47,8 @@ seeds_of() {
     flex) echo tests/io/broken/*.json ;;
     sdf) echo tests/io/broken_sdf/*.sdf ;;
     mjcf) echo tests/io/broken_mjcf/*.xml ;;
+    sdf_model|loops) ;; # built from the input's bytes: no text seeds
+    files|cli) ;;       # their own corpus/TARGET only
   esac
 }
 
@@ -73,6 +83,7 @@ stamp=$(date +%Y%m%d-%H%M%S)
 failed=()
 for t in "${targets[@]}"; do
   corpus=$work/$t
+  [ -n "$keep" ] && corpus=$keep/$t
   crashes=$build/crashes/$t-$stamp # this run's findings and log; kept
   mkdir -p "$corpus" "$crashes"
   # shellcheck disable=SC2046
@@ -81,7 +92,10 @@ for t in "${targets[@]}"; do
   done
   dict=()
   [ -f "fuzz/$t.dict" ] && dict=(-dict="fuzz/$t.dict")
-  if [ -n "$runs" ]; then limit=(-runs="$runs"); what="$runs runs"; else limit=(-max_total_time="$seconds"); what="${seconds} s"; fi
+  if [ -n "$runs" ] && [ -n "$seconds_given" ]; then
+    limit=(-runs="$runs" -max_total_time="$seconds"); what="$runs runs or ${seconds} s"
+  elif [ -n "$runs" ]; then limit=(-runs="$runs"); what="$runs runs"
+  else limit=(-max_total_time="$seconds"); what="${seconds} s"; fi
   echo "== fuzz: $t for $what ($(ls "$corpus" | wc -l) seeds) =="
   log=$crashes/fuzz.log
   set +e
@@ -90,7 +104,8 @@ for t in "${targets[@]}"; do
       -print_final_stats=1 -artifact_prefix="$crashes/input-" "$corpus" >"$log" 2>&1
   rc=$?
   set -e
-  grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)' "$log" | sed 's/^/  /' || true
+  grep -E '^(Done|stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)' "$log" |
+    sed 's/^/  /' || true
   inputs=$(find "$crashes" -name 'input-*' | sort)
   if [ $rc -ne 0 ] || [ -n "$inputs" ]; then
     echo "fuzz.sh: FINDING in fuzz_$t (exit $rc); the report from its log ($log):" >&2

@@ -74,6 +74,15 @@
 extern "C" {
 #endif
 
+/* <include file> expansion is bounded, since a few small files that each include the next several
+ * times would expand exponentially: one load expands at most SD_MJCF_MAX_INCLUDES <include>
+ * elements (a file included n times counts n times), and the main text and every included text
+ * together are at most SD_MJCF_MAX_EXPANDED_BYTES, as large as one model file may be. Past either
+ * bound the load fails, naming the <include> reached (file:line) and the chain of files that led to
+ * it. Includes also nest at most 16 deep. */
+#define SD_MJCF_MAX_INCLUDES 1000
+#define SD_MJCF_MAX_EXPANDED_BYTES ((size_t)256 << 20)
+
 /* Load an MJCF file (at most SD_MODEL_FILE_MAX_BYTES, regular files only). On success *model is a
  * new model the caller frees with sd_model_free(). */
 SD_API sd_status sd_mjcf_load_file(const char *path, sd_model **model, sd_error *err);

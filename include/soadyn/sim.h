@@ -159,6 +159,11 @@ typedef struct sd_sim_stats {
  * SD_E_MEMORY. */
 SD_API sd_status sd_simulate(const sd_model *model, const sd_sim_options *options, double *q, double *u,
                              sd_sim_stats *stats, sd_error *err);
+/* The checks sd_simulate() makes before it starts, alone: SD_OK when sd_simulate would accept the
+ * options and the initial state, else its SD_E_ARGUMENT and message. A caller that writes files
+ * checks first, so that a run refused at once (a duration of 1e12 steps) touches no file. */
+SD_API sd_status sd_simulate_check(const sd_model *model, const sd_sim_options *options, const double *q,
+                                   const double *u, sd_error *err);
 
 /* Kinetic and potential energy at (q, u): sd_kinematics() then sd_kinetic_energy() (with the
  * armature's) and sd_potential_energy() plus sd_spring_energy() plus, for flexible bodies,
@@ -222,6 +227,11 @@ SD_API void sd_trajectory_free(sd_trajectory *trajectory);
 /* Append a sample (the storage grows geometrically). */
 SD_API sd_status sd_trajectory_append(sd_trajectory *trajectory, const sd_sim_sample *sample);
 SD_API size_t sd_trajectory_length(const sd_trajectory *trajectory);
+/* A note that the trajectory is incomplete ("truncated at t = 0.42 s (interrupted by SIGINT)"),
+ * shown in the plot's title and the viewer page's heading; NULL or "" removes it. At most 159
+ * characters are kept. sd_trajectory_note() gives it ("" when none). */
+SD_API void sd_trajectory_set_note(sd_trajectory *trajectory, const char *note);
+SD_API const char *sd_trajectory_note(const sd_trajectory *trajectory);
 
 /* Plot the trajectory with PLplot into `path`: the device is chosen by the extension, ".png"
  * (pngcairo) or ".svg" (svgcairo). Two panels: every joint coordinate against time (legend with the
@@ -231,6 +241,12 @@ SD_API size_t sd_trajectory_length(const sd_trajectory *trajectory);
  * picture is drawn into "<path>.partial", checked to be whole (PLplot reports no write errors: the
  * file must end as a PNG or SVG file ends), then renamed onto `path`; SD_E_IO if it is not. */
 SD_API sd_status sd_plot_trajectory(const sd_trajectory *trajectory, const char *path, sd_error *err);
+
+/* Whether an output file can be created at `path` (a plot, a page, a CSV): its temporary file
+ * "<path>.partial" is created and removed again (a path that is not a regular file, such as
+ * /dev/null, is opened for appending and closed). SD_E_IO "path: cannot create: reason" when it
+ * cannot, so that a run refuses an unwritable output before it starts rather than after. */
+SD_API sd_status sd_output_probe(const char *path, sd_error *err);
 
 #ifdef __cplusplus
 }

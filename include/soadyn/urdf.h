@@ -101,6 +101,12 @@ extern "C" {
  * a FIFO or a device such as /dev/zero is refused at once. */
 #define SD_MODEL_FILE_MAX_BYTES ((size_t)256 << 20)
 
+/* The data files of a URDF's <soadyn:flexible file="..."> elements together, each counted every
+ * time a link refers to it: at most 256 MiB for one load, as much as one model file, so that many
+ * links naming one large file cannot make a small URDF read without end. Past it the load fails
+ * naming the element that reached it. */
+#define SD_URDF_MAX_FLEX_FILE_BYTES ((size_t)256 << 20)
+
 /* Loader options; zero-initialise (designated initialisers keep code right when fields are added). */
 typedef struct sd_urdf_options {
     int floating_base;     /* nonzero: attach the root link to the world with a free hinge */

@@ -308,6 +308,8 @@ def load(path, floating=False, keep_fixed=False, gravity=None):
     if not isinstance(path, (str, os.PathLike)):
         raise ArgumentTypeError(f"load: path must be a str or os.PathLike, not {type(path).__name__}")
     spath = os.fspath(path)
+    if "\0" in spath:  # C would read the path only up to it: another file than the one named
+        raise ArgumentError(f"load: path {spath!r} holds a NUL character")
     opt = ffi.new("sd_load_options *")
     opt.urdf.floating_base = 1 if floating else 0
     opt.urdf.keep_fixed_joints = 1 if keep_fixed else 0
@@ -532,6 +534,10 @@ class Model:
             if k < 0:
                 raise ArgumentError(f"model {self.name}: no body named {body!r}")
             return k
+        if isinstance(body, (bool, np.bool_)) or not isinstance(body, (int, np.integer)):
+            # int(1.5) would silently pick body 1
+            raise ArgumentTypeError(f"model {self.name}: a body is a name or an integer index, not "
+                                    f"{type(body).__name__} {body!r}")
         k = int(body)
         if not 0 <= k < self.nbodies:
             raise ArgumentError(f"model {self.name}: body index {k} out of range 0..{self.nbodies - 1}")
@@ -971,6 +977,8 @@ class Model:
         pt = _as_f64("point", point)
         if pt.shape != (3,):
             raise ArgumentError(f"jacobian: point has shape {pt.shape}, expected (3,)")
+        if not np.all(np.isfinite(pt)):  # else reported as the Jacobian overflowing
+            raise ArgumentError(f"jacobian: point {pt.tolist()} has an entry that is not finite")
         pt = pf + Rf @ pt  # in the body's coordinates
         J = np.empty(b.shape(6, self.nv))
         st = lib.sdpy_jacobian(self._m, self._d, b.rows(), sq, pq, k, _from_buffer("double[]", pt),

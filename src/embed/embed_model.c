@@ -26,6 +26,7 @@
 
 void sd_embed_options_init(sd_embed_options *o)
 {
+    if (!o) return; /* nothing to fill (was a NULL dereference) */
     if (o) memset(o, 0, sizeof *o);
 }
 

@@ -17,6 +17,7 @@
 
 void sd_geared_motor_desc_init(sd_geared_motor_desc *desc)
 {
+    if (!desc) return; /* nothing to fill (was a NULL dereference) */
     memset(desc, 0, sizeof *desc);
     sd_transform_identity(&desc->placement);
     sd_transform_identity(&desc->rotor_placement);

@@ -54,6 +54,7 @@
 
 void sd_beam_spec_init(sd_beam_spec *spec)
 {
+    if (!spec) return; /* nothing to fill (was a NULL dereference) */
     if (spec == NULL) return;
     memset(spec, 0, sizeof *spec);
     spec->length = 1.0;

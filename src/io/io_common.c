@@ -145,6 +145,25 @@ sd_status sd_io_read_model_file(const char *path, char **text, size_t *length, s
     return st;
 }
 
+int sd_io_normalize(double *v, int n)
+{
+    double s = 0.0, n2 = 0.0;
+    for (int i = 0; i < n; ++i) s = fabs(v[i]) > s ? fabs(v[i]) : s;
+    if (!(s > 0.0)) return 0;
+    for (int i = 0; i < n; ++i) n2 += (v[i] / s) * (v[i] / s);
+    const double scaled = sqrt(n2); /* in [1, sqrt n] */
+    if (!(s * scaled >= 1e-12)) return 0;
+    for (int i = 0; i < n; ++i) v[i] = v[i] / s / scaled;
+    return 1;
+}
+
+long long sd_io_file_size(const char *path)
+{
+    struct stat info;
+    if (stat(path, &info) != 0 || !S_ISREG(info.st_mode) || info.st_size < 0) return -1;
+    return (long long)info.st_size;
+}
+
 int sd_io_is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 const char *sd_io_parse_number(const char *token, size_t len, double *out)

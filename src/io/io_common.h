@@ -39,6 +39,16 @@ char *sd_io_describe(const char *kind, const char *name);
  * name the path. */
 sd_status sd_io_read_model_file(const char *path, char **text, size_t *length, sd_error *err);
 
+/* The size in bytes of the regular file at path, or -1 when it cannot be told (no such file, not a
+ * regular file: reading it then says why). For budgets checked before a file is read. */
+long long sd_io_file_size(const char *path);
+
+/* Normalise the n-vector v in place, a direction of any size: it is scaled by its largest
+ * component before its norm is formed, so that 1e300 does not overflow the squares (nor 1e-300
+ * underflow them). Returns 1, or 0 when its length is below 1e-12 (noise: v is left as it was).
+ * Every component must be finite (the readers check their numbers). */
+int sd_io_normalize(double *v, int n);
+
 /* Whether c is XML whitespace (space, tab, newline, carriage return). */
 int sd_io_is_space(char c);
 

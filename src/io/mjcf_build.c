@@ -22,6 +22,7 @@
 #include <soadyn/urdf.h> /* SD_MODEL_FILE_MAX_BYTES */
 
 #include "io/mjcf_internal.h"
+#include "io/xml_read.h"
 #include "model/model_bounds.h"
 
 #define MJCF_PI 3.14159265358979323846
@@ -108,6 +109,8 @@ typedef struct builder_ctx {
     int nsites, sites_cap;
     int unmodelled[U_COUNT];
     int ignored[N_IGNORED_ATTRIBUTES];
+    char **file_names; /* the names the file gives its bodies, sorted: generated names avoid them */
+    int nfile_names, file_names_cap;
 } builder_ctx;
 
 static void *grow(void *items, int *cap, int count, size_t size)
@@ -121,14 +124,11 @@ static void *grow(void *items, int *cap, int count, size_t size)
 
 static sd_status oom(builder_ctx *b) { return sd_io_fail(b->m->err, SD_E_MEMORY, b->m->source, 0, "out of memory"); }
 
-static char *format_name(const char *fmt, const char *a, const char *b2, int i)
+static char *format_name(const char *fmt, int i)
 {
-    const size_t n = strlen(fmt) + (a ? strlen(a) : 0) + (b2 ? strlen(b2) : 0) + 24;
+    const size_t n = strlen(fmt) + 24;
     char *s = malloc(n);
-    if (s == NULL) return NULL;
-    if (a && b2) snprintf(s, n, fmt, a, b2);
-    else if (a) snprintf(s, n, fmt, a);
-    else snprintf(s, n, fmt, i);
+    if (s != NULL) snprintf(s, n, fmt, i);
     return s;
 }
 
@@ -141,6 +141,49 @@ static char *join_names(const char *a, const char *b2)
     return s;
 }
 
+/* ---------------------------------------------------------------- body names */
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Every <body name> below node into b->file_names (sorted by the caller). */
+static sd_status collect_body_names(builder_ctx *b, const xmlNode *node)
+{
+    for (const xmlNode *c = node->children; c != NULL; c = c->next) {
+        if (!mjcf_is(c, "body")) continue;
+        xmlChar *name = xmlGetNoNsProp(c, (const xmlChar *)"name");
+        if (name != NULL) {
+            char **names = grow(b->file_names, &b->file_names_cap, b->nfile_names, sizeof *names);
+            char *copy = names ? sd_io_strdup((const char *)name) : NULL;
+            if (names) b->file_names = names;
+            xmlFree(name);
+            if (copy == NULL) return oom(b);
+            b->file_names[b->nfile_names++] = copy;
+        }
+        const sd_status st = collect_body_names(b, c);
+        if (st != SD_OK) return st;
+    }
+    return SD_OK;
+}
+
+/* The name of unnamed body `self`: "body<self>", or "body<self>_<j>" with the first j that the file
+ * does not use (a file may well name a body "body2"). Generated names never meet one another: only
+ * they have the form body<number>[_<number>] with this number. */
+static char *generated_body_name(const builder_ctx *b, int self)
+{
+    char name[48];
+    snprintf(name, sizeof name, "body%d", self);
+    for (int j = 1;; ++j) {
+        const char *key = name;
+        if (b->nfile_names == 0 ||
+            !bsearch(&key, b->file_names, (size_t)b->nfile_names, sizeof *b->file_names, compare_names))
+            return sd_io_strdup(name);
+        snprintf(name, sizeof name, "body%d_%d", self, j);
+    }
+}
+
 static void translation(const double p[3], sd_transform *X)
 {
     sd_transform_identity(X);
@@ -148,11 +191,6 @@ static void translation(const double p[3], sd_transform *X)
 }
 
 /* ---------------------------------------------------------------- joints */
-
-static int compare_names(const void *a, const void *b2)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b2);
-}
 
 /* The names of the file's <joint> and <freejoint> elements below node, appended to b->named. */
 static sd_status collect_joint_names(builder_ctx *b, const xmlNode *node)
@@ -263,11 +301,9 @@ static sd_status read_joint(builder_ctx *b, const xmlNode *j, int childclass, co
         if (st == SD_OK) st = mjcf_keyword(m, j, MJCF_KIND_JOINT, cls, owner, "limited", LIMITED, 2, &limited);
     }
     if (st == SD_OK) {
-        const double len = sd_v3_norm(axis);
-        if ((mj->type == J_HINGE || mj->type == J_SLIDE) && !(len > 1e-12))
+        /* a direction of any size: 1e308 must not overflow into "zero length" (sd_io_normalize) */
+        if (!sd_io_normalize(axis, 3) && (mj->type == J_HINGE || mj->type == J_SLIDE))
             st = mjcf_fail(m, j, SD_E_PARSE, "%s: axis of zero length", owner);
-        else if (len > 0)
-            for (int i = 0; i < 3; ++i) axis[i] /= len;
         for (int i = 0; i < 3 && st == SD_OK; ++i)
             if (fabs(anchor[i]) > SD_MAX_LENGTH)
                 st = mjcf_fail(m, j, SD_E_PARSE, "%s: pos beyond %g m, the bound of physical models", owner,
@@ -412,9 +448,12 @@ static sd_status read_body(builder_ctx *b, const xmlNode *node, int parent, int 
     me->node = node;
     me->last = -1;
     xmlChar *bn = xmlGetNoNsProp(node, (const xmlChar *)"name");
-    me->name = bn ? sd_io_strdup((const char *)bn) : format_name("body%d", NULL, NULL, self);
+    me->name = bn ? sd_io_strdup((const char *)bn) : generated_body_name(b, self);
     xmlFree(bn);
     if (me->name == NULL) return oom(b);
+    if (strcmp(me->name, "world") == 0) /* the inertial frame's name: an equality's body2="world" means it */
+        return mjcf_fail(m, node, SD_E_PARSE, "body 'world': the name is the world body's (MuJoCo refuses it "
+                                              "too); rename the body");
     char *owner = sd_io_describe("body", me->name);
     if (owner == NULL) return oom(b);
     /* its own childclass applies to its own elements too */
@@ -602,7 +641,7 @@ static sd_status read_equality(builder_ctx *b, const xmlNode *e, int index, sd_b
 {
     mjcf_ctx *m = b->m;
     xmlChar *en = xmlGetNoNsProp(e, (const xmlChar *)"name");
-    char *name = en ? sd_io_strdup((const char *)en) : format_name("equality%d", NULL, NULL, index);
+    char *name = en ? sd_io_strdup((const char *)en) : format_name("equality%d", index);
     xmlFree(en);
     if (name == NULL) return oom(b);
     src->name = name;
@@ -793,6 +832,8 @@ static void builder_ctx_free(builder_ctx *b)
     for (int i = 0; i < b->nnamed; ++i) free(b->named[i]);
     free(b->named);
     for (int i = 0; i < b->nsites; ++i) free(b->sites[i].name);
+    for (int i = 0; i < b->nfile_names; ++i) free(b->file_names[i]);
+    free(b->file_names);
     free(b->bodies);
     free(b->pend);
     free(b->joints);
@@ -929,6 +970,9 @@ static sd_status build(mjcf_ctx *m, sd_model **model)
         if (mjcf_is(c, "worldbody")) {
             st = collect_joint_names(&b, c->children);
             if (st == SD_OK && b.nnamed > 1) qsort(b.named, (size_t)b.nnamed, sizeof *b.named, compare_names);
+            if (st == SD_OK) st = collect_body_names(&b, c);
+            if (st == SD_OK && b.nfile_names > 1)
+                qsort(b.file_names, (size_t)b.nfile_names, sizeof *b.file_names, compare_names);
             if (st == SD_OK) st = count_geoms(&b, c, 0);
             if (st == SD_OK) st = read_sites(&b, c, 0, 0);
             if (st == SD_OK) st = read_children(&b, c, 0, 0);
@@ -1066,10 +1110,12 @@ sd_status sd_mjcf_load_string(const char *xml, size_t length, const char *source
                           length, (size_t)SD_MODEL_FILE_MAX_BYTES >> 20);
     sd_error local;
     mjcf_ctx ctx;
+    sd_xml_quiet quiet;
+    sd_xml_quiet_begin(&quiet);
     sd_status st = mjcf_open(&ctx, xml, length, source, err ? err : &local);
     if (st == SD_OK) st = build(&ctx, model);
     mjcf_close(&ctx);
-    return st;
+    return sd_xml_quiet_end(&quiet, st, model, source, err);
 }
 
 sd_status sd_mjcf_load_file(const char *path, sd_model **model, sd_error *err)

@@ -48,15 +48,9 @@ static void rotation_z_to(const double z[3], double R[9])
     sd_m3_axis_angle(axis, atan2(s, z[2]), R);
 }
 
-static int normalize(double *v, int n)
-{
-    double s = 0.0;
-    for (int i = 0; i < n; ++i) s += v[i] * v[i];
-    s = sqrt(s);
-    if (!(s > 1e-12) || !isfinite(s)) return 0;
-    for (int i = 0; i < n; ++i) v[i] /= s;
-    return 1;
-}
+/* quat, axisangle's axis, xyaxes, zaxis: directions of any size (1e308 must not overflow into
+ * "zero length") */
+static int normalize(double *v, int n) { return sd_io_normalize(v, n); }
 
 sd_status mjcf_orientation(const mjcf_ctx *ctx, const xmlNode *node, int kind, int cls, const char *owner,
                            double R[9])

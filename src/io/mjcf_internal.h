@@ -22,6 +22,9 @@
 
 #include "io/io_common.h"
 
+/* Includes nested deeper than this are refused: a file that includes itself would never end. */
+#define MJCF_MAX_INCLUDE_DEPTH 16
+
 /* Element kinds whose attributes <default> classes give. */
 enum { MJCF_KIND_JOINT = 0, MJCF_KIND_GEOM, MJCF_KIND_EQUALITY, MJCF_KIND_SITE, MJCF_KIND_COUNT };
 
@@ -55,6 +58,11 @@ typedef struct mjcf_ctx {
     xmlDoc *doc;           /* the main document, <include>s expanded into it */
     char **files;          /* names of every file read (element->_private points at one) */
     int nfiles, files_cap;
+    /* <include> expansion so far (the bounds of soadyn/mjcf.h): elements expanded, bytes of text read
+     * (the main text included), and the files being expanded, main file first (for messages) */
+    int nincludes;
+    size_t expanded_bytes;
+    const char *chain[MJCF_MAX_INCLUDE_DEPTH + 1];
     mjcf_compiler compiler;
     mjcf_flags flags;
     mjcf_class *classes;   /* [0] is "main" */

@@ -15,9 +15,6 @@
 #include "io/mjcf_internal.h"
 #include "io/xml_read.h"
 
-/* Includes nested deeper than this are refused: a file that includes itself would never end. */
-#define MJCF_MAX_INCLUDE_DEPTH 16
-
 /* ---------------------------------------------------------------- elements, files and lines */
 
 int mjcf_is(const xmlNode *node, const char *name)
@@ -99,6 +96,29 @@ static char *dir_of(const char *path)
 
 static sd_status expand_includes(mjcf_ctx *ctx, xmlDoc *doc, xmlNode *node, int depth);
 
+/* The <include> `inc` (of file name `name`, at nesting `depth`) would pass a bound of soadyn/mjcf.h:
+ * fail naming it and the files that led to it ("main.xml > a.xml > b.xml"). */
+static sd_status expansion_too_large(const mjcf_ctx *ctx, const xmlNode *inc, const char *name, int depth,
+                                     const char *what)
+{
+    char chain[320];
+    size_t n = 0;
+    chain[0] = '\0';
+    for (int i = 0; i <= depth && i <= MJCF_MAX_INCLUDE_DEPTH && n + 1 < sizeof chain; ++i) {
+        /* an included file by its name relative to the file that includes it, when it lies beside it */
+        const char *shown = ctx->chain[i];
+        if (i > 0) {
+            const char *slash = strrchr(ctx->chain[i - 1], '/');
+            const size_t dir = slash ? (size_t)(slash - ctx->chain[i - 1]) + 1 : 0;
+            if (strncmp(shown, ctx->chain[i - 1], dir) == 0) shown += dir;
+        }
+        const int w = snprintf(chain + n, sizeof chain - n, "%s%s", i ? " > " : "", shown);
+        if (w < 0) break;
+        n += (size_t)w < sizeof chain - n ? (size_t)w : sizeof chain - n - 1;
+    }
+    return mjcf_fail(ctx, inc, SD_E_PARSE, "<include file=\"%.100s\">: %s (include chain: %s)", name, what, chain);
+}
+
 /* Read one included file and put its root's children in place of the <include> element. */
 static sd_status expand_one(mjcf_ctx *ctx, xmlDoc *doc, xmlNode *inc, int depth)
 {
@@ -111,6 +131,14 @@ static sd_status expand_one(mjcf_ctx *ctx, xmlDoc *doc, xmlNode *inc, int depth)
         const sd_status st = mjcf_fail(ctx, inc, SD_E_PARSE,
                                        "<include file=\"%s\">: includes nested deeper than %d (does a file include "
                                        "itself?)", (const char *)name, MJCF_MAX_INCLUDE_DEPTH);
+        xmlFree(name);
+        return st;
+    }
+    if (++ctx->nincludes > SD_MJCF_MAX_INCLUDES) {
+        char what[120];
+        snprintf(what, sizeof what, "more than %d <include>s expanded (a file included n times counts n times)",
+                 SD_MJCF_MAX_INCLUDES);
+        const sd_status st = expansion_too_large(ctx, inc, (const char *)name, depth, what);
         xmlFree(name);
         return st;
     }
@@ -127,6 +155,17 @@ static sd_status expand_one(mjcf_ctx *ctx, xmlDoc *doc, xmlNode *inc, int depth)
     else strcpy(path, dir);
     strcat(path, (const char *)name);
     free(dir);
+    /* the byte budget is checked before reading (a stat), and counts what was read after */
+    const long long size = sd_io_file_size(path);
+    if (size > 0 && ctx->expanded_bytes + (size_t)size > SD_MJCF_MAX_EXPANDED_BYTES) {
+        char what[120];
+        snprintf(what, sizeof what, "the main file and its includes expand to more than %zu MiB",
+                 SD_MJCF_MAX_EXPANDED_BYTES >> 20);
+        const sd_status st = expansion_too_large(ctx, inc, (const char *)name, depth, what);
+        xmlFree(name);
+        free(path);
+        return st;
+    }
     char *text = NULL;
     size_t length = 0;
     sd_error sub;
@@ -137,6 +176,7 @@ static sd_status expand_one(mjcf_ctx *ctx, xmlDoc *doc, xmlNode *inc, int depth)
         free(path);
         return st;
     }
+    ctx->expanded_bytes += length;
     xmlFree(name);
     const char *inc_file = add_file(ctx, path);
     free(path);
@@ -157,6 +197,7 @@ static sd_status expand_one(mjcf_ctx *ctx, xmlDoc *doc, xmlNode *inc, int depth)
         return st;
     }
     mark_file(root, inc_file);
+    ctx->chain[depth + 1] = inc_file;
     st = expand_includes(ctx, idoc, root, depth + 1);
     for (xmlNode *c = root->children; c != NULL && st == SD_OK; c = c->next) {
         if (c->type != XML_ELEMENT_NODE) continue;
@@ -437,6 +478,8 @@ sd_status mjcf_open(mjcf_ctx *ctx, const char *xml, size_t length, const char *s
                           "no <mujoco> element (the root element is <%.40s>)",
                           root ? (const char *)root->name : "nothing");
     mark_file(root, main_file);
+    ctx->chain[0] = main_file;
+    ctx->expanded_bytes = length;
     st = expand_includes(ctx, ctx->doc, root, 0);
     for (const xmlNode *c = root->children; c != NULL && st == SD_OK; c = c->next)
         if (mjcf_is(c, "compiler")) st = read_compiler(ctx, c);

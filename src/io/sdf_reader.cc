@@ -47,6 +47,7 @@
 
 #include <console_bridge/console.h>
 #include <sdf/Console.hh>
+#include <sdf/Element.hh>
 #include <sdf/Error.hh>
 #include <sdf/Frame.hh>
 #include <sdf/Joint.hh>
@@ -484,10 +485,20 @@ void Reader::fill_joint(const JointInfo &j, sd_urdf_joint *out) const
         const sdf::Errors e = axis->ResolveXyz(xyz);
         if (!e.empty()) fail(SD_E_PARSE, j.line, what + ": " + tag + " cannot be resolved: " + e[0].Message());
         double v[3] = {xyz.X(), xyz.Y(), xyz.Z()};
-        const double n = std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-        if (!std::isfinite(n) || n == 0.0) fail(SD_E_PARSE, j.line, what + ": " + tag + " <xyz> is zero or not finite");
+        if (!std::isfinite(v[0]) || !std::isfinite(v[1]) || !std::isfinite(v[2]))
+            fail(SD_E_PARSE, j.line, what + ": " + tag + " <xyz> is not finite");
+        /* libsdformat normalises <xyz> itself, and a component beyond some 1e154 overflows its norm
+         * into a zero vector: that is said as what it is, not as a zero axis */
+        ignition::math::Vector3d raw(v[0], v[1], v[2]); /* the text's numbers, where the element has them */
+        const sdf::ElementPtr axis_element = axis->Element();
+        if (axis_element && axis_element->HasElement("xyz"))
+            raw = axis_element->FindElement("xyz")->Get<ignition::math::Vector3d>();
+        if (std::fabs(raw.X()) > 1e150 || std::fabs(raw.Y()) > 1e150 || std::fabs(raw.Z()) > 1e150)
+            fail(SD_E_PARSE, j.line, what + ": " + tag + " <xyz> has a component beyond 1e150, whose square "
+                 "overflows libsdformat's normalisation: give the direction at a size near 1");
+        if (!sd_io_normalize(v, 3)) fail(SD_E_PARSE, j.line, what + ": " + tag + " <xyz> has zero length");
         double *dst = a == 0 ? out->axis : out->axis2;
-        for (int i = 0; i < 3; ++i) dst[i] = v[i] / n;
+        for (int i = 0; i < 3; ++i) dst[i] = v[i];
         if (a > 0) continue;
         axis_dynamics(j, *axis, what, out);
         const double lo = axis->Lower(), hi = axis->Upper();

@@ -326,8 +326,15 @@ static sd_status parse_link(const parse_ctx *pc, const xmlNode *node, sd_urdf_ro
     const xmlNode *inertial = child_element(node, "inertial");
     char *owner = sd_io_describe("link", link->name);
     if (owner == NULL) return out_of_memory(pc);
-    sd_status st = inertial != NULL ? parse_inertial(pc, inertial, owner, link) : SD_OK;
-    if (st == SD_OK) st = sd_urdf_read_flexible(pc->source, pc->err, node, owner, link); /* urdf_flex.c */
+    sd_status st = SD_OK;
+    /* links and joints are children of <robot>: one inside a link would be dropped without a word */
+    for (const xmlNode *c = node->children; c != NULL && st == SD_OK; c = c->next)
+        if (is_element(c, "link") || is_element(c, "joint"))
+            st = sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(c),
+                            "%s: holds a <%s>; links and joints are children of <robot>", owner,
+                            (const char *)c->name);
+    if (st == SD_OK && inertial != NULL) st = parse_inertial(pc, inertial, owner, link);
+    if (st == SD_OK) st = sd_urdf_read_flexible(pc->source, pc->err, node, owner, link, &robot->flex_file_bytes); /* urdf_flex.c */
     free(owner);
     return st;
 }
@@ -364,8 +371,7 @@ static sd_status read_link_ref(const parse_ctx *pc, const xmlNode *node, const c
 
 /* The <axis xyz> child of `node`, normalised into out; URDF's default is x. Only an element that
  * moves along or about it (`needs_axis`) must have a nonzero one. An axis is a direction of any
- * length, so it is scaled by its largest component before its norm is formed (1e300 would overflow
- * the squares, 1e-300 underflow them); below 1e-12 it is noise. */
+ * length (sd_io_normalize); below 1e-12 it is noise. */
 static sd_status read_direction(const parse_ctx *pc, const xmlNode *node, const char *owner, int needs_axis,
                                 double out[3])
 {
@@ -375,19 +381,12 @@ static sd_status read_direction(const parse_ctx *pc, const xmlNode *node, const 
     double a[3] = {1.0, 0.0, 0.0};
     sd_status st = read_numbers(pc, axis, owner, "xyz", 3, 0, ANY, a);
     if (st != SD_OK) return st;
-    double s = 0.0;
-    for (int i = 0; i < 3; ++i) s = fabs(a[i]) > s ? fabs(a[i]) : s;
-    double u[3] = {0.0, 0.0, 0.0}, n = 0.0;
-    if (s > 0.0) {
-        for (int i = 0; i < 3; ++i) u[i] = a[i] / s;
-        n = sd_v3_norm(u); /* in [1, sqrt 3] */
-    }
-    if (!(s * n >= 1e-12)) {
+    if (!sd_io_normalize(a, 3)) {
         if (needs_axis)
             return sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(axis), "%s: <axis> has zero length", owner);
         return SD_OK;
     }
-    for (int i = 0; i < 3; ++i) out[i] = u[i] / n;
+    for (int i = 0; i < 3; ++i) out[i] = a[i];
     return SD_OK;
 }
 
@@ -841,16 +840,17 @@ sd_status sd_urdf_load_string(const char *xml, size_t length, const char *source
                           length, (size_t)SD_MODEL_FILE_MAX_BYTES >> 20);
     parse_ctx pc = {source, err};
     xmlDoc *doc = NULL;
+    sd_xml_quiet quiet;
+    sd_xml_quiet_begin(&quiet);
     sd_status st = sd_xml_read(xml, length, source, &doc, err);
-    if (st != SD_OK) return st;
     sd_urdf_robot robot;
     memset(&robot, 0, sizeof robot);
     robot.source = source;
-    st = parse_robot(&pc, doc, &robot);
+    if (st == SD_OK) st = parse_robot(&pc, doc, &robot);
     xmlFreeDoc(doc);
     if (st == SD_OK) st = sd_urdf_robot_build(&robot, options, model, err);
     sd_urdf_robot_clear(&robot);
-    return st;
+    return sd_xml_quiet_end(&quiet, st, model, source, err);
 }
 
 sd_status sd_urdf_load_file(const char *path, const sd_urdf_options *options, sd_model **model, sd_error *err)

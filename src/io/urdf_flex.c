@@ -215,13 +215,23 @@ static char *resolve(const char *src, const char *file)
 }
 
 static sd_status read_file(const char *src, sd_error *err, const xmlNode *flexible, const char *owner,
-                           const char *file, sd_flex_data **data)
+                           const char *file, sd_flex_data **data, size_t *file_bytes)
 {
     if (file[0] == '\0')
         return sd_io_fail(err, SD_E_PARSE, src, line_of(flexible), "%s: <soadyn:flexible file=\"\">: empty file name",
                           owner);
     char *path = resolve(src, file);
     if (path == NULL) return sd_io_fail(err, SD_E_MEMORY, src, 0, "out of memory");
+    /* the budget is checked before reading: refusing costs a stat, not the file */
+    const long long size = sd_io_file_size(path);
+    if (size > 0 && *file_bytes + (size_t)size > SD_URDF_MAX_FLEX_FILE_BYTES) {
+        free(path);
+        return sd_io_fail(err, SD_E_IO, src, line_of(flexible),
+                          "%s: <soadyn:flexible file=\"%.200s\">: the flexible data files of this URDF together pass "
+                          "%zu MiB (a file counts every time a link names it)",
+                          owner, file, SD_URDF_MAX_FLEX_FILE_BYTES >> 20);
+    }
+    if (size > 0) *file_bytes += (size_t)size;
     sd_error inner;
     sd_status st = sd_flex_data_read_file(path, data, &inner);
     if (st != SD_OK) /* the inner message names the data file and the member */
@@ -232,7 +242,7 @@ static sd_status read_file(const char *src, sd_error *err, const xmlNode *flexib
 }
 
 sd_status sd_urdf_read_flexible(const char *src, sd_error *err, const xmlNode *link_node, const char *owner,
-                                sd_urdf_link *link)
+                                sd_urdf_link *link, size_t *file_bytes)
 {
     sd_status st;
     const xmlNode *flexible = soadyn_child(src, err, link_node, owner, "flexible", &st);
@@ -264,7 +274,7 @@ sd_status sd_urdf_read_flexible(const char *src, sd_error *err, const xmlNode *l
         return sd_io_fail(err, SD_E_MEMORY, src, 0, "out of memory");
     }
     link->flex->line = line_of(flexible);
-    st = file != NULL ? read_file(src, err, flexible, owner, file, &link->flex->data)
+    st = file != NULL ? read_file(src, err, flexible, owner, file, &link->flex->data, file_bytes)
                       : read_beam(src, err, beam, owner, &link->flex->data);
     free(file);
     if (st != SD_OK) return st;

@@ -101,6 +101,7 @@ typedef struct sd_urdf_robot {
     int nloops, loops_cap;
     sd_urdf_coupling *couplings;
     int ncouplings, couplings_cap;
+    size_t flex_file_bytes;  /* bytes of <soadyn:flexible file=> data read so far (SD_URDF_MAX_FLEX_FILE_BYTES) */
     char *warning;           /* a reader's one warning of what it drops (the SDF reader's), kept on the
                                 model; NULL if none */
     int has_gravity;         /* <soadyn:gravity xyz="..."/> under <robot>: the model's gravity, m/s^2 */
@@ -156,9 +157,10 @@ sd_status sd_urdf_add_constraints(const sd_urdf_tree *tree, sd_builder *builder)
 typedef struct sd_urdf_flex sd_urdf_flex;
 struct _xmlNode;
 
-/* <soadyn:flexible> of a <link>, if any: its model is loaded (data file or beam) into link->flex. */
+/* <soadyn:flexible> of a <link>, if any: its model is loaded (data file or beam) into link->flex.
+ * *file_bytes counts the data files' bytes read for this URDF, bounded by SD_URDF_MAX_FLEX_FILE_BYTES. */
 sd_status sd_urdf_read_flexible(const char *src, sd_error *err, const struct _xmlNode *link_node, const char *owner,
-                                sd_urdf_link *link);
+                                sd_urdf_link *link, size_t *file_bytes);
 /* <soadyn:node index> of a <joint>, if any (has_node, parent_node, node_line). */
 sd_status sd_urdf_read_node(const char *src, sd_error *err, const struct _xmlNode *joint_node, const char *owner,
                             sd_urdf_joint *joint);

@@ -33,6 +33,7 @@ typedef struct xml_error_sink {
     xmlParserCtxtPtr ctxt; /* for the line of errors raised without it */
     int have, fatal, line;
     int encoding;          /* an input conversion error: its line is found from its bytes */
+    int out_of_memory;     /* libxml2 ran out of memory: said as such, not as malformed XML */
     char message[240];
 } xml_error_sink;
 
@@ -65,7 +66,9 @@ typedef xmlErrorPtr xml_error_ptr;
 
 static void sink_structured(xml_error_sink *sink, xml_error_ptr error)
 {
-    if (sink == NULL || error == NULL || error->level < XML_ERR_ERROR) return;
+    if (sink == NULL || error == NULL) return;
+    if (error->code == XML_ERR_NO_MEMORY) sink->out_of_memory = 1;
+    if (error->level < XML_ERR_ERROR) return;
     sink_keep(sink, error->level == XML_ERR_FATAL, error->domain == XML_FROM_I18N, error->line, error->message);
 }
 
@@ -93,7 +96,11 @@ static void record_generic_error(void *user, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    sink_keep(user, 0, 0, 0, text);
+    xml_error_sink *sink = user;
+    /* the only generic message of an allocation failure (tree.c, xmlmemory.c): its words */
+    if (strstr(text, "Memory allocation failed") != NULL || strstr(text, "out of memory") != NULL)
+        sink->out_of_memory = 1;
+    sink_keep(sink, 0, 0, 0, text);
 }
 #endif
 
@@ -129,16 +136,9 @@ sd_status sd_xml_read(const char *xml, size_t length, const char *source, xmlDoc
     *doc = NULL;
     if (length > INT_MAX)
         return sd_io_fail(err, SD_E_IO, source, 0, "file too large (%zu bytes)", length);
-    xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
-    if (ctxt == NULL) return sd_io_fail(err, SD_E_MEMORY, source, 0, "out of memory");
-    xml_error_sink sink = {ctxt, 0, 0, 0, 0, ""};
-    ctxt->_private = &sink;
-    int options = XML_PARSE_NONET | XML_PARSE_NOWARNING | XML_PARSE_NOERROR | XML_PARSE_BIG_LINES;
-#if LIBXML_VERSION >= 21300
-    options |= XML_PARSE_NO_XXE;
-    xmlCtxtSetErrorHandler(ctxt, record_context_error, ctxt);
-#else
-    ctxt->sax->serror = record_context_error; /* called with ctxt->userData, which is ctxt */
+    xml_error_sink sink = {NULL, 0, 0, 0, 0, 0, ""};
+#if LIBXML_VERSION < 21300
+    /* set before the parser context is made: failing to make it is reported through them too */
     const xmlStructuredErrorFunc saved_structured = xmlStructuredError;
     void *const saved_structured_context = xmlStructuredErrorContext;
     const xmlGenericErrorFunc saved_generic = xmlGenericError;
@@ -146,13 +146,31 @@ sd_status sd_xml_read(const char *xml, size_t length, const char *source, xmlDoc
     xmlSetStructuredErrorFunc(&sink, record_global_error);
     xmlSetGenericErrorFunc(&sink, record_generic_error);
 #endif
-    *doc = xmlCtxtReadMemory(ctxt, xml, (int)length, source, NULL, options);
+    xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
+    int options = XML_PARSE_NONET | XML_PARSE_NOWARNING | XML_PARSE_NOERROR | XML_PARSE_BIG_LINES;
+    if (ctxt != NULL) {
+        sink.ctxt = ctxt;
+        ctxt->_private = &sink;
+#if LIBXML_VERSION >= 21300
+        options |= XML_PARSE_NO_XXE;
+        xmlCtxtSetErrorHandler(ctxt, record_context_error, ctxt);
+#else
+        ctxt->sax->serror = record_context_error; /* called with ctxt->userData, which is ctxt */
+#endif
+        *doc = xmlCtxtReadMemory(ctxt, xml, (int)length, source, NULL, options);
+    }
 #if LIBXML_VERSION < 21300
     xmlSetStructuredErrorFunc(saved_structured_context, saved_structured);
     xmlSetGenericErrorFunc(saved_generic_context, saved_generic);
 #endif
+    if (ctxt == NULL) return sd_io_fail(err, SD_E_MEMORY, source, 0, "out of memory reading the XML");
     sd_status st = SD_OK;
-    if (*doc == NULL || !ctxt->wellFormed) {
+    if (sink.out_of_memory || ctxt->errNo == XML_ERR_NO_MEMORY) {
+        /* the text may be fine: say what happened, not "malformed" */
+        st = sd_io_fail(err, SD_E_MEMORY, source, sink.line, "out of memory reading the XML (%zu bytes)", length);
+        xmlFreeDoc(*doc);
+        *doc = NULL;
+    } else if (*doc == NULL || !ctxt->wellFormed) {
         if (sink.have && sink.encoding) {
             const int line = line_of_bytes(xml, length, sink.message);
             if (line > 0) sink.line = line;
@@ -164,4 +182,64 @@ sd_status sd_xml_read(const char *xml, size_t length, const char *source, xmlDoc
     }
     xmlFreeParserCtxt(ctxt);
     return st;
+}
+
+/* ---------------------------------------------------------------- a reader's whole use of libxml2 */
+
+#if LIBXML_VERSION < 21300
+
+static void quiet_structured(void *user, xml_error_ptr error)
+{
+    sd_xml_quiet *quiet = user;
+    if (error != NULL && error->code == XML_ERR_NO_MEMORY) quiet->out_of_memory = 1;
+}
+
+static void quiet_generic(void *user, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void quiet_generic(void *user, const char *fmt, ...)
+{
+    sd_xml_quiet *quiet = user;
+    char text[240];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    if (strstr(text, "Memory allocation failed") != NULL || strstr(text, "out of memory") != NULL)
+        quiet->out_of_memory = 1;
+}
+
+#endif
+
+void sd_xml_quiet_begin(sd_xml_quiet *quiet)
+{
+#if LIBXML_VERSION < 21300
+    quiet->out_of_memory = 0;
+    quiet->saved_structured = xmlStructuredError;
+    quiet->saved_structured_context = xmlStructuredErrorContext;
+    quiet->saved_generic = xmlGenericError;
+    quiet->saved_generic_context = xmlGenericErrorContext;
+    xmlSetStructuredErrorFunc(quiet, quiet_structured);
+    xmlSetGenericErrorFunc(quiet, quiet_generic);
+#else
+    memset(quiet, 0, sizeof *quiet);
+#endif
+}
+
+sd_status sd_xml_quiet_end(sd_xml_quiet *quiet, sd_status status, sd_model **model, const char *source,
+                           sd_error *err)
+{
+#if LIBXML_VERSION < 21300
+    xmlSetStructuredErrorFunc(quiet->saved_structured_context, quiet->saved_structured);
+    xmlSetGenericErrorFunc(quiet->saved_generic_context, quiet->saved_generic);
+#endif
+    if (!quiet->out_of_memory || status == SD_E_MEMORY) return status;
+    if (model != NULL && *model != NULL) {
+        sd_model_free(*model);
+        *model = NULL;
+    }
+    return sd_io_fail(err, SD_E_MEMORY, source, 0, "out of memory reading the XML");
 }

@@ -47,6 +47,7 @@ int sd_constraint_type_nrows(sd_constraint_type t) { return (unsigned)t < SD_CON
 
 void sd_constraint_desc_init(sd_constraint_desc *desc)
 {
+    if (!desc) return; /* nothing to fill (was a NULL dereference) */
     memset(desc, 0, sizeof *desc);
     desc->type = SD_CONSTRAINT_WELD;
     sd_transform_identity(&desc->frame_a);

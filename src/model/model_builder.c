@@ -61,6 +61,7 @@ static int grow(void **array, int *cap, int need, size_t size)
 
 void sd_body_desc_init(sd_body_desc *desc)
 {
+    if (!desc) return; /* nothing to fill (was a NULL dereference) */
     memset(desc, 0, sizeof *desc);
     desc->hinge = SD_HINGE_FIXED;
     sd_transform_identity(&desc->placement);

@@ -69,3 +69,17 @@ void sim_output_abandon(sim_output_file *file)
     if (file->partial) remove(file->partial);
     release(file);
 }
+
+sd_status sd_output_probe(const char *path, sd_error *err)
+{
+    if (!path) return sd_error_set(err, SD_E_ARGUMENT, "sd_output_probe: NULL path");
+    sim_output_file file;
+    sd_status st = sim_output_begin(&file, path, err);
+    if (st != SD_OK) return st;
+    /* in place (a device, a pipe): appending writes nothing and truncates nothing */
+    FILE *fp = fopen(sim_output_write_path(&file), file.partial ? "wb" : "ab");
+    if (!fp) st = sd_error_set(err, SD_E_IO, "%s: cannot create: %s", path, strerror(errno));
+    else fclose(fp);
+    sim_output_abandon(&file);
+    return st;
+}

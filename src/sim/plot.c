@@ -223,15 +223,20 @@ static sd_status draw(const sd_trajectory *tr, size_t step)
         snprintf(labels[nq], 16, "kinetic");
         snprintf(labels[nq + 1], 16, "potential");
         snprintf(labels[nq + 2], 16, "total");
-        char title[160];
-        snprintf(title, sizeof(title), "%s: joint positions", sd_model_name(tr->model));
+        char title[400];
+        /* an incomplete run says so where the eye lands first */
+        snprintf(title, sizeof(title), "%s: joint positions%s%s%s", sd_model_name(tr->model),
+                 tr->note[0] ? " [" : "", tr->note, tr->note[0] ? "]" : "");
         const int ncol = legend_columns(nlines);
         const double right = ncol == 1 ? 0.80 : ncol == 2 ? 0.62 : 0.52; /* same for both: time axes align */
         if (nlines > 0)
             panel(buf, m, ys, nlines, (const char *const *)labels, "position (rad or m)", title, right);
         else
             pladv(0);
-        panel(buf, m, ys + nq, 3, (const char *const *)(labels + nq), "energy (J)", "energy", right);
+        char energy_title[200];
+        snprintf(energy_title, sizeof(energy_title), "energy%s%s%s", nlines == 0 && tr->note[0] ? " [" : "",
+                 nlines == 0 ? tr->note : "", nlines == 0 && tr->note[0] ? "]" : "");
+        panel(buf, m, ys + nq, 3, (const char *const *)(labels + nq), "energy (J)", energy_title, right);
         if (tr->ntip > 0) st = draw_deflection(tr, step, buf, m, right);
     }
     for (int j = 0; labels && j < nq + 3; ++j) free(labels[j]);

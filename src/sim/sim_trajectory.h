@@ -14,6 +14,7 @@ struct sd_trajectory {
     double *rows;
     int ntip;       /* flexible bodies: the plot's deflection panel shows node tip_node[i] of body tip_body[i] */
     int *tip_body, *tip_node;
+    char note[160]; /* sd_trajectory_set_note: why the trajectory is incomplete; "" when it is not */
 };
 
 #endif /* SOADYN_SIM_TRAJECTORY_H */

@@ -38,6 +38,7 @@ sd_status sd_integrator_from_name(const char *name, sd_integrator *integrator)
 
 void sd_sim_options_init(sd_sim_options *options)
 {
+    if (!options) return; /* nothing to fill (was a NULL dereference) */
     memset(options, 0, sizeof(*options));
     options->integrator = SD_INTEGRATOR_RK4;
     options->duration = 1.0;
@@ -106,6 +107,12 @@ static sd_status check_options(const sd_model *model, const sd_sim_options *o, c
     for (int i = 0; o->tau && i < sd_model_nv(model); ++i)
         if (!isfinite(o->tau[i])) return sd_error_set(err, SD_E_ARGUMENT, "tau[%d] is not finite", i);
     return SD_OK;
+}
+
+sd_status sd_simulate_check(const sd_model *model, const sd_sim_options *options, const double *q,
+                            const double *u, sd_error *err)
+{
+    return check_options(model, options, q, u, err);
 }
 
 /* Hand the state at output time t to the observer when it is due. */

@@ -3,6 +3,7 @@
  * [t, q(0..nq-1), kinetic, potential, u(0..nv-1)], grown geometrically; for a model with flexible bodies, the
  * node of each whose deflection the plot shows (computed from q when plotting).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +56,14 @@ void sd_trajectory_free(sd_trajectory *tr)
     free(tr->tip_node);
     free(tr);
 }
+
+void sd_trajectory_set_note(sd_trajectory *tr, const char *note)
+{
+    if (!tr) return;
+    snprintf(tr->note, sizeof(tr->note), "%s", note ? note : "");
+}
+
+const char *sd_trajectory_note(const sd_trajectory *tr) { return tr ? tr->note : ""; }
 
 sd_status sd_trajectory_append(sd_trajectory *tr, const sd_sim_sample *s)
 {

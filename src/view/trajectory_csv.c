@@ -7,9 +7,11 @@
  * ("BODY.nodeN.dx" ..). Columns are matched by name, not position, so a file of another model, or of
  * this one loaded another way (--floating), is refused naming the column that is missing or left
  * over. The deflections and the total energy are recomputed from q, so they are read past; a comment
- * line ("# truncated at t=...") ends nothing but itself. Needs nothing beyond libc: always built.
+ * line ("# truncated at t=...") ends nothing but itself. Every number must be finite and the time
+ * must increase from line to line, else the line is named. Needs nothing beyond libc: always built.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +21,12 @@
 #include "internal.h"
 #include "io/io_common.h"
 
-/* One line of any length, without its end of line; NULL at the end of the file. */
-static char *read_line(FILE *fp, char **buf, size_t *cap)
+/* One line of any length, without its end of line; NULL at the end of the file. *nul is set when
+ * the line holds a NUL byte (the C string would end there, and what follows be ignored). */
+static char *read_line(FILE *fp, char **buf, size_t *cap, int *nul)
 {
     size_t n = 0;
+    *nul = 0;
     int c;
     while ((c = fgetc(fp)) != EOF && c != '\n') {
         if (n + 2 > *cap) {
@@ -33,6 +37,7 @@ static char *read_line(FILE *fp, char **buf, size_t *cap)
             *cap = cap2;
         }
         (*buf)[n++] = (char)c;
+        if (c == '\0') *nul = 1;
     }
     if (c == EOF && n == 0) return NULL;
     if (!*buf) { /* an empty line before anything was allocated */
@@ -82,6 +87,8 @@ typedef struct csv_read {
     int ncols;
     int *role;      /* per column: >= 0 its slot in [q | u], or COL_* */
     char **labels;  /* the model's q labels then "u." speed labels */
+    long rows;      /* data lines read so far */
+    double last_t;  /* the time of the last one */
 } csv_read;
 
 static sd_status make_labels(csv_read *r)
@@ -168,6 +175,9 @@ static sd_status read_row(csv_read *r, char *line, long lineno, double *q, doubl
         if (end == p || (*end && *end != ',') || errno == ERANGE)
             return sd_io_fail(r->err, SD_E_PARSE, r->path, (int)lineno, "column %d: not a number%s", c + 1,
                               *p ? "" : " (the line ends early)");
+        if (!isfinite(x)) /* a NaN would reach the page as null, an infinity as nonsense */
+            return sd_io_fail(r->err, SD_E_PARSE, r->path, (int)lineno, "column %d: '%.*s' is not finite", c + 1,
+                              (int)(end - p < 40 ? end - p : 40), p);
         const int role = r->role[c];
         if (role >= 0 && role < nq) q[role] = x;
         else if (role >= nq) u[role - nq] = x;
@@ -180,6 +190,12 @@ static sd_status read_row(csv_read *r, char *line, long lineno, double *q, doubl
                               r->ncols);
     }
     if (*p) return sd_io_fail(r->err, SD_E_PARSE, r->path, (int)lineno, "more columns than the header's %d", r->ncols);
+    /* the player interpolates between samples by time: it must increase line after line */
+    if (r->rows > 0 && !(s->t > r->last_t))
+        return sd_io_fail(r->err, SD_E_PARSE, r->path, (int)lineno,
+                          "time %.17g does not increase (the previous sample's is %.17g)", s->t, r->last_t);
+    r->rows++;
+    r->last_t = s->t;
     return SD_OK;
 }
 
@@ -189,17 +205,23 @@ sd_status sd_trajectory_read_csv(const sd_model *model, const char *path, sd_tra
     if (!model || !path || !trajectory) return sd_error_set(err, SD_E_ARGUMENT, "sd_trajectory_read_csv: NULL argument");
     FILE *fp = fopen(path, "r");
     if (!fp) return sd_error_set(err, SD_E_IO, "%s: cannot open: %s", path, strerror(errno));
-    csv_read r = {model, path, err, 0, NULL, NULL};
+    csv_read r = {model, path, err, 0, NULL, NULL, 0, 0.0};
     const int nq = sd_model_nq(model), nv = sd_model_nv(model);
     double *q = calloc((size_t)nq + 1, sizeof(double)), *u = calloc((size_t)nv + 1, sizeof(double));
     sd_trajectory *tr = sd_trajectory_new(model);
     char *buf = NULL;
     size_t cap = 0;
     sd_status st = q && u && tr ? make_labels(&r) : sd_error_set(err, SD_E_MEMORY, "%s: out of memory", path);
-    char *line = st == SD_OK ? read_line(fp, &buf, &cap) : NULL;
+    int nul = 0;
+    char *line = st == SD_OK ? read_line(fp, &buf, &cap, &nul) : NULL;
     if (st == SD_OK && !line) st = sd_io_fail(err, SD_E_PARSE, path, 1, "empty: no header line");
+    if (st == SD_OK && nul) st = sd_io_fail(err, SD_E_PARSE, path, 1, "holds a NUL byte: not a CSV text line");
     if (st == SD_OK) st = read_header(&r, line);
-    for (long lineno = 2; st == SD_OK && (line = read_line(fp, &buf, &cap)) != NULL; ++lineno) {
+    for (long lineno = 2; st == SD_OK && (line = read_line(fp, &buf, &cap, &nul)) != NULL; ++lineno) {
+        if (nul) {
+            st = sd_io_fail(err, SD_E_PARSE, path, (int)lineno, "holds a NUL byte: not a CSV text line");
+            break;
+        }
         if (line[0] == '#' || line[0] == '\0') continue;
         sd_sim_sample s = {0};
         s.q = q;

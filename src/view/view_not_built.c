@@ -10,6 +10,7 @@
 
 void sd_view_options_init(sd_view_options *options)
 {
+    if (!options) return; /* nothing to fill (was a NULL dereference) */
     if (options) memset(options, 0, sizeof(*options));
 }
 

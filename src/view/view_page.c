@@ -47,6 +47,7 @@ enum { VIEW_MAX_FRAMES = 1500 };
 
 void sd_view_options_init(sd_view_options *options)
 {
+    if (!options) return; /* nothing to fill (was a NULL dereference) */
     if (options) memset(options, 0, sizeof(*options));
 }
 
@@ -652,7 +653,14 @@ sd_status sd_view_write_html(const sd_model *model, const sd_trajectory *traject
         sim_output_abandon(&out);
     }
     if (fp) {
-        write_page(fp, &p, o);
+        /* an incomplete trajectory says so in the page's heading */
+        sd_view_options shown = *o;
+        char heading[400];
+        if (trajectory && trajectory->note[0]) {
+            snprintf(heading, sizeof(heading), "%s [%s]", o->title ? o->title : sd_model_name(model), trajectory->note);
+            shown.title = heading;
+        }
+        write_page(fp, &p, &shown);
         const int bad = ferror(fp);
         const int write_errno = errno;
         if (fclose(fp) != 0 || bad) {

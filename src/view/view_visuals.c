@@ -28,6 +28,7 @@
 #include "internal.h"
 #include "io/io_common.h"
 #include "io/mjcf_internal.h"
+#include "io/xml_read.h"
 #include "view/view_internal.h"
 
 view_visual *sd_view_visual_add(view_visuals *vs, int body)
@@ -451,16 +452,25 @@ sd_status sd_view_read_visuals(const sd_model *m, const char *path, const sd_vie
 {
     memset(vs, 0, sizeof(*vs));
     vs->options = options;
-    xmlDoc *doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-    if (!doc) return sd_error_set(err, SD_E_IO, "%s: cannot read it again for its visual geometry", path);
-    const xmlNode *root = xmlDocGetRootElement(doc);
+    /* read as the model was (io/xml_read.h): a regular file within the size limit, libxml2 quiet
+     * and closed (xmlReadFile would read a FIFO put there since, and print its messages) */
+    char *text = NULL;
+    size_t length = 0;
+    xmlDoc *doc = NULL;
+    sd_xml_quiet quiet;
+    sd_xml_quiet_begin(&quiet);
+    sd_status st = sd_io_read_model_file(path, &text, &length, err);
+    if (st == SD_OK) st = sd_xml_read(text, length, path, &doc, err);
+    free(text);
+    const xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
     char dir[4096];
     folder_of(path, dir, sizeof(dir));
-    sd_status st = SD_OK;
-    if (root && xmlStrcmp(root->name, (const xmlChar *)"robot") == 0) st = urdf_visuals(m, root, dir, vs, path, err);
+    if (st == SD_OK && root && xmlStrcmp(root->name, (const xmlChar *)"robot") == 0)
+        st = urdf_visuals(m, root, dir, vs, path, err);
     const int mujoco = root && xmlStrcmp(root->name, (const xmlChar *)"mujoco") == 0;
     xmlFreeDoc(doc);
     if (st == SD_OK && mujoco) st = mjcf_visuals(m, path, vs, err);
+    st = sd_xml_quiet_end(&quiet, st, NULL, path, err);
     if (st != SD_OK) sd_view_visuals_free(vs);
     return st;
 }

@@ -124,6 +124,7 @@ static const broken_case corpus[] = {
     {"flex_bad_json.urdf", SD_E_PARSE, 4, "flex_bad.json", "modes[0].shape[1]: 5 numbers, expected 6"},
     {"flex_node_negative.urdf", SD_E_PARSE, 10, "joint 'j1'", "must not be negative"},
     {"flex_beam_boundary.urdf", SD_E_PARSE, 5, "link 'a'", "cantilever or free-free"},
+    {"link_inside_link.urdf", SD_E_PARSE, 4, "link 'a'", "holds a <link>; links and joints are children of <robot>"},
 };
 
 static void check_broken(const char *folder, const broken_case *c)

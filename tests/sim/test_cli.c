@@ -1,18 +1,21 @@
 /*
  * tests/sim/test_cli.c — the `soadyn` program, run as a child process (its path is argv[1]; argv[2]
  * is an LSan suppression file for the plot run under ASan):
- *   - SIGTERM and SIGINT during `simulate --output` leave a CSV whose data lines all have the
- *     header's column count and whose last line is the truncated marker; exit status 143 / 130;
- *     while running, and after SIGKILL, only FILE.csv.partial exists;
+ *   - SIGTERM, SIGINT and SIGHUP during `simulate --output` leave a CSV whose data lines all have the
+ *     header's column count and whose last line is the truncated marker; exit status 143 / 130 /
+ *     129; while running, and after SIGKILL, only FILE.csv.partial exists; SIGUSR1 prints the time
+ *     reached and the run goes on; an interrupted run's plot and page say "truncated at t = ...";
  *   - `eval --json` prints valid JSON whose mass matrix and qdd equal the C API's to 1e-12;
- *   - usage errors exit 1, bad models exit 2, --help exits 0; --plot writes PNG and SVG files;
+ *   - usage errors exit 1 (also an option or a NAME=VALUE entry given twice), bad models exit 2,
+ *     --help exits 0; --plot writes PNG and SVG files;
  *     every non-zero exit comes with a message on stderr;
- *   - output lost is a failure: stdout on /dev/full or a pipe closed (SIGPIPE ignored) makes every
- *     command exit 3 naming the reason; a CSV or plot cut short by a file size limit is removed
+ *   - output lost is a failure: stdout on /dev/full or a pipe closed (SIGPIPE ignored or not) makes
+ *     every command exit 3 naming the reason; a CSV or plot cut short by a file size limit is removed
  *     (an older file of that name is left as it was), exit 3;
  *   - a 100 000-link chain: `info` writes a few lines (not gigabytes), `bench` shows the dense rows
  *     as "-" and exits 0, `eval` answers;
- *   - simulate refuses --dt longer than --duration, --duration 0 or negative, --every 0;
+ *   - simulate refuses --dt longer than --duration, --duration 0 or negative, --every 0; a run of
+ *     too many steps, a --plot or --html that cannot be created, before any file is touched;
  *   - the progress line appears on a terminal (a pseudo-terminal here) and not on a file;
  *   - joint names of 300 characters that differ only at the end stay whole and distinct in
  *     `eval --json`, the CSV header and NAME=VALUE lists.
@@ -31,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <soadyn/config.h> /* SOADYN_HAS_VIEWER */
 #include <soadyn/soadyn.h>
 
 #include "mini_json.h"
@@ -147,6 +151,7 @@ static int wait_status_within(pid_t pid, double seconds)
 }
 
 static char *read_all(const char *path);
+static int contains(const char *path, const char *text);
 
 /* Every failure must say why: a non-zero status with an empty stderr is a defect of its own. */
 static int check_message_with_failure(int status, const char *err_path)
@@ -253,9 +258,10 @@ static void check_truncated_csv(const char *path, const char *signame)
     free(s);
 }
 
-/* A long run writing run.csv, stopped by `sig` once it has written some lines. While it runs, only
+/* A long run writing run.csv (and the outputs `extra` asks for: up to 4 arguments, NULL-terminated),
+ * sent `sig` once it has written some lines, then `then` (0: none) 300 ms later. While it runs, only
  * run.csv.partial exists: a run.csv is always complete (or marked truncated). */
-static int interrupted_run(int sig, const char *csv, const char *err)
+static int interrupted_run_with(int sig, int then, const char *csv, const char *err, const char *const *extra)
 {
     char model[512], out[512], partial[600];
     path_in_dir(model, sizeof(model), "arm.urdf");
@@ -263,15 +269,24 @@ static int interrupted_run(int sig, const char *csv, const char *err)
     snprintf(partial, sizeof(partial), "%s.partial", csv);
     remove(csv);
     remove(partial);
-    const char *args[] = {soadyn_path, "simulate", model, "--duration", "1e6", "--q0", "1,0.5", "--output", csv,
-                          NULL};
+    const char *args[16] = {soadyn_path, "simulate", model, "--duration", "1e6", "--q0", "1,0.5", "--output", csv};
+    for (int i = 0; extra && extra[i] && i < 4; ++i) args[9 + i] = extra[i];
     pid_t pid = spawn((char *const *)args, out, err);
     for (int i = 0; i < 200 && count_lines(partial) < 2; ++i) sleep_ms(50); /* running and writing */
     sleep_ms(200);
     CHECK(count_lines(partial) >= 2);
     CHECK(!file_exists(csv));
     kill(pid, sig);
+    if (then) {
+        sleep_ms(300);
+        kill(pid, then);
+    }
     return wait_status_within(pid, 60.0);
+}
+
+static int interrupted_run(int sig, const char *csv, const char *err)
+{
+    return interrupted_run_with(sig, 0, csv, err, NULL);
 }
 
 static void check_interrupt(int sig, const char *signame, int expected_status)
@@ -286,6 +301,26 @@ static void check_interrupt(int sig, const char *signame, int expected_status)
     char *e = read_all(err);
     CHECK(e && strstr(e, "interrupted") != NULL);
     free(e);
+}
+
+/* SIGUSR1 asks for the time reached and the run goes on (it used to kill it, leaving a .partial and
+ * no word); SIGINT then stops it as usual. The plot and the page of the interrupted run carry the
+ * mark the CSV's last line carries, in their titles. */
+static void check_report_and_marks(void)
+{
+    char csv[512], err[512], svg[512], html[512];
+    path_in_dir(csv, sizeof(csv), "report.csv");
+    path_in_dir(err, sizeof(err), "report_err.txt");
+    path_in_dir(svg, sizeof(svg), "report.svg");
+    path_in_dir(html, sizeof(html), "report.html");
+    const char *extra[] = {"--plot", svg, SOADYN_HAS_VIEWER ? "--html" : NULL, html, NULL};
+    const int status = interrupted_run_with(SIGUSR1, SIGINT, csv, err, extra);
+    printf("  SIGUSR1 then SIGINT: exit %d\n", status);
+    CHECK(status == 130);
+    check_truncated_csv(csv, "SIGINT");
+    CHECK(contains(err, "(SIGUSR1)"));
+    CHECK(contains(svg, "</svg>")); /* whole; its title's glyphs are counted in test_output_marks */
+    if (SOADYN_HAS_VIEWER) CHECK(contains(html, "truncated at t = ") && contains(html, "interrupted by SIGINT"));
 }
 
 /* Killed outright, the run cannot finish its file: what is left must not carry the CSV's name. */
@@ -403,11 +438,21 @@ static void check_lost_output(void)
         const int status_pipe = run_with(commands[i], &closed, "lost_err.txt");
         close(fds[1]);
         const int said_pipe = contains(err_path, strerror(EPIPE));
-        printf("  %s %s: /dev/full -> %d%s, closed pipe -> %d%s\n", commands[i][0],
+        /* the same pipe with SIGPIPE in its default action (a shell's): the program ignores it itself */
+        CHECK(pipe(fds) == 0);
+        close(fds[0]);
+        closed.out_fd = fds[1];
+        closed.ignore_sigpipe = 0;
+        const int status_sigpipe = run_with(commands[i], &closed, "lost_err.txt");
+        close(fds[1]);
+        const int said_sigpipe = contains(err_path, strerror(EPIPE));
+        printf("  %s %s: /dev/full -> %d%s, closed pipe -> %d%s, and with SIGPIPE default -> %d%s\n", commands[i][0],
                commands[i][1] && commands[i][1] != model ? commands[i][1] : "", status_full,
-               said_full ? " (says why)" : "", status_pipe, said_pipe ? " (says why)" : "");
+               said_full ? " (says why)" : "", status_pipe, said_pipe ? " (says why)" : "", status_sigpipe,
+               said_sigpipe ? " (says why)" : "");
         CHECK(status_full == 3 && said_full);
         CHECK(status_pipe == 3 && said_pipe);
+        CHECK(status_sigpipe == 3 && said_sigpipe);
     }
 }
 
@@ -544,6 +589,40 @@ static void check_simulate_options(void)
         printf("  simulate %s %s%s%s%s%s: exit %d%s\n", r[0], r[1], r[2] ? " " : "", r[2] ? r[2] : "",
                r[2] ? " " : "", r[2] ? r[3] : "", status, named ? ", names the option" : "");
         CHECK(status == 1 && named);
+    }
+    /* a run sd_simulate would refuse at once (too many steps) is refused before the CSV is touched
+     * (it used to replace keep.csv by a header and a truncated mark) */
+    char keep[512], keep_partial[600], nowhere_png[512], nowhere_html[512];
+    path_in_dir(keep, sizeof(keep), "keep.csv");
+    snprintf(keep_partial, sizeof(keep_partial), "%s.partial", keep);
+    path_in_dir(nowhere_png, sizeof(nowhere_png), "no_such_folder/plot.png");
+    path_in_dir(nowhere_html, sizeof(nowhere_html), "no_such_folder/page.html");
+    write_file(keep, "keep me\n");
+    int status = run("opt_out.txt", "opt_err.txt", "simulate", model, "--duration", "1e12", "--output", keep, NULL);
+    char *kept = read_all(keep);
+    printf("  simulate --duration 1e12 --output keep.csv: exit %d, keep.csv %s\n", status,
+           kept && strcmp(kept, "keep me\n") == 0 ? "untouched" : "changed");
+    CHECK(status == 1);
+    CHECK(kept && strcmp(kept, "keep me\n") == 0);
+    CHECK(!file_exists(keep_partial));
+    CHECK(contains(err_path, "too many"));
+    free(kept);
+    /* a plot or a page that cannot be created is refused at the start, as the CSV is: before the
+     * run (of 1e4 s here, which would take minutes) and before the CSV is touched */
+    const char *unwritable[] = {nowhere_png, SOADYN_HAS_VIEWER ? nowhere_html : NULL};
+    for (int i = 0; i < 2 && unwritable[i]; ++i) {
+        const double t0 = now_s();
+        const char *args[] = {"simulate", model, "--duration", "1e4", i == 0 ? "--plot" : "--html", unwritable[i],
+                              "--output", keep, NULL};
+        status = run_with(args, &plain_child, "opt_err.txt");
+        kept = read_all(keep);
+        printf("  simulate %s into a missing folder: exit %d after %.2f s, keep.csv %s\n", i == 0 ? "--plot" : "--html",
+               status, now_s() - t0, kept && strcmp(kept, "keep me\n") == 0 ? "untouched" : "changed");
+        CHECK(status == 3);
+        CHECK(now_s() - t0 < 20.0);
+        CHECK(contains(err_path, "no_such_folder") && contains(err_path, "cannot create"));
+        CHECK(kept && strcmp(kept, "keep me\n") == 0);
+        free(kept);
     }
     /* dt equal to the duration: one step of it */
     CHECK(run("opt_out.txt", "opt_err.txt", "simulate", model, "--dt", "0.5", "--duration", "0.5", NULL) == 0);
@@ -716,6 +795,11 @@ static void check_exit_codes(void)
     char *e = read_all(err_path);
     CHECK(e && strstr(e, "nosuch") && strstr(e, "other"));
     free(e);
+    /* the same entry twice, the same option twice: refused, not the last one taken silently */
+    CHECK(run(NULL, "err.txt", "eval", model, "--q", "shoulder=1,elbow=0,shoulder=2", NULL, NULL, NULL) == 1);
+    CHECK(contains(err_path, "'shoulder' is given twice"));
+    CHECK(run(NULL, "err.txt", "eval", model, "--q", "0,1", "--q", "2,3", NULL) == 1);
+    CHECK(contains(err_path, "option --q given twice ('0,1', then '2,3')"));
     CHECK(run(NULL, NULL, "info", missing, NULL, NULL, NULL, NULL, NULL) == 2);
     CHECK(run(NULL, "err.txt", "eval", broken, "--json", NULL, NULL, NULL, NULL) == 2);
     e = read_all(err_path);
@@ -754,6 +838,8 @@ int main(int argc, char **argv)
     write_file(model, model_urdf);
     check_interrupt(SIGTERM, "SIGTERM", 143);
     check_interrupt(SIGINT, "SIGINT", 130);
+    check_interrupt(SIGHUP, "SIGHUP", 129);
+    check_report_and_marks();
     check_killed();
     check_eval_json();
     check_exit_codes();

@@ -45,3 +45,7 @@ if(SOADYN_WITH_IO)
     ARGS $<TARGET_FILE:soadyn_cli> ${PROJECT_SOURCE_DIR}/models)
   add_dependencies(test_cli_model_files soadyn_cli)
 endif()
+# The marks of an incomplete run in the plot and the page, the output probe, sd_simulate_check.
+if(SOADYN_WITH_IO AND SOADYN_WITH_PLOT)
+  soadyn_add_test(test_output_marks SOURCES sim/test_output_marks.c sim/cli_child.c LABELS unit)
+endif()

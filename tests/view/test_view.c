@@ -163,6 +163,11 @@ static void test_csv_errors(const char *dir)
         {"time,hinge,u.hinge\n0,0.1,0.2\n# note\n1,x,0\n", ":4: column 2: not a number", SD_E_PARSE},
         {"time,hinge,u.hinge\n0,0.1\n", ":2: 2 columns, the header has 3", SD_E_PARSE},
         {"time,hinge,u.hinge\n", ":2: no samples", SD_E_PARSE},
+        /* a page of nulls, or a motion played backwards, came out of these */
+        {"time,hinge,u.hinge\nnan,0.1,0.2\n1,0.1,0.2\n", ":2: column 1: 'nan' is not finite", SD_E_PARSE},
+        {"time,hinge,u.hinge\n0,0.1,0.2\n1,inf,0.2\n", ":3: column 2: 'inf' is not finite", SD_E_PARSE},
+        {"time,hinge,u.hinge\n0,0.1,0.2\n1,0.1,0.2\n0.5,0.1,0.2\n", ":4: time 0.5 does not increase", SD_E_PARSE},
+        {"time,hinge,u.hinge\n0,0.1,0.2\n# truncated\n0,0.1,0.2\n", ":4: time 0 does not increase", SD_E_PARSE},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
         write_text(path, cases[i].text);
@@ -176,6 +181,13 @@ static void test_csv_errors(const char *dir)
         sd_trajectory_free(tr);
         tr = NULL;
     }
+    /* a NUL byte ended the line for strtod, and what followed it was ignored */
+    static const char with_nul[] = "time,hinge,u.hinge\n0,0.1,0.2\n1,0.1,0.2\0,7,7\n";
+    FILE *fp = fopen(path, "wb");
+    CHECK(fp && fwrite(with_nul, 1, sizeof with_nul - 1, fp) == sizeof with_nul - 1);
+    if (fp) fclose(fp);
+    CHECK(sd_trajectory_read_csv(m, path, &tr, &err) == SD_E_PARSE && tr == NULL);
+    CHECK(strstr(err.message, ":3: holds a NUL byte") != NULL);
     CHECK(sd_trajectory_read_csv(m, "/nonexistent/x.csv", &tr, &err) == SD_E_IO);
     sd_model_free(m);
 }
