@@ -1011,6 +1011,8 @@ class Model:
             return (lib.sd_model_frame_body(self._m, f), np.array(list(X.R)).reshape(3, 3), np.array(list(X.p)))
         try:
             return self.body_index(frame), _EYE3, _ZERO3
+        except ArgumentTypeError:
+            raise  # not a name nor an integer index: say so, not "no body named 1.5"
         except ArgumentError:
             raise ArgumentError(f"model {self.name}: no body or frame named {frame!r} (body_names, frame_names)") \
                 from None

@@ -490,7 +490,11 @@ sd_loops_model *sd_loops_model_copy(const sd_loops_model *L, int n)
     c->fb_slot = copy_ints(L->fb_slot, nb);
     c->fb_lo = copy_ints(L->fb_lo, nb);
     c->fb_hi = copy_ints(L->fb_hi, nb);
-    int ok = c->cons && c->frames && c->kin_bodies && c->kin_slot && c->fb_bodies && c->fb_slot && c->fb_lo && c->fb_hi;
+    /* the rank rule's groups (sizes as sd_loops_model_new allocates them) */
+    c->group_row0 = L->group_row0 ? copy_ints(L->group_row0, (size_t)L->ncons + 1) : NULL;
+    c->group_rows = L->group_rows ? copy_ints(L->group_rows, (size_t)(L->nrows > 0 ? L->nrows : 1)) : NULL;
+    int ok = c->cons && c->frames && c->kin_bodies && c->kin_slot && c->fb_bodies && c->fb_slot && c->fb_lo && c->fb_hi &&
+             (c->group_row0 || !L->group_row0) && (c->group_rows || !L->group_rows);
     if (c->frames) memcpy(c->frames, L->frames, (size_t)L->nframes * sizeof *c->frames);
     for (int i = 0; ok && i < L->ncons; ++i) {
         c->cons[i] = L->cons[i];
