@@ -114,6 +114,8 @@ class Campaign:
         o = self.options
         o.integrator, o.duration, o.dt, o.every = integrator[0], sim["duration"], sim["dt"], sim["sample_every"]
         o.rtol, o.atol = sim["rtol"], sim["atol"]
+        # the samples' energies (a kinematics sweep and the energy sums each) only for the metric that reads them
+        o.sample_energies = int(any(kind == _METRIC_CODES["energy_drift"] for kind, _, _ in self.metrics))
         # the observer's calls: the start, one per `every` intervals, the end (sd_simulate)
         intervals = int(math.ceil(sim["duration"] / sim["dt"] * (1 - 1e-12)))
         calls = 1 + intervals // sim["sample_every"] + (1 if intervals % sim["sample_every"] else 0)
@@ -321,54 +323,99 @@ class Campaign:
 
     def run(self, i):
         """Run i: (status, message, parameter values, metric values, q, u, history t, q, u)."""
-        values = self.draw(i)
-        nm = len(self.metrics)
-        q, u = self.q_reference.copy(), np.zeros(self.nv)
-        metrics = np.full(nm, np.nan)
-        S = self.history_length
-        ht, hq, hu = np.full(S, np.nan), np.full((S, self.nq), np.nan), np.full((S, self.nv), np.nan)
-        gains = dict(self.spec["gains"])
+        out = self.run_task(i, i + 1)
+        return (out["status"][0], out["message"][0], out["params"][0], out["metrics"][0], out["q"][0], out["u"][0],
+                *((out["history_t"][0], out["history_q"][0], out["history_u"][0]) if self.history_length else
+                  (np.empty(0), np.empty((0, self.nq)), np.empty((0, self.nv)))))
+
+    def run_task(self, start, stop):
+        """Runs start .. stop-1: a dict of arrays, one row per run (store.py's columns). Every run's
+        model copy is prepared first, then the task's simulations run in one call into C
+        (sdc_simulate_task), then the results are read: the interpreter's share of the runs is done
+        in three tight loops rather than between simulations, whose work evicts it from the caches."""
+        n, nm, S = stop - start, len(self.metrics), self.history_length
+        out = {"status": np.full(n, OK, dtype=np.int8), "message": np.full(n, "", dtype=object),
+               "params": np.empty((n, len(self.parameters))), "metrics": np.full((n, nm), np.nan),
+               "q": np.tile(self.q_reference, (n, 1)), "u": np.zeros((n, self.nv))}
+        if S:
+            out["history_t"] = np.full((n, S), np.nan)
+            out["history_q"] = np.full((n, S, self.nq), np.nan)
+            out["history_u"] = np.full((n, S, self.nv), np.nan)
+        runs = ffi.new("sdc_run[]", n)  # a run whose model stays NULL is not simulated
+        c_metrics = ffi.new("sdc_metric[]", max(n * nm, 1))
+        scratch = np.empty(3 * max(self.nv, 1))  # the runs follow one another: one scratch for all
+        tau = ffi.from_buffer("double[]", self.tau)
+        keep = [scratch]  # what C points into, alive until the task ends
+        controls = [None] * n
         err = ffi.new("sd_error *")
-        model = lib.sd_model_copy(self.model, err)
-        if model == ffi.NULL:
-            raise MemoryError(_text(err.message))
-        data = ffi.NULL
         try:
-            self._apply(model, values, q, u, gains)
-            if self._needs_data:  # the joint-force metrics evaluate the dynamics at the samples
-                data = lib.sd_data_new(model)
-                if data == ffi.NULL:
-                    raise MemoryError("sd_data_new: out of memory")
-            control = _Control(self._controller(gains), self.nq, self.nv) if self.spec["controller"] else None
-            handle = ffi.new_handle(control) if control else ffi.NULL
-            c_metrics = ffi.new("sdc_metric[]", max(nm, 1))
-            for j, (kind, body, node) in enumerate(self.metrics):
-                c_metrics[j].kind, c_metrics[j].body, c_metrics[j].node = kind, body, node
-            scratch = np.empty(3 * max(self.nv, 1))
-            tau = self.tau
-            r = ffi.new("sdc_run *")
-            r.model, r.data, r.tau = model, data, ffi.from_buffer("double[]", tau)
-            r.control = lib.sdc_control_callback if control else ffi.NULL
-            r.control_user = handle
-            r.nmetrics, r.metrics = nm, c_metrics
-            r.history_every, r.history_capacity = self.spec["history_every"], S
-            r.history_t, r.history_q, r.history_u = (ffi.from_buffer("double[]", a) for a in (ht, hq, hu))
-            r.scratch = ffi.from_buffer("double[]", scratch)
-            stats = ffi.new("sd_sim_stats *")
-            st = lib.sdc_simulate(r, self.options, ffi.from_buffer("double[]", q), ffi.from_buffer("double[]", u), stats,
-                                  err)
-            if control is not None and control.exc is not None:
-                raise RunError(f"controller {self.spec['controller']}: {control.exc!r}")
-            _check(st, err)
-            metrics[:] = [c_metrics[j].value for j in range(nm)]
-            return OK, "", values, metrics, q, u, ht, hq, hu
-        except RunError as exc:
-            nan = np.full_like
-            return FAILED, str(exc), values, metrics, nan(q, np.nan), nan(u, np.nan), ht, hq, hu
+            for j in range(n):
+                values = self.draw(start + j)
+                out["params"][j] = values
+                gains = dict(self.spec["gains"])
+                model = lib.sd_model_copy(self.model, err)
+                if model == ffi.NULL:
+                    raise MemoryError(_text(err.message))
+                r = runs[j]
+                r.model = model
+                try:
+                    self._apply(model, values, out["q"][j], out["u"][j], gains)
+                    if self._needs_data:  # the joint-force metrics evaluate the dynamics at the samples
+                        r.data = lib.sd_data_new(model)
+                        if r.data == ffi.NULL:
+                            raise MemoryError("sd_data_new: out of memory")
+                    if self.spec["controller"]:
+                        controls[j] = _Control(self._controller(gains), self.nq, self.nv)
+                        handle = ffi.new_handle(controls[j])
+                        keep.append(handle)
+                        r.control, r.control_user = lib.sdc_control_callback, handle
+                except RunError as exc:
+                    self._fail_run(out, j, str(exc))
+                    self._release(r)
+                    continue
+                r.tau = tau
+                r.nmetrics, r.metrics = nm, c_metrics + j * nm
+                for k, (kind, body, node) in enumerate(self.metrics):
+                    r.metrics[k].kind, r.metrics[k].body, r.metrics[k].node = kind, body, node
+                r.history_every, r.history_capacity = self.spec["history_every"], S
+                if S:
+                    histories = [out[name][j] for name in ("history_t", "history_q", "history_u")]
+                    r.history_t, r.history_q, r.history_u = (ffi.from_buffer("double[]", a) for a in histories)
+                    keep.append((r.history_t, r.history_q, r.history_u))
+                r.scratch = ffi.from_buffer("double[]", scratch)
+                keep.append(r.scratch)
+            status = ffi.new("int[]", n)
+            errs = ffi.new("sd_error[]", n)
+            lib.sdc_simulate_task(runs, n, self.options, ffi.from_buffer("double[]", out["q"]),
+                                  ffi.from_buffer("double[]", out["u"]), status, errs)
+            for j in range(n):
+                if runs[j].model == ffi.NULL:
+                    continue
+                control = controls[j]
+                if control is not None and control.exc is not None:
+                    self._fail_run(out, j, f"controller {self.spec['controller']}: {control.exc!r}")
+                elif status[j] != lib.SD_OK:
+                    self._fail_run(out, j, _text(errs[j].message))
+                else:
+                    out["metrics"][j] = [runs[j].metrics[k].value for k in range(nm)]
         finally:
-            if data != ffi.NULL:
-                lib.sd_data_free(data)
-            lib.sd_model_free(model)
+            for j in range(n):
+                self._release(runs[j])
+        return out
+
+    @staticmethod
+    def _fail_run(out, j, message):
+        out["status"][j], out["message"][j] = FAILED, message
+        out["q"][j] = out["u"][j] = np.nan
+
+    @staticmethod
+    def _release(r):
+        if r.data != ffi.NULL:
+            lib.sd_data_free(r.data)
+            r.data = ffi.NULL
+        if r.model != ffi.NULL:
+            lib.sd_model_free(r.model)
+            r.model = ffi.NULL
 
 
 class _Control:
@@ -406,19 +453,4 @@ def campaign_for(spec):
 
 def run_task(spec, start, stop):
     """Runs start .. stop-1 of the campaign: a dict of arrays, one row per run (store.py's columns)."""
-    c = campaign_for(spec)
-    rows = [c.run(i) for i in range(start, stop)]
-    n = stop - start
-    out = {
-        "status": np.array([r[0] for r in rows], dtype=np.int8),
-        "message": np.array([r[1] for r in rows], dtype=object),
-        "params": np.array([r[2] for r in rows]).reshape(n, len(c.parameters)),
-        "metrics": np.array([r[3] for r in rows]).reshape(n, len(c.metrics)),
-        "q": np.array([r[4] for r in rows]).reshape(n, c.nq),
-        "u": np.array([r[5] for r in rows]).reshape(n, c.nv),
-    }
-    if c.history_length:
-        out["history_t"] = np.array([r[6] for r in rows])
-        out["history_q"] = np.array([r[7] for r in rows])
-        out["history_u"] = np.array([r[8] for r in rows])
-    return out
+    return campaign_for(spec).run_task(start, stop)
