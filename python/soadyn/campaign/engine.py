@@ -332,21 +332,23 @@ class Campaign:
         """Runs start .. stop-1: a dict of arrays, one row per run (store.py's columns). Every run's
         model copy is prepared first, then the task's simulations run in one call into C
         (sdc_simulate_task), then the results are read: the interpreter's share of the runs is done
-        in three tight loops rather than between simulations, whose work evicts it from the caches."""
+        in tight loops rather than between simulations, whose work evicts it from the caches."""
+        task = self.prepare_task(start, stop)
+        try:
+            task.simulate()
+            return task.results()
+        finally:
+            task.release()
+
+    def prepare_task(self, start, stop):
+        """The _Task of runs start .. stop-1: each run's parameters drawn and set on its model copy
+        (a run the library refuses is failed here), ready to simulate."""
         n, nm, S = stop - start, len(self.metrics), self.history_length
-        out = {"status": np.full(n, OK, dtype=np.int8), "message": np.full(n, "", dtype=object),
-               "params": np.empty((n, len(self.parameters))), "metrics": np.full((n, nm), np.nan),
-               "q": np.tile(self.q_reference, (n, 1)), "u": np.zeros((n, self.nv))}
-        if S:
-            out["history_t"] = np.full((n, S), np.nan)
-            out["history_q"] = np.full((n, S, self.nq), np.nan)
-            out["history_u"] = np.full((n, S, self.nv), np.nan)
-        runs = ffi.new("sdc_run[]", n)  # a run whose model stays NULL is not simulated
-        c_metrics = ffi.new("sdc_metric[]", max(n * nm, 1))
-        scratch = np.empty(3 * max(self.nv, 1))  # the runs follow one another: one scratch for all
-        tau = ffi.from_buffer("double[]", self.tau)
-        keep = [scratch]  # what C points into, alive until the task ends
-        controls = [None] * n
+        task = _Task(self, n)
+        out, runs = task.out, task.runs
+        c_metrics = task.keep(ffi.new("sdc_metric[]", max(n * nm, 1)))
+        scratch = task.keep(ffi.from_buffer("double[]", task.keep(np.empty(3 * max(self.nv, 1)))))  # runs in turn: one
+        tau = task.keep(ffi.from_buffer("double[]", self.tau))
         err = ffi.new("sd_error *")
         try:
             for j in range(n):
@@ -365,13 +367,10 @@ class Campaign:
                         if r.data == ffi.NULL:
                             raise MemoryError("sd_data_new: out of memory")
                     if self.spec["controller"]:
-                        controls[j] = _Control(self._controller(gains), self.nq, self.nv)
-                        handle = ffi.new_handle(controls[j])
-                        keep.append(handle)
-                        r.control, r.control_user = lib.sdc_control_callback, handle
+                        task.controls[j] = _Control(self._controller(gains), self.nq, self.nv)
+                        r.control, r.control_user = lib.sdc_control_callback, task.keep(ffi.new_handle(task.controls[j]))
                 except RunError as exc:
-                    self._fail_run(out, j, str(exc))
-                    self._release(r)
+                    task.fail(j, str(exc))
                     continue
                 r.tau = tau
                 r.nmetrics, r.metrics = nm, c_metrics + j * nm
@@ -379,34 +378,72 @@ class Campaign:
                     r.metrics[k].kind, r.metrics[k].body, r.metrics[k].node = kind, body, node
                 r.history_every, r.history_capacity = self.spec["history_every"], S
                 if S:
-                    histories = [out[name][j] for name in ("history_t", "history_q", "history_u")]
-                    r.history_t, r.history_q, r.history_u = (ffi.from_buffer("double[]", a) for a in histories)
-                    keep.append((r.history_t, r.history_q, r.history_u))
-                r.scratch = ffi.from_buffer("double[]", scratch)
-                keep.append(r.scratch)
-            status = ffi.new("int[]", n)
-            errs = ffi.new("sd_error[]", n)
-            lib.sdc_simulate_task(runs, n, self.options, ffi.from_buffer("double[]", out["q"]),
-                                  ffi.from_buffer("double[]", out["u"]), status, errs)
-            for j in range(n):
-                if runs[j].model == ffi.NULL:
-                    continue
-                control = controls[j]
-                if control is not None and control.exc is not None:
-                    self._fail_run(out, j, f"controller {self.spec['controller']}: {control.exc!r}")
-                elif status[j] != lib.SD_OK:
-                    self._fail_run(out, j, _text(errs[j].message))
-                else:
-                    out["metrics"][j] = [runs[j].metrics[k].value for k in range(nm)]
-        finally:
-            for j in range(n):
-                self._release(runs[j])
+                    r.history_t, r.history_q, r.history_u = (task.keep(ffi.from_buffer("double[]", out[name][j]))
+                                                             for name in ("history_t", "history_q", "history_u"))
+                r.scratch = scratch
+        except BaseException:
+            task.release()
+            raise
+        return task
+
+
+class _Task:
+    """A task's runs between their preparation and their results: the rows (store.py's columns, the
+    C side writing the final states and histories into them), the sdc_run of each run (a run whose
+    model is NULL is not simulated), their control laws, and what C points into."""
+
+    def __init__(self, campaign, n):
+        c, S = campaign, campaign.history_length
+        self.campaign, self.n = c, n
+        self.out = {"status": np.full(n, OK, dtype=np.int8), "message": np.full(n, "", dtype=object),
+                    "params": np.empty((n, len(c.parameters))), "metrics": np.full((n, len(c.metrics)), np.nan),
+                    "q": np.tile(c.q_reference, (n, 1)), "u": np.zeros((n, c.nv))}
+        if S:
+            self.out["history_t"] = np.full((n, S), np.nan)
+            self.out["history_q"] = np.full((n, S, c.nq), np.nan)
+            self.out["history_u"] = np.full((n, S, c.nv), np.nan)
+        self.runs = ffi.new("sdc_run[]", n)
+        self.controls = [None] * n
+        self.status = ffi.new("int[]", n)
+        self.errs = ffi.new("sd_error[]", n)
+        self._kept = []
+
+    def keep(self, obj):
+        """obj, kept alive as long as the task (C points into it)."""
+        self._kept.append(obj)
+        return obj
+
+    def simulate(self):
+        """The runs' simulations, one call into C."""
+        lib.sdc_simulate_task(self.runs, self.n, self.campaign.options, ffi.from_buffer("double[]", self.out["q"]),
+                              ffi.from_buffer("double[]", self.out["u"]), self.status, self.errs)
+
+    def results(self):
+        """The rows, each simulated run's metrics and failure read."""
+        c, out = self.campaign, self.out
+        nm = len(c.metrics)
+        for j in range(self.n):
+            r, control = self.runs[j], self.controls[j]
+            if r.model == ffi.NULL:
+                continue
+            if control is not None and control.exc is not None:
+                self.fail(j, f"controller {c.spec['controller']}: {control.exc!r}")
+            elif self.status[j] != lib.SD_OK:
+                self.fail(j, _text(self.errs[j].message))
+            else:
+                out["metrics"][j] = [r.metrics[k].value for k in range(nm)]
         return out
 
-    @staticmethod
-    def _fail_run(out, j, message):
+    def fail(self, j, message):
+        """Run j failed with message: its final state NaN, its model released (not simulated)."""
+        out = self.out
         out["status"][j], out["message"][j] = FAILED, message
         out["q"][j] = out["u"][j] = np.nan
+        self._release(self.runs[j])
+
+    def release(self):
+        for j in range(self.n):
+            self._release(self.runs[j])
 
     @staticmethod
     def _release(r):
