@@ -1,6 +1,7 @@
 """One campaign's runs on a worker: the model file loaded once per process, then per run a copy of
 it with the run's parameters set through the C API (soadyn/params.h: validated as the builder
 validates), a simulation through sd_simulate with the observer of _run.c, and the run's outputs.
+A task's runs are prepared together, simulated in one call into C, and read together (run_task).
 
 Run i's parameters depend only on (seed, i) and the dispersions listed: numpy's counter-based
 Philox generator keyed with (seed, i) draws them in the order the spec lists them (a key per run
