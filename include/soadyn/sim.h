@@ -64,8 +64,8 @@ typedef struct sd_sim_sample {
     double t;                /* time, s */
     const double *q;         /* coordinates (nq) */
     const double *u;         /* speeds (nv) */
-    double kinetic;          /* kinetic energy, J */
-    double potential;        /* potential energy (gravity, joint springs, strain), J */
+    double kinetic;          /* kinetic energy, J (NaN when sd_sim_options.sample_energies is 0) */
+    double potential;        /* potential energy (gravity, joint springs, strain), J (likewise) */
     long steps;              /* integrator steps taken since the start */
 } sd_sim_sample;
 
@@ -124,6 +124,11 @@ typedef struct sd_sim_options {
      * SD_E_SINGULAR from sd_embedding_new. */
     const char *embed;
     const char *independent;
+    /* Nonzero (the default): every sample handed to the observer carries the kinetic and potential
+     * energies. 0: they are not computed (the sample's kinetic and potential are NaN), for an
+     * observer that reads neither; the energies cost a kinematics sweep and the energy sums per
+     * sample. sd_sim_stats.energy_start and energy_end are computed either way. */
+    int sample_energies;
 } sd_sim_options;
 
 SD_API void sd_sim_options_init(sd_sim_options *options);

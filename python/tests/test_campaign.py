@@ -161,6 +161,10 @@ def test_runs_reproducible_one_by_one_and_failures_recorded(tmp_path):
         assert status == stored["status"][i] and message == stored["message"][i]
         for mine, theirs in ((params, "params"), (metrics, "metrics"), (q, "q"), (u, "u"), (hq, "history_q")):
             assert np.array_equal(mine, stored[theirs][i], equal_nan=True), theirs
+        # drawn from the stream of a new numpy Philox keyed (seed, i), in the order of the file
+        rng = np.random.Generator(np.random.Philox(key=[7, i]))
+        drawn = [p.value(campaign.spec.draw(rng, p.distribution, p.parameters)) for p in c.parameters]
+        assert np.array_equal(stored["params"][i], drawn)
     small = write_spec(tmp_path, runs=5, task_size=5, name="small.yaml")
     first = arrays(campaign.run(small, workers=1, progress=False, echo=False).path)
     for k in first:

@@ -9,7 +9,9 @@
  *   - options that would not run what was asked (dt longer than the duration, a zero duration,
  *     non-finite numbers, every < 1, ...) are refused naming the option; dt = duration is one step;
  *     the progress callback sees every output time up to the end;
- *   - labels of random trees with 0-dof bodies name the hinge that owns each entry.
+ *   - labels of random trees with 0-dof bodies name the hinge that owns each entry;
+ *   - sample_energies = 0 leaves the samples' energies NaN and the trajectory bit for bit the same
+ *     as with them (RK4 and CVODE), and the default's sample energies are sd_sim_energy's.
  */
 #include <math.h>
 #include <stdio.h>
@@ -291,6 +293,70 @@ static void check_control_damping_stop(void)
     sd_model_free(m);
 }
 
+/* The samples of a run: time and state, and the energies they carried. */
+#define MAX_SAMPLES 64
+typedef struct samples {
+    int n;
+    double t[MAX_SAMPLES], q[MAX_SAMPLES][7], u[MAX_SAMPLES][6], kinetic[MAX_SAMPLES], potential[MAX_SAMPLES];
+} samples;
+
+static int record_samples(void *user, const sd_sim_sample *s)
+{
+    samples *r = user;
+    if (r->n == MAX_SAMPLES) return 1;
+    r->t[r->n] = s->t;
+    memcpy(r->q[r->n], s->q, sizeof r->q[0]);
+    memcpy(r->u[r->n], s->u, sizeof r->u[0]);
+    r->kinetic[r->n] = s->kinetic;
+    r->potential[r->n] = s->potential;
+    r->n++;
+    return 0;
+}
+
+static void run_samples(const sd_model *m, sd_integrator integrator, int sample_energies, samples *r)
+{
+    double q[7] = {0.1, -0.2, 0.3, 0.9, 0.1, 0.2, 0.3}, u[6] = {0.3, -0.2, 1.5, 0.1, 0.0, -0.4};
+    sd_configuration_normalize(m, q);
+    memset(r, 0, sizeof *r);
+    sd_sim_options o;
+    sd_sim_options_init(&o);
+    o.integrator = integrator;
+    o.duration = 0.5;
+    o.dt = 0.01;
+    o.every = 2;
+    o.observer = record_samples;
+    o.observer_user = r;
+    o.sample_energies = sample_energies;
+    sd_sim_stats st;
+    sd_error err;
+    CHECK(sd_simulate(m, &o, q, u, &st, &err) == SD_OK);
+    CHECK(isfinite(st.energy_start) && isfinite(st.energy_end)); /* the statistics' energies either way */
+}
+
+static void check_sample_energies_off(sd_integrator integrator)
+{
+    sd_model *m = free_body();
+    sd_sim_options defaults;
+    sd_sim_options_init(&defaults);
+    CHECK(defaults.sample_energies == 1);
+    samples on, off;
+    run_samples(m, integrator, 1, &on);
+    run_samples(m, integrator, 0, &off);
+    CHECK(on.n == 26 && off.n == on.n);
+    CHECK(memcmp(on.t, off.t, sizeof on.t) == 0);
+    CHECK(memcmp(on.q, off.q, sizeof on.q) == 0);
+    CHECK(memcmp(on.u, off.u, sizeof on.u) == 0);
+    sd_data *d = sd_data_new(m);
+    for (int k = 0; k < on.n; ++k) {
+        CHECK(isnan(off.kinetic[k]) && isnan(off.potential[k]));
+        double T, V;
+        CHECK(sd_sim_energy(m, d, on.q[k], on.u[k], &T, &V) == SD_OK);
+        CHECK(on.kinetic[k] == T && on.potential[k] == V);
+    }
+    sd_data_free(d);
+    sd_model_free(m);
+}
+
 /* sd_simulate with `o` changed by `change` must refuse with SD_E_ARGUMENT and a message holding `word`. */
 static void expect_refused(const sd_model *m, const sd_sim_options *base, void (*change)(sd_sim_options *),
                            const char *word)
@@ -466,5 +532,7 @@ int main(void)
     check_options_refused();
     check_labels_and_csv();
     check_labels_random_trees();
+    check_sample_energies_off(SD_INTEGRATOR_RK4);
+    check_sample_energies_off(SD_INTEGRATOR_CVODE_BDF);
     return test_summary("test_sim_integrators");
 }

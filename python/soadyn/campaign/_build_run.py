@@ -76,7 +76,7 @@ sd_status sd_integrator_from_name(const char *name, sd_integrator *integrator);
 typedef void (*sd_control_fn)(void *user, double t, const double *q, const double *u, double *tau);
 typedef struct sd_sim_options {
     sd_integrator integrator; double t0, duration, dt; int every; double rtol, atol, max_step;
-    long max_internal_steps; const double *tau; ...;
+    long max_internal_steps; const double *tau; int sample_energies; ...;
 } sd_sim_options;
 void sd_sim_options_init(sd_sim_options *options);
 typedef struct sd_sim_stats {
@@ -91,6 +91,8 @@ typedef struct sdc_run {
     double *history_t, *history_q, *history_u; double *scratch; ...;
 } sdc_run;
 sd_status sdc_simulate(sdc_run *r, sd_sim_options *o, double *q, double *u, sd_sim_stats *stats, sd_error *err);
+void sdc_simulate_task(sdc_run *runs, long n, sd_sim_options *o, double *q, double *u, int *status,
+                       sd_error *errs);
 sd_status sdc_baseline(sd_model *const *models, const sd_sim_options *o, long n, double *q0, double *u0,
                        sd_error *err);
 

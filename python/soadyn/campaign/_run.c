@@ -15,6 +15,7 @@
  *     (sd_sim_stats), read once at the end.
  * A failure inside the observer stops the run with its message; a state that leaves the finite
  * numbers is reported as such.
+ * sdc_simulate_task runs a task's runs in one call.
  * sdc_baseline runs sd_simulate on n prepared models and initial states in a C loop, with no
  * observer: what the campaign machinery is measured against (python/bench_campaign.py).
  */
@@ -151,6 +152,20 @@ sd_status sdc_simulate(sdc_run *r, sd_sim_options *o, double *q, double *u, sd_s
     for (int k = 0; st == SD_OK && k < r->nmetrics; ++k)
         if (r->metrics[k].kind == SDC_CLOSURE_RESIDUAL) r->metrics[k].value = stats->max_position_residual;
     return st;
+}
+
+/* A task's runs one after the other: sdc_simulate of runs[j] from (q + j nq, u + j nv), with its
+ * status in status[j] and its message in errs[j]. A task crosses from Python once, so that the
+ * interpreter's work (drawing, setting the parameters, reading the results) is done for all its runs
+ * together rather than between simulations. */
+void sdc_simulate_task(sdc_run *runs, long n, sd_sim_options *o, double *q, double *u, int *status, sd_error *errs)
+{
+    for (long j = 0; j < n; ++j) {
+        if (!runs[j].model) continue; /* failed before its simulation (its parameters) */
+        const int nq = sd_model_nq(runs[j].model), nv = sd_model_nv(runs[j].model);
+        sd_sim_stats stats;
+        status[j] = (int)sdc_simulate(&runs[j], o, q + j * nq, u + j * nv, &stats, &errs[j]);
+    }
 }
 
 /* Run i of n: sd_simulate of models[i] from (q0 + i nq, u0 + i nv) with the options as given (no

@@ -1,6 +1,7 @@
 """One campaign's runs on a worker: the model file loaded once per process, then per run a copy of
 it with the run's parameters set through the C API (soadyn/params.h: validated as the builder
 validates), a simulation through sd_simulate with the observer of _run.c, and the run's outputs.
+A task's runs are prepared together, simulated in one call into C, and read together (run_task).
 
 Run i's parameters depend only on (seed, i) and the dispersions listed: numpy's counter-based
 Philox generator keyed with (seed, i) draws them in the order the spec lists them (a key per run
@@ -96,6 +97,8 @@ class Campaign:
         self.q_reference = np.empty(self.nq)
         lib.sd_configuration_reference(m, ffi.from_buffer("double[]", self.q_reference))
         self.parameters = [self._resolve(entry) for entry in spec["dispersions"]]
+        self._bits = np.random.Philox(key=[spec["seed"], 0])  # keyed anew for each run (draw)
+        self._rng = np.random.Generator(self._bits)
         # the nominal values each run starts from, read once: a body's inertia, a flexible body's modes
         self._bodies = {p.target: (lib.sd_model_body_mass(m, p.target), list(lib.sd_model_body_com(m, p.target)[0:3]),
                                    list(lib.sd_model_body_inertia(m, p.target)[0:9]))
@@ -114,6 +117,8 @@ class Campaign:
         o = self.options
         o.integrator, o.duration, o.dt, o.every = integrator[0], sim["duration"], sim["dt"], sim["sample_every"]
         o.rtol, o.atol = sim["rtol"], sim["atol"]
+        # the samples' energies (a kinematics sweep and the energy sums each) only for the metric that reads them
+        o.sample_energies = int(any(kind == _METRIC_CODES["energy_drift"] for kind, _, _ in self.metrics))
         # the observer's calls: the start, one per `every` intervals, the end (sd_simulate)
         intervals = int(math.ceil(sim["duration"] / sim["dt"] * (1 - 1e-12)))
         calls = 1 + intervals // sim["sample_every"] + (1 if intervals % sim["sample_every"] else 0)
@@ -261,9 +266,14 @@ class Campaign:
     # ---- one run
 
     def draw(self, i):
-        """The parameter values of run i (the order of self.parameters)."""
-        rng = np.random.Generator(np.random.Philox(key=[self.spec["seed"], i]))  # counter-based, keyed by (seed, i)
-        return np.array([p.value(specmod.draw(rng, p.distribution, p.parameters)) for p in self.parameters])
+        """The parameter values of run i (the order of self.parameters), drawn from the stream of
+        np.random.Philox(key=[seed, i]): the campaign's one generator is set to that key with its
+        counter and buffer at zero, the state a new Philox(key=...) starts in (a quarter of the cost
+        of making one per run)."""
+        self._bits.state = {"bit_generator": "Philox", "state": {"counter": np.zeros(4, np.uint64),
+                                                                 "key": np.array([self.spec["seed"], i], np.uint64)},
+                            "buffer": np.zeros(4, np.uint64), "buffer_pos": 4, "has_uint32": 0, "uinteger": 0}
+        return np.array([p.value(specmod.draw(self._rng, p.distribution, p.parameters)) for p in self.parameters])
 
     def _controller(self, gains):
         """The run's control law: the factory called with the run's gains (a failure fails the run)."""
@@ -321,54 +331,136 @@ class Campaign:
 
     def run(self, i):
         """Run i: (status, message, parameter values, metric values, q, u, history t, q, u)."""
-        values = self.draw(i)
-        nm = len(self.metrics)
-        q, u = self.q_reference.copy(), np.zeros(self.nv)
-        metrics = np.full(nm, np.nan)
-        S = self.history_length
-        ht, hq, hu = np.full(S, np.nan), np.full((S, self.nq), np.nan), np.full((S, self.nv), np.nan)
-        gains = dict(self.spec["gains"])
-        err = ffi.new("sd_error *")
-        model = lib.sd_model_copy(self.model, err)
-        if model == ffi.NULL:
-            raise MemoryError(_text(err.message))
-        data = ffi.NULL
+        out = self.run_task(i, i + 1)
+        return (out["status"][0], out["message"][0], out["params"][0], out["metrics"][0], out["q"][0], out["u"][0],
+                *((out["history_t"][0], out["history_q"][0], out["history_u"][0]) if self.history_length else
+                  (np.empty(0), np.empty((0, self.nq)), np.empty((0, self.nv)))))
+
+    def run_task(self, start, stop):
+        """Runs start .. stop-1: a dict of arrays, one row per run (store.py's columns). Every run's
+        model copy is prepared first, then the task's simulations run in one call into C
+        (sdc_simulate_task), then the results are read: the interpreter's share of the runs is done
+        in tight loops rather than between simulations, whose work evicts it from the caches."""
+        task = self.prepare_task(start, stop)
         try:
-            self._apply(model, values, q, u, gains)
-            if self._needs_data:  # the joint-force metrics evaluate the dynamics at the samples
-                data = lib.sd_data_new(model)
-                if data == ffi.NULL:
-                    raise MemoryError("sd_data_new: out of memory")
-            control = _Control(self._controller(gains), self.nq, self.nv) if self.spec["controller"] else None
-            handle = ffi.new_handle(control) if control else ffi.NULL
-            c_metrics = ffi.new("sdc_metric[]", max(nm, 1))
-            for j, (kind, body, node) in enumerate(self.metrics):
-                c_metrics[j].kind, c_metrics[j].body, c_metrics[j].node = kind, body, node
-            scratch = np.empty(3 * max(self.nv, 1))
-            tau = self.tau
-            r = ffi.new("sdc_run *")
-            r.model, r.data, r.tau = model, data, ffi.from_buffer("double[]", tau)
-            r.control = lib.sdc_control_callback if control else ffi.NULL
-            r.control_user = handle
-            r.nmetrics, r.metrics = nm, c_metrics
-            r.history_every, r.history_capacity = self.spec["history_every"], S
-            r.history_t, r.history_q, r.history_u = (ffi.from_buffer("double[]", a) for a in (ht, hq, hu))
-            r.scratch = ffi.from_buffer("double[]", scratch)
-            stats = ffi.new("sd_sim_stats *")
-            st = lib.sdc_simulate(r, self.options, ffi.from_buffer("double[]", q), ffi.from_buffer("double[]", u), stats,
-                                  err)
-            if control is not None and control.exc is not None:
-                raise RunError(f"controller {self.spec['controller']}: {control.exc!r}")
-            _check(st, err)
-            metrics[:] = [c_metrics[j].value for j in range(nm)]
-            return OK, "", values, metrics, q, u, ht, hq, hu
-        except RunError as exc:
-            nan = np.full_like
-            return FAILED, str(exc), values, metrics, nan(q, np.nan), nan(u, np.nan), ht, hq, hu
+            task.simulate()
+            return task.results()
         finally:
-            if data != ffi.NULL:
-                lib.sd_data_free(data)
-            lib.sd_model_free(model)
+            task.release()
+
+    def prepare_task(self, start, stop):
+        """The _Task of runs start .. stop-1: each run's parameters drawn and set on its model copy
+        (a run the library refuses is failed here), ready to simulate."""
+        n, nm, S = stop - start, len(self.metrics), self.history_length
+        task = _Task(self, n)
+        out, runs = task.out, task.runs
+        c_metrics = task.keep(ffi.new("sdc_metric[]", max(n * nm, 1)))
+        scratch = task.keep(ffi.from_buffer("double[]", task.keep(np.empty(3 * max(self.nv, 1)))))  # runs in turn: one
+        tau = task.keep(ffi.from_buffer("double[]", self.tau))
+        err = ffi.new("sd_error *")
+        try:
+            for j in range(n):
+                values = self.draw(start + j)
+                out["params"][j] = values
+                gains = dict(self.spec["gains"])
+                model = lib.sd_model_copy(self.model, err)
+                if model == ffi.NULL:
+                    raise MemoryError(_text(err.message))
+                r = runs[j]
+                r.model = model
+                try:
+                    self._apply(model, values, out["q"][j], out["u"][j], gains)
+                    if self._needs_data:  # the joint-force metrics evaluate the dynamics at the samples
+                        r.data = lib.sd_data_new(model)
+                        if r.data == ffi.NULL:
+                            raise MemoryError("sd_data_new: out of memory")
+                    if self.spec["controller"]:
+                        task.controls[j] = _Control(self._controller(gains), self.nq, self.nv)
+                        r.control, r.control_user = lib.sdc_control_callback, task.keep(ffi.new_handle(task.controls[j]))
+                except RunError as exc:
+                    task.fail(j, str(exc))
+                    continue
+                r.tau = tau
+                r.nmetrics, r.metrics = nm, c_metrics + j * nm
+                for k, (kind, body, node) in enumerate(self.metrics):
+                    r.metrics[k].kind, r.metrics[k].body, r.metrics[k].node = kind, body, node
+                r.history_every, r.history_capacity = self.spec["history_every"], S
+                if S:
+                    r.history_t, r.history_q, r.history_u = (task.keep(ffi.from_buffer("double[]", out[name][j]))
+                                                             for name in ("history_t", "history_q", "history_u"))
+                r.scratch = scratch
+        except BaseException:
+            task.release()
+            raise
+        return task
+
+
+class _Task:
+    """A task's runs between their preparation and their results: the rows (store.py's columns, the
+    C side writing the final states and histories into them), the sdc_run of each run (a run whose
+    model is NULL is not simulated), their control laws, and what C points into."""
+
+    def __init__(self, campaign, n):
+        c, S = campaign, campaign.history_length
+        self.campaign, self.n = c, n
+        self.out = {"status": np.full(n, OK, dtype=np.int8), "message": np.full(n, "", dtype=object),
+                    "params": np.empty((n, len(c.parameters))), "metrics": np.full((n, len(c.metrics)), np.nan),
+                    "q": np.tile(c.q_reference, (n, 1)), "u": np.zeros((n, c.nv))}
+        if S:
+            self.out["history_t"] = np.full((n, S), np.nan)
+            self.out["history_q"] = np.full((n, S, c.nq), np.nan)
+            self.out["history_u"] = np.full((n, S, c.nv), np.nan)
+        self.runs = ffi.new("sdc_run[]", n)
+        self.controls = [None] * n
+        self.status = ffi.new("int[]", n)
+        self.errs = ffi.new("sd_error[]", n)
+        self._kept = []
+
+    def keep(self, obj):
+        """obj, kept alive as long as the task (C points into it)."""
+        self._kept.append(obj)
+        return obj
+
+    def simulate(self):
+        """The runs' simulations, one call into C."""
+        lib.sdc_simulate_task(self.runs, self.n, self.campaign.options, ffi.from_buffer("double[]", self.out["q"]),
+                              ffi.from_buffer("double[]", self.out["u"]), self.status, self.errs)
+
+    def results(self):
+        """The rows, each simulated run's metrics and failure read."""
+        c, out = self.campaign, self.out
+        nm = len(c.metrics)
+        for j in range(self.n):
+            r, control = self.runs[j], self.controls[j]
+            if r.model == ffi.NULL:
+                continue
+            if control is not None and control.exc is not None:
+                self.fail(j, f"controller {c.spec['controller']}: {control.exc!r}")
+            elif self.status[j] != lib.SD_OK:
+                self.fail(j, _text(self.errs[j].message))
+            else:
+                out["metrics"][j] = [r.metrics[k].value for k in range(nm)]
+        return out
+
+    def fail(self, j, message):
+        """Run j failed with message: its final state NaN, its model released (not simulated)."""
+        out = self.out
+        out["status"][j], out["message"][j] = FAILED, message
+        out["q"][j] = out["u"][j] = np.nan
+        self._release(self.runs[j])
+
+    def release(self):
+        for j in range(self.n):
+            self._release(self.runs[j])
+
+    @staticmethod
+    def _release(r):
+        if r.data != ffi.NULL:
+            lib.sd_data_free(r.data)
+            r.data = ffi.NULL
+        if r.model != ffi.NULL:
+            lib.sd_model_free(r.model)
+            r.model = ffi.NULL
 
 
 class _Control:
@@ -406,19 +498,4 @@ def campaign_for(spec):
 
 def run_task(spec, start, stop):
     """Runs start .. stop-1 of the campaign: a dict of arrays, one row per run (store.py's columns)."""
-    c = campaign_for(spec)
-    rows = [c.run(i) for i in range(start, stop)]
-    n = stop - start
-    out = {
-        "status": np.array([r[0] for r in rows], dtype=np.int8),
-        "message": np.array([r[1] for r in rows], dtype=object),
-        "params": np.array([r[2] for r in rows]).reshape(n, len(c.parameters)),
-        "metrics": np.array([r[3] for r in rows]).reshape(n, len(c.metrics)),
-        "q": np.array([r[4] for r in rows]).reshape(n, c.nq),
-        "u": np.array([r[5] for r in rows]).reshape(n, c.nv),
-    }
-    if c.history_length:
-        out["history_t"] = np.array([r[6] for r in rows])
-        out["history_q"] = np.array([r[7] for r in rows])
-        out["history_u"] = np.array([r[8] for r in rows])
-    return out
+    return campaign_for(spec).run_task(start, stop)
