@@ -44,6 +44,11 @@ def quadruped():
     return m, Q, U, A, T
 
 
+def few_ulp(a, b):
+    """a equals b to a few units in the last place of their scale."""
+    return np.max(np.abs(a - b)) <= 4 * np.finfo(float).eps * max(1.0, np.max(np.abs(b)))
+
+
 def test_pinocchio(quadruped):
     m, Q, U, A, T = quadruped
     qp, vp, ap, tp = soadyn.to_pinocchio(m, Q, U, A, T)
@@ -54,7 +59,9 @@ def test_pinocchio(quadruped):
         assert np.max(np.abs(quat_matrix_wxyz((w, x, y, z)) - R[i, 0])) < 1e-15 * 4
         assert np.max(np.abs(qp[i, :3] - p[i, 0])) < 1e-15 * 4  # the joint frame is the world's
         assert np.array_equal(vp[i, :3], V[i, 0, 3:]) and np.array_equal(vp[i, 3:6], V[i, 0, :3])
-        assert np.array_equal(ap[i, :3], Acc[i, 0, 3:]) and np.array_equal(ap[i, 3:6], Acc[i, 0, :3])
+        # the root's body acceleration comes from sd_kinematics' sweep (qdd + its bias term, zero for a
+        # root), where a build with FMA may round it apart from qdd: a few ulp, not bit for bit
+        assert few_ulp(ap[i, :3], Acc[i, 0, 3:]) and few_ulp(ap[i, 3:6], Acc[i, 0, :3])
     # the joints after the root keep their coordinates
     assert np.array_equal(qp[:, 7:], Q[:, 7:]) and np.array_equal(vp[:, 6:], U[:, 6:])
     # power: the generalized forces are the speeds' duals
@@ -98,7 +105,7 @@ def test_mujoco(quadruped):
         w, v = V[i, 0, :3], V[i, 0, 3:]
         want = R[i, 0] @ (Acc[i, 0, 3:] + np.cross(w, v))
         assert np.max(np.abs(qacc[i, :3] - want)) < 1e-14 * max(1, np.max(np.abs(want)))
-        assert np.array_equal(qacc[i, 3:6], Acc[i, 0, :3])
+        assert few_ulp(qacc[i, 3:6], Acc[i, 0, :3])
     assert np.array_equal(qpos[:, 7:], Q[:, 7:]) and np.array_equal(qvel[:, 6:], U[:, 6:])
     assert np.max(np.abs(np.sum(qfrc * qvel, axis=1) - np.sum(T * U, axis=1))) < 1e-12 * np.max(np.abs(T * U)) * m.nv
     # qacc is d qvel / dt along the motion (constant qdd over +-h; central differences)
