@@ -17,6 +17,8 @@
 
 #define PYTHON "/usr/bin/python3"
 
+#if defined(SOADYN_PYTHON_BUILD_DIR) && defined(SOADYN_PYTHON_INSTALL_DIR)
+/* (a build without the Python package has only the refusal below) */
 static const char help[] =
     "usage: soadyn campaign SPEC.yaml [--output STORE.zarr] [--fresh] [--scheduler ADDRESS]\n"
     "                       [--workers N] [--task-size N] [--plot FILE.png] [--no-progress]\n"
@@ -48,6 +50,7 @@ static int has_campaign(const char *dir)
     snprintf(path, sizeof path, "%s/soadyn/campaign/__main__.py", dir);
     return access(path, R_OK) == 0;
 }
+#endif
 
 int cmd_campaign(int argc, char **argv)
 {
