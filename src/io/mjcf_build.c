@@ -148,22 +148,28 @@ static int compare_names(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Every <body name> below node into b->file_names (sorted by the caller). */
-static sd_status collect_body_names(builder_ctx *b, const xmlNode *node)
+/* The name attributes of the elements below `node` (through nested bodies) whose tag is `tag` or
+ * `tag2` (may be NULL), appended to *names; the file's body names and its joint names, which the
+ * names made for unnamed elements must avoid (sorted by the caller). */
+static sd_status collect_names(builder_ctx *b, const xmlNode *node, const char *tag, const char *tag2, char ***names,
+                               int *count, int *cap)
 {
     for (const xmlNode *c = node->children; c != NULL; c = c->next) {
-        if (!mjcf_is(c, "body")) continue;
-        xmlChar *name = xmlGetNoNsProp(c, (const xmlChar *)"name");
-        if (name != NULL) {
-            char **names = grow(b->file_names, &b->file_names_cap, b->nfile_names, sizeof *names);
-            char *copy = names ? sd_io_strdup((const char *)name) : NULL;
-            if (names) b->file_names = names;
-            xmlFree(name);
-            if (copy == NULL) return oom(b);
-            b->file_names[b->nfile_names++] = copy;
+        if (mjcf_is(c, tag) || (tag2 && mjcf_is(c, tag2))) {
+            xmlChar *name = xmlGetNoNsProp(c, (const xmlChar *)"name");
+            if (name != NULL) {
+                char **grown = grow(*names, cap, *count, sizeof *grown);
+                char *copy = grown ? sd_io_strdup((const char *)name) : NULL;
+                if (grown) *names = grown;
+                xmlFree(name);
+                if (copy == NULL) return oom(b);
+                (*names)[(*count)++] = copy;
+            }
         }
-        const sd_status st = collect_body_names(b, c);
-        if (st != SD_OK) return st;
+        if (mjcf_is(c, "body")) {
+            const sd_status st = collect_names(b, c, tag, tag2, names, count, cap);
+            if (st != SD_OK) return st;
+        }
     }
     return SD_OK;
 }
@@ -191,31 +197,6 @@ static void translation(const double p[3], sd_transform *X)
 }
 
 /* ---------------------------------------------------------------- joints */
-
-/* The names of the file's <joint> and <freejoint> elements below node, appended to b->named. */
-static sd_status collect_joint_names(builder_ctx *b, const xmlNode *node)
-{
-    for (const xmlNode *c = node; c != NULL; c = c->next) {
-        if (mjcf_is(c, "joint") || mjcf_is(c, "freejoint")) {
-            xmlChar *n = xmlGetNoNsProp(c, (const xmlChar *)"name");
-            if (n == NULL) continue;
-            char **p = grow(b->named, &b->named_cap, b->nnamed, sizeof *p);
-            char *copy = p ? sd_io_strdup((const char *)n) : NULL;
-            xmlFree(n);
-            if (p == NULL || copy == NULL) {
-                free(copy);
-                if (p) b->named = p;
-                return oom(b);
-            }
-            b->named = p;
-            b->named[b->nnamed++] = copy;
-        } else if (mjcf_is(c, "body")) {
-            const sd_status st = collect_joint_names(b, c->children);
-            if (st != SD_OK) return st;
-        }
-    }
-    return SD_OK;
-}
 
 /* Whether a <joint> of the file has this name (b->named, sorted). Generated names need no check
  * among themselves: each ends in its own joint number. */
@@ -968,9 +949,9 @@ static sd_status build(mjcf_ctx *m, sd_model **model)
     xmlFree(mname);
     for (const xmlNode *c = root->children; c != NULL && st == SD_OK; c = c->next) {
         if (mjcf_is(c, "worldbody")) {
-            st = collect_joint_names(&b, c->children);
+            st = collect_names(&b, c, "joint", "freejoint", &b.named, &b.nnamed, &b.named_cap);
             if (st == SD_OK && b.nnamed > 1) qsort(b.named, (size_t)b.nnamed, sizeof *b.named, compare_names);
-            if (st == SD_OK) st = collect_body_names(&b, c);
+            if (st == SD_OK) st = collect_names(&b, c, "body", NULL, &b.file_names, &b.nfile_names, &b.file_names_cap);
             if (st == SD_OK && b.nfile_names > 1)
                 qsort(b.file_names, (size_t)b.nfile_names, sizeof *b.file_names, compare_names);
             if (st == SD_OK) st = count_geoms(&b, c, 0);
