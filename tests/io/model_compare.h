@@ -23,8 +23,11 @@ static inline int compare_map_state(const sd_model *a, const sd_model *b, const 
         if (nv == 0) continue;
         const int kb = sd_model_joint_index(b, sd_model_joint_name(a, k));
         if (kb < 0 || sd_model_hinge_nq(b, kb) != nq || sd_model_hinge_nv(b, kb) != nv) return 0;
-        for (int i = 0; i < nq; ++i) qb[sd_model_q_index(b, kb) + i] = qa[sd_model_q_index(a, k) + i];
-        for (int i = 0; i < nv; ++i) vmap[sd_model_v_index(a, k) + i] = sd_model_v_index(b, kb) + i;
+        const int qa0 = sd_model_q_index(a, k), qb0 = sd_model_q_index(b, kb);
+        const int va0 = sd_model_v_index(a, k), vb0 = sd_model_v_index(b, kb);
+        if (qa0 < 0 || qb0 < 0 || va0 < 0 || vb0 < 0) return 0; /* the index readers' -1 for "no such body" */
+        for (int i = 0; i < nq; ++i) qb[qb0 + i] = qa[qa0 + i];
+        for (int i = 0; i < nv; ++i) vmap[va0 + i] = vb0 + i;
     }
     return 1;
 }
