@@ -27,18 +27,25 @@ static sd_status ensure_block(sd_data *d, const char *fn, size_t need)
     return SD_OK;
 }
 
-/* The block's layout: the recursion's scratch (9 x 6 per body), a zero vector of nv (for a NULL u
- * or qdd), a vector of nv (tau or qdd when the caller skips it), then, for the forward dynamics derivatives, three nv x nv matrices. */
-static size_t recursion_doubles(const sd_model *m) { return 54 * (size_t)m->n + 2 * (size_t)m->nv; }
+/* The block's layout: the recursion's scratch, a zero vector of nv (for a NULL u or qdd), a vector
+ * of nv (tau or qdd when the caller skips it), then, for the forward dynamics derivatives, three
+ * nv x nv matrices. */
+static size_t recursion_doubles(const sd_model *m) { return sd_deriv_scratch_doubles(m) + 2 * (size_t)m->nv; }
 
 static void scratch_layout(const sd_model *m, double *block, sd_deriv_scratch *s, double **zeros, double **spare)
 {
-    const size_t n6 = 6 * (size_t)m->n;
-    double **parts[] = {&s->vJ, &s->qJ, &s->MV, &s->dVq, &s->dalq, &s->dfq, &s->dVu, &s->dalu, &s->dfu};
-    for (size_t p = 0; p < sizeof parts / sizeof parts[0]; ++p) *parts[p] = block + p * n6;
-    *zeros = block + 9 * n6;
-    *spare = *zeros + m->nv;
-    memset(*zeros, 0, (size_t)m->nv * sizeof(double));
+    const size_t n = (size_t)m->n, nv = (size_t)m->nv;
+    s->Vw = block;
+    s->Aw = s->Vw + 6 * n;
+    s->Fw = s->Aw + 6 * n;
+    s->IC = s->Fw + 6 * n;
+    s->BC = s->IC + 36 * n;
+    s->Sw = s->BC + 36 * n;
+    s->P = s->Sw + 6 * nv;
+    s->Q = s->P + 6 * nv;
+    *zeros = s->Q + 6 * nv;
+    *spare = *zeros + nv;
+    memset(*zeros, 0, nv * sizeof(double));
 }
 
 /* What every derivative call checks besides the inputs: a rigid tree. */

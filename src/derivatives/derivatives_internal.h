@@ -18,18 +18,20 @@ void sd_deriv_hinge_partials(const sd_model *m, const sd_data *d, int k, int i, 
  * dynamics.h) to d tau/dq and d tau/du (either may be NULL); u may be NULL (zero). */
 void sd_deriv_joint_terms(const sd_model *m, const double *q, const double *u, double *dtau_dq, double *dtau_du);
 
-/* The scratch of the recursion, in the workspace's derivative block (derivatives.c): per body
- * the hinge motions H* u and H* qdd and M V, and per body the derivatives of V, alpha and f along
- * one q-direction and one u-direction. */
+/* The scratch of the recursion (id_derivatives.c), in the workspace's derivative block
+ * (derivatives.c), world axes: per body V, A, F (6 each), the composite IC and BC (36 each); per
+ * speed H* (Sw), P = IC H*, Q = BC^T H* (6 each). */
 typedef struct sd_deriv_scratch {
-    double *vJ, *qJ, *MV;
-    double *dVq, *dalq, *dfq, *dVu, *dalu, *dfu;
+    double *Vw, *Aw, *Fw, *IC, *BC;
+    double *Sw, *P, *Q;
 } sd_deriv_scratch;
+/* Its size in doubles. */
+static inline size_t sd_deriv_scratch_doubles(const sd_model *m) { return 90 * (size_t)m->n + 18 * (size_t)m->nv; }
 
 /* d tau/dq and d tau/du (either may be NULL) at the state of the inverse dynamics the workspace
- * holds (sd_inverse_dynamics at q, u, qdd just run: V, a, alpha with gravity, f current); u and qdd
- * not NULL. Fills both matrices completely. */
-void sd_deriv_inverse_dynamics(const sd_model *m, const sd_data *d, const double *q, const double *u,
+ * holds (sd_inverse_dynamics at q, u, qdd just run: V, alpha with gravity, f current; the world
+ * placements are updated here); u and qdd not NULL. Fills both matrices completely. */
+void sd_deriv_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u,
                                const double *qdd, const sd_deriv_scratch *s, double *dtau_dq, double *dtau_du);
 
 #endif /* SOADYN_DERIVATIVES_INTERNAL_H */
