@@ -119,10 +119,10 @@ static void composite_pass(const sd_model *m, sd_data *d, const sd_deriv_scratch
 /* The rows of column j: kj's subtree from the seed (dV, dA' = dA + V_kj x dV), kj's ancestors from
  * G = IC_kj dA' + BC_kj dV + extra (extra: s x* F_kj along q, 0 along u). */
 static void column_rows(const sd_model *m, const sd_deriv_scratch *s, int j, const double dV[6],
-                        const double dAp[6], const double extra[6], double *out)
+                        const double dAp[6], const double extra[6], double *out, size_t nv)
 {
-    const int nv = m->nv, kj = m->v_body[j];
-    const int v_end = m->subtree_end[kj] < m->n ? m->v_index[m->subtree_end[kj]] : nv;
+    const int kj = m->v_body[j];
+    const int v_end = m->subtree_end[kj] < m->n ? m->v_index[m->subtree_end[kj]] : m->nv;
     for (int v = m->v_index[kj]; v < v_end; ++v) /* the subtree's speeds are contiguous (preorder) */
         out[(size_t)v * nv + j] = sd_s6_dot(s->P + 6 * v, dAp) + sd_s6_dot(s->Q + 6 * v, dV);
     double G[6];
@@ -168,11 +168,14 @@ static void hinge_seed(const sd_model *m, const sd_data *d, const double *u, con
 }
 
 void sd_deriv_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u,
-                               const double *qdd, const sd_deriv_scratch *s, double *dtau_dq, double *dtau_du)
+                               const double *qdd, const sd_deriv_scratch *s, double *dtau_dq, double *dtau_du,
+                               size_t ld)
 {
     const int nv = m->nv;
-    if (dtau_dq) memset(dtau_dq, 0, (size_t)nv * nv * sizeof(double));
-    if (dtau_du) memset(dtau_du, 0, (size_t)nv * nv * sizeof(double));
+    for (int r = 0; r < nv; ++r) {
+        if (dtau_dq) memset(dtau_dq + r * ld, 0, (size_t)nv * sizeof(double));
+        if (dtau_du) memset(dtau_du + r * ld, 0, (size_t)nv * sizeof(double));
+    }
     composite_pass(m, d, s);
     double a0[6];
     sd_base_acceleration(m, a0);
@@ -198,8 +201,8 @@ void sd_deriv_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, c
             sd_motion_cross(Vk, dV, t);
             for (int r = 0; r < 6; ++r) dAp[r] = dA[r] + t[r];
             sd_force_cross(sj, s->Fw + 6 * kj, extra);
-            column_rows(m, s, j, dV, dAp, extra, dtau_dq);
-            for (int c = 0; c < m->nv_k[kj]; ++c) dtau_dq[(size_t)(m->v_index[kj] + c) * nv + j] += row_q[c];
+            column_rows(m, s, j, dV, dAp, extra, dtau_dq, ld);
+            for (int c = 0; c < m->nv_k[kj]; ++c) dtau_dq[(size_t)(m->v_index[kj] + c) * ld + j] += row_q[c];
         }
         if (dtau_du) {
             double t1[6], t2[6], dA[6], dAp[6];
@@ -208,8 +211,8 @@ void sd_deriv_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, c
             for (int r = 0; r < 6; ++r) dA[r] = t1[r] + t2[r] + hu_A[r];
             sd_motion_cross(Vk, sj, t2);
             for (int r = 0; r < 6; ++r) dAp[r] = dA[r] + t2[r];
-            column_rows(m, s, j, sj, dAp, zero, dtau_du);
+            column_rows(m, s, j, sj, dAp, zero, dtau_du, ld);
         }
     }
-    sd_deriv_joint_terms(m, q, u, dtau_dq, dtau_du);
+    sd_deriv_joint_terms(m, q, u, dtau_dq, dtau_du, ld);
 }
