@@ -123,8 +123,11 @@ static void column_rows(const sd_model *m, const sd_deriv_scratch *s, int j, con
 {
     const int kj = m->v_body[j];
     const int v_end = m->subtree_end[kj] < m->n ? m->v_index[m->subtree_end[kj]] : m->nv;
-    for (int v = m->v_index[kj]; v < v_end; ++v) /* the subtree's speeds are contiguous (preorder) */
+    int seeded = 0; /* a zero seed leaves the subtree's rows zero: a free root's position columns */
+    for (int r = 0; r < 6; ++r) seeded |= dV[r] != 0.0 || dAp[r] != 0.0;
+    for (int v = m->v_index[kj]; seeded && v < v_end; ++v) /* the subtree's speeds are contiguous (preorder) */
         out[(size_t)v * nv + j] = sd_s6_dot(s->P + 6 * v, dAp) + sd_s6_dot(s->Q + 6 * v, dV);
+    if (m->parent[kj] < 0) return;
     double G[6];
     const double *IC = s->IC + 36 * kj, *BC = s->BC + 36 * kj;
     for (int r = 0; r < 6; ++r) {
