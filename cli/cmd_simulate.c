@@ -37,6 +37,9 @@ static const char help[] =
     "                      model file's, MJCF <option timestep>; else 0.001); the last step ends\n"
     "                      at T (shorter when T is not a multiple of H)\n"
     "  --integrator NAME   rk4 (default), cvode-bdf (stiff) or cvode-adams (non-stiff)\n"
+    "  --jacobian J        cvode-bdf's Newton Jacobian: analytic (the derivatives of the forward\n"
+    "                      dynamics), dq (CVODE's difference quotients) or auto (default: analytic\n"
+    "                      where offered: trees without closure constraints)\n"
     "  --rtol R, --atol A  CVODE tolerances (default 1e-8, 1e-10)\n"
     "  --q0 VALUES         initial configuration (default: the model's reference configuration:\n"
     "                      MJCF's qpos0, the refs of its joints; neutral for URDF and SDF)\n"
@@ -109,7 +112,7 @@ static void on_progress(void *user, double t, long steps)
 }
 
 typedef struct sim_args {
-    const char *duration, *dt, *integrator, *rtol, *atol, *q0, *u0, *tau, *output, *every, *plot, *tip_node;
+    const char *duration, *dt, *integrator, *jacobian, *rtol, *atol, *q0, *u0, *tau, *output, *every, *plot, *tip_node;
     const char *gravity;
     const char *html, *model_path; /* --html: the page, and the model file it re-reads for visuals */
     const char *dt_from;           /* where the step came from, for the summary */
@@ -190,6 +193,10 @@ static int parse_settings(const sim_args *a, sd_sim_options *so)
     if (a->integrator && sd_integrator_from_name(a->integrator, &so->integrator) != SD_OK) {
         fprintf(stderr, "soadyn simulate: --integrator: unknown '%s' (rk4, cvode-bdf, cvode-adams)\n",
                 a->integrator);
+        return CLI_USAGE;
+    }
+    if (a->jacobian && sd_sim_jacobian_from_name(a->jacobian, &so->jacobian) != SD_OK) {
+        fprintf(stderr, "soadyn simulate: --jacobian: unknown '%s' (auto, analytic, dq)\n", a->jacobian);
         return CLI_USAGE;
     }
     if (!SOADYN_HAS_CVODE && so->integrator != SD_INTEGRATOR_RK4) {
@@ -328,6 +335,11 @@ static void print_summary(const sd_model *m, const sd_embedding *e, const sd_sim
     else
         cli_printf("integrator       %s, rtol = %g, atol = %g, output every %g s (%s)\n",
                    sd_integrator_name(so->integrator), so->rtol, so->atol, so->dt, dt_from);
+    if (st->jacobian != SD_SIM_JACOBIAN_AUTO)
+        cli_printf("jacobian         %s, %ld evaluations\n",
+                   st->jacobian == SD_SIM_JACOBIAN_ANALYTIC ? "analytic (forward dynamics derivatives)"
+                                                            : "difference quotients (CVODE)",
+                   st->jacobian_evals);
     cli_printf("steps            %ld (%ld dynamics evaluations", st->steps, st->rhs_evals);
     if (st->rebases) cli_printf(", %ld chart re-bases", st->rebases);
     cli_printf(")\n");
@@ -499,7 +511,7 @@ int cmd_simulate(int argc, char **argv)
     memset(&a, 0, sizeof(a));
     const cli_option options[] = {
         {"duration", 1, &a.duration, NULL}, {"dt", 1, &a.dt, NULL},
-        {"integrator", 1, &a.integrator, NULL}, {"rtol", 1, &a.rtol, NULL},
+        {"integrator", 1, &a.integrator, NULL}, {"jacobian", 1, &a.jacobian, NULL}, {"rtol", 1, &a.rtol, NULL},
         {"atol", 1, &a.atol, NULL}, {"q0", 1, &a.q0, NULL},
         {"u0", 1, &a.u0, NULL}, {"tau", 1, &a.tau, NULL},
         {"output", 1, &a.output, NULL}, {"every", 1, &a.every, NULL},

@@ -16,6 +16,10 @@
  *                             delta from q_n, so q_{n+1} = q_n (+) delta is 4th-order accurate and
  *                             quaternions are unit by construction (exponential map).
  *   SD_INTEGRATOR_CVODE_BDF   SUNDIALS CVODE, variable order BDF with Newton iterations (stiff).
+ *                             Newton's matrix I - gamma J takes the Jacobian J of the right-hand
+ *                             side from the analytical derivatives of the forward dynamics
+ *                             (soadyn/derivatives.h) where they are offered, else from CVODE's
+ *                             difference quotients (sd_sim_options.jacobian).
  *   SD_INTEGRATOR_CVODE_ADAMS SUNDIALS CVODE, Adams-Moulton with fixed-point iterations (non-stiff).
  * CVODE integrates the same chart: its state is (delta, u) with q = q0 (+) delta, and q0 is moved to
  * the current q (a "re-base", which restarts CVODE at order 1) only at an output time where a rotation
@@ -47,6 +51,38 @@ typedef enum sd_integrator {
     SD_INTEGRATOR_CVODE_BDF,
     SD_INTEGRATOR_CVODE_ADAMS
 } sd_integrator;
+
+/* Where CVODE BDF's Newton iterations take the Jacobian J = d ydot / d y of the right-hand side
+ * (y = [delta; u] on the chart, see above):
+ *   SD_SIM_JACOBIAN_AUTO      the analytical one where it is offered (a tree, rigid or flexible as
+ *                             soadyn/derivatives.h offers it, without a control callback, whose
+ *                             derivatives are unknown), else difference quotients; the default
+ *   SD_SIM_JACOBIAN_ANALYTIC  the analytical one:
+ *                               d delta_dot / d u     = J^-1(delta)              (exact)
+ *                               d qdd / d u           = sd_forward_dynamics_derivatives' dqdd/du
+ *                               d qdd / d delta      ~= its dqdd/dq (tangent space at q = q0 (+) delta)
+ *                               d delta_dot / d delta ~= 0
+ *                             The two "~=" are exact for scalar hinges (revolute, prismatic, modal
+ *                             coordinates) and at delta = 0; for a quaternion hinge they leave out
+ *                             terms of order |delta| and |u| |delta| (the chart's curvature, which
+ *                             stays small: CVODE re-bases at half a radian). A control callback's
+ *                             derivatives are not included. Both only slow Newton's convergence: the
+ *                             solution's accuracy is CVODE's error control's, whatever J.
+ *                             SD_E_NOT_SUPPORTED (sd_simulate, sd_simulate_check) for closed loops,
+ *                             an embedding, models the derivatives refuse, and integrators other
+ *                             than cvode-bdf (RK4 and Adams take no Jacobian).
+ *   SD_SIM_JACOBIAN_DQ        CVODE's internal dense difference quotients (nu + nv right-hand-side
+ *                             evaluations per Jacobian). */
+typedef enum sd_sim_jacobian {
+    SD_SIM_JACOBIAN_AUTO = 0,
+    SD_SIM_JACOBIAN_ANALYTIC,
+    SD_SIM_JACOBIAN_DQ
+} sd_sim_jacobian;
+
+/* "auto", "analytic", "dq" (the command line's --jacobian). */
+SD_API const char *sd_sim_jacobian_name(sd_sim_jacobian jacobian);
+/* The choice named `name`; SD_E_ARGUMENT if there is none. */
+SD_API sd_status sd_sim_jacobian_from_name(const char *name, sd_sim_jacobian *jacobian);
 
 /* Name of an integrator as the command line spells it ("rk4", "cvode-bdf", "cvode-adams"). */
 SD_API const char *sd_integrator_name(sd_integrator integrator);
@@ -129,6 +165,8 @@ typedef struct sd_sim_options {
      * observer that reads neither; the energies cost a kinematics sweep and the energy sums per
      * sample. sd_sim_stats.energy_start and energy_end are computed either way. */
     int sample_energies;
+    /* CVODE BDF's Jacobian (see sd_sim_jacobian above); default SD_SIM_JACOBIAN_AUTO. */
+    sd_sim_jacobian jacobian;
 } sd_sim_options;
 
 SD_API void sd_sim_options_init(sd_sim_options *options);
@@ -152,6 +190,11 @@ typedef struct sd_sim_stats {
      * projection at the start, every RK4 step and every CVODE output time, and the projections made. */
     double max_position_residual, max_velocity_residual;
     long projections;
+    /* CVODE BDF: the Jacobians evaluated (analytical ones, or CVODE's difference quotients, whose
+     * right-hand sides are counted in rhs_evals) and which kind was used: SD_SIM_JACOBIAN_ANALYTIC
+     * or SD_SIM_JACOBIAN_DQ; SD_SIM_JACOBIAN_AUTO (and 0 evaluations) for RK4 and Adams. */
+    long jacobian_evals;
+    sd_sim_jacobian jacobian;
 } sd_sim_stats;
 
 /* Integrate from (q, u) at options->t0 for options->duration. On return q and u hold the state at
@@ -161,7 +204,8 @@ typedef struct sd_sim_stats {
  * tolerances not finite and positive, max_step or max_internal_steps negative, a non-finite entry
  * of q, u or tau),
  * SD_E_SINGULAR (forward dynamics failed), SD_E_SOLVER (CVODE failed: message says why),
- * SD_E_MEMORY. */
+ * SD_E_NOT_SUPPORTED (a Jacobian choice the run cannot take, named with the reason: see
+ * sd_sim_jacobian), SD_E_MEMORY. */
 SD_API sd_status sd_simulate(const sd_model *model, const sd_sim_options *options, double *q, double *u,
                              sd_sim_stats *stats, sd_error *err);
 /* The checks sd_simulate() makes before it starts, alone: SD_OK when sd_simulate would accept the

@@ -113,7 +113,10 @@ static sd_status check_options(const sd_model *model, const sd_sim_options *o, c
 sd_status sd_simulate_check(const sd_model *model, const sd_sim_options *options, const double *q,
                             const double *u, sd_error *err)
 {
-    return check_options(model, options, q, u, err);
+    sd_status st = check_options(model, options, q, u, err);
+    sd_sim_jacobian chosen;
+    if (st == SD_OK) st = sim_jacobian_choose(model, options, q, u, &chosen, err);
+    return st;
 }
 
 /* Hand the state at output time t to the observer when it is due. */
@@ -171,9 +174,10 @@ sd_status sd_simulate(const sd_model *model, const sd_sim_options *options, doub
                       sd_sim_stats *stats, sd_error *err)
 {
     sd_status st = check_options(model, options, q, u, err);
-    if (st != SD_OK) return st;
     sim_run run;
     memset(&run, 0, sizeof(run));
+    if (st == SD_OK) st = sim_jacobian_choose(model, options, q, u, &run.jacobian, err);
+    if (st != SD_OK) return st;
     run.model = model;
     run.opt = options;
     run.q = q;
@@ -208,6 +212,7 @@ sd_status sd_simulate(const sd_model *model, const sd_sim_options *options, doub
     sd_status st2 = total_energy(&run, &run.stats.energy_end, st == SD_OK ? err : NULL);
     if (st == SD_OK) st = st2;
     run.stats.rhs_evals = run.rhs.evals;
+    run.stats.jacobian = run.jacobian;
     sim_constraints_release(&run);
     if (run.us != u) free(run.us);
     sim_rhs_release(&run.rhs);

@@ -9,6 +9,7 @@ list(APPEND SOADYN_COMPONENT_SOURCES
   sim/embedded_system.c
   sim/constraint_projection.c
   sim/rk4.c
+  sim/jacobian.c
   sim/simulate.c
   sim/labels.c
   sim/csv.c
