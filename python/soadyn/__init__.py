@@ -70,6 +70,7 @@ Building and installing (no network; Debian's python3-cffi, python3-numpy):
   SOADYN_INCLUDE_DIRS + SOADYN_LIBRARY_DIR when both are set (python/soadyn/_build.py). The library's
   folder is written into the extension as its run-time path (SOADYN_RPATH overrides).
 """
+import collections
 import math
 import os
 
@@ -81,7 +82,7 @@ from ._soadyn_cffi import ffi, lib
 __all__ = [
     "Model", "load", "Error", "ArgumentError", "ArgumentTypeError", "ModelError", "SingularError",
     "OutOfMemoryError", "FileError", "ParseError", "NotSupportedError", "SolverError", "NotFiniteError",
-    "ClosedLoopError", "SimResult", "has_viewer", "write_view", "QUATERNION_TOLERANCE",
+    "ClosedLoopError", "SimResult", "FDDerivatives", "IDDerivatives", "has_viewer", "write_view", "QUATERNION_TOLERANCE",
 ]
 
 # ---------------------------------------------------------------- errors
@@ -768,6 +769,52 @@ class Model:
             self._fail(st, b.n)
         return out
 
+    # ------------------------------------------------------------ derivatives (soadyn/derivatives.h)
+
+    def forward_dynamics_derivatives(self, q, u, tau, f_ext=None, threads=1):
+        """The forward dynamics qdd = FD(q, u, tau, f_ext) and its derivatives, as
+        FDDerivatives(qdd, dqdd_dq, dqdd_du, dqdd_dtau) (a named tuple; each matrix nv x nv, row i
+        the output, column j the variable; dqdd_dtau = M^-1). dqdd_dq is on the tangent space: column j
+        is d/d eps qdd(q (+) eps e_j), the perturbation of model.integrate(q, e_j, eps) (for ball and
+        free joints the rotation vector in body axes). A batch (a leading axis of states on any input)
+        runs on `threads` threads through sd_batch_forward_dynamics_derivatives, each state the
+        single call's bits; the outputs then carry the leading axis. Models the derivatives do not
+        take (closure constraints, flexible bodies) raise NotSupportedError saying why."""
+        return self._derivatives("forward_dynamics_derivatives", q, u, ("tau", tau), f_ext, threads, True)
+
+    def inverse_dynamics_derivatives(self, q, u, qdd, f_ext=None, threads=1):
+        """The inverse dynamics tau = ID(q, u, qdd, f_ext) and its derivatives, as
+        IDDerivatives(tau, dtau_dq, dtau_du) (dtau_dqdd is the mass matrix, model.mass_matrix(q)).
+        Tangent space, batches and errors as forward_dynamics_derivatives."""
+        return self._derivatives("inverse_dynamics_derivatives", q, u, ("qdd", qdd), f_ext, threads, False)
+
+    def _derivatives(self, fn, q, u, x, f_ext, threads, forward):
+        b = _Batch(fn, self)
+        s = self._strides
+        pq, s.q, aq = b.add("q", q, (self.nq,))
+        pu, s.u, au = b.add("u", u, (self.nv,))
+        px, s.x, ax = b.add(x[0], x[1], (self.nv,))
+        pf, af = _NULL, None
+        if f_ext is not None:
+            pf, s.f, af = b.add("f_ext", f_ext, self._fshape)
+        nv = self.nv
+        outs = [np.empty(b.shape(nv))] + [np.empty(b.shape(nv, nv)) for _ in range(3 if forward else 2)]
+        ptrs = [_from_buffer(_DBL, o) for o in outs]
+        if b.n >= 0:
+            ctx = self._batch_context(threads, False)
+            aq, au, ax, af = b.stacked(aq, s.q), b.stacked(au, s.u), b.stacked(ax, s.x), b.stacked(af, s.f)
+            call = lib.sd_batch_forward_dynamics_derivatives if forward else lib.sd_batch_inverse_dynamics_derivatives
+            st = call(ctx, b.n, _from_buffer(_DBL, aq), _from_buffer(_DBL, au), _from_buffer(_DBL, ax),
+                      _NULL if af is None else _from_buffer(_DBL, af), *ptrs)
+            if st:
+                _raise(st, _str(lib.sd_batch_error(ctx)))
+        else:
+            call = lib.sd_forward_dynamics_derivatives if forward else lib.sd_inverse_dynamics_derivatives
+            st = call(self._m, self._d, pq, pu, px, pf, *ptrs)
+            if st:
+                self._fail(st, -1)
+        return (FDDerivatives if forward else IDDerivatives)(*outs)
+
     def _matrix(self, fn, q, which, rows, threads=1):
         b, pq, sq = self._state_q(fn, q)
         out = np.empty(b.shape(rows, self.nv))
@@ -1315,12 +1362,14 @@ class Model:
 
     def simulate(self, q0=None, u0=None, duration=1.0, dt=1e-3, integrator="rk4", tau=None, control=None,
                  every=1, t0=0.0, rtol=1e-8, atol=1e-10, max_step=0.0, max_internal_steps=100000,
-                 project_constraints=True):
+                 project_constraints=True, jacobian="auto"):
         """Integrate from (q0, u0) (default neutral, zero) with sd_simulate: RK4 on a chart of the
         manifold, or CVODE "cvode-bdf" / "cvode-adams" (dt then the output interval). tau: constant
         joint forces (nv). control(t, q, u) -> joint forces (nv) added to tau at every right-hand
         side evaluation (q, u are read-only views valid during the call). Loops are projected after
-        every step unless project_constraints is False.
+        every step unless project_constraints is False. jacobian: cvode-bdf's Newton Jacobian,
+        "analytic" (the forward dynamics derivatives), "dq" (CVODE's difference quotients) or "auto"
+        (analytic where offered; soadyn/sim.h, sd_sim_jacobian).
 
         Returns SimResult (t, q, u): unpacks as `t, q, u = model.simulate(...)`; also .kinetic,
         .potential (J) per sample and .stats (steps, rhs_evals, t_end, energies, residuals). An
@@ -1336,6 +1385,10 @@ class Model:
         if lib.sd_integrator_from_name(str(integrator).encode(), integ):
             raise ArgumentError(f"simulate: no integrator {integrator!r} (rk4, cvode-bdf, cvode-adams)")
         o.integrator = integ[0]
+        jac = ffi.new("sd_sim_jacobian *")
+        if lib.sd_sim_jacobian_from_name(str(jacobian).encode(), jac):
+            raise ArgumentError(f"simulate: no jacobian {jacobian!r} (auto, analytic, dq)")
+        o.jacobian = jac[0]
         o.t0, o.duration, o.dt, o.every = float(t0), float(duration), float(dt), int(every)
         o.rtol, o.atol, o.max_step, o.max_internal_steps = float(rtol), float(atol), float(max_step), int(max_internal_steps)
         o.project_constraints = 1 if project_constraints else 0
@@ -1375,7 +1428,8 @@ class Model:
                 "stopped": s.stop_reason != lib.SD_STOP_NONE, "energy_start": s.energy_start,
                 "energy_end": s.energy_end, "max_quat_norm_error": s.max_quat_norm_error,
                 "max_position_residual": s.max_position_residual,
-                "max_velocity_residual": s.max_velocity_residual, "projections": s.projections}
+                "max_velocity_residual": s.max_velocity_residual, "projections": s.projections,
+                "jacobian_evals": s.jacobian_evals, "jacobian": _str(lib.sd_sim_jacobian_name(s.jacobian))}
         return SimResult(t[:n], qs[:n], us[:n], ke[:n], pe[:n], info)
 
 
@@ -1409,6 +1463,12 @@ def sdpy_control_callback(user, t, q, u, tau):
     except BaseException as exc:  # re-raised by simulate(); NaN makes the C run stop with an error
         ctl.exc = exc
         tau[0] = math.nan
+
+
+FDDerivatives = collections.namedtuple("FDDerivatives", "qdd dqdd_dq dqdd_du dqdd_dtau")
+FDDerivatives.__doc__ = "Model.forward_dynamics_derivatives: qdd and d qdd / d(q (tangent), u, tau)."
+IDDerivatives = collections.namedtuple("IDDerivatives", "tau dtau_dq dtau_du")
+IDDerivatives.__doc__ = "Model.inverse_dynamics_derivatives: tau and d tau / d(q (tangent), u)."
 
 
 class SimResult(tuple):
