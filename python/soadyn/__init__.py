@@ -1536,7 +1536,8 @@ for _name in ("neutral", "reference", "random_configuration", "integrate", "diff
               "kinetic_energy", "potential_energy", "energies", "center_of_mass", "momentum",
               "external_force_at_point", "operational_space_compliance", "operational_space_inertia", "closed_loop_forward_dynamics", "constrained_inverse_dynamics",
               "constraint_residuals", "constraint_jacobian", "constraint_rank", "assemble", "project_velocities",
-              "flex_frequencies", "node_deflection", "strain_energy", "simulate"):
+              "flex_frequencies", "node_deflection", "strain_energy", "simulate", "forward_dynamics_derivatives",
+              "inverse_dynamics_derivatives"):
     globals()[_name] = getattr(Model, _name)
     __all__.append(_name)
 del _name
