@@ -21,6 +21,13 @@
  *                             (soadyn/derivatives.h) where they are offered, else from CVODE's
  *                             difference quotients (sd_sim_options.jacobian).
  *   SD_INTEGRATOR_CVODE_ADAMS SUNDIALS CVODE, Adams-Moulton with fixed-point iterations (non-stiff).
+ *   SD_INTEGRATOR_RADAU_IIA   fixed-step Radau IIA, 3 stages (order 5, L-stable: stiff), on the same
+ *                             local chart as RK4; its stage equations are solved by simplified
+ *                             Newton on the Jacobian of the right-hand side (sd_sim_options.jacobian:
+ *                             the analytical one, or forward differences of the right-hand side),
+ *                             evaluated once per step, to 1e-12 relative. No error control: dt is
+ *                             the step. A step whose Newton iterations do not contract is
+ *                             SD_E_SOLVER ("take a smaller dt"). Does not need SUNDIALS.
  * CVODE integrates the same chart: its state is (delta, u) with q = q0 (+) delta, and q0 is moved to
  * the current q (a "re-base", which restarts CVODE at order 1) only at an output time where a rotation
  * part of delta exceeds half a radian. Quaternions are thus always formed by the exponential map and
@@ -49,11 +56,12 @@ extern "C" {
 typedef enum sd_integrator {
     SD_INTEGRATOR_RK4 = 0,
     SD_INTEGRATOR_CVODE_BDF,
-    SD_INTEGRATOR_CVODE_ADAMS
+    SD_INTEGRATOR_CVODE_ADAMS,
+    SD_INTEGRATOR_RADAU_IIA
 } sd_integrator;
 
-/* Where CVODE BDF's Newton iterations take the Jacobian J = d ydot / d y of the right-hand side
- * (y = [delta; u] on the chart, see above):
+/* Where the Newton iterations of CVODE BDF and Radau IIA take the Jacobian J = d ydot / d y of the
+ * right-hand side (y = [delta; u] on the chart, see above):
  *   SD_SIM_JACOBIAN_AUTO      the analytical one where it is offered (a tree, rigid or flexible as
  *                             soadyn/derivatives.h offers it, without a control callback, whose
  *                             derivatives are unknown), else difference quotients; the default
@@ -70,9 +78,10 @@ typedef enum sd_integrator {
  *                             solution's accuracy is CVODE's error control's, whatever J.
  *                             SD_E_NOT_SUPPORTED (sd_simulate, sd_simulate_check) for closed loops,
  *                             an embedding, models the derivatives refuse, and integrators other
- *                             than cvode-bdf (RK4 and Adams take no Jacobian).
- *   SD_SIM_JACOBIAN_DQ        CVODE's internal dense difference quotients (nu + nv right-hand-side
- *                             evaluations per Jacobian). */
+ *                             than cvode-bdf and radau-iia (RK4 and Adams take no Jacobian).
+ *   SD_SIM_JACOBIAN_DQ        difference quotients: CVODE's internal dense ones for cvode-bdf,
+ *                             forward differences of the right-hand side for radau-iia (nu + nv
+ *                             right-hand-side evaluations per Jacobian either way). */
 typedef enum sd_sim_jacobian {
     SD_SIM_JACOBIAN_AUTO = 0,
     SD_SIM_JACOBIAN_ANALYTIC,
@@ -84,7 +93,8 @@ SD_API const char *sd_sim_jacobian_name(sd_sim_jacobian jacobian);
 /* The choice named `name`; SD_E_ARGUMENT if there is none. */
 SD_API sd_status sd_sim_jacobian_from_name(const char *name, sd_sim_jacobian *jacobian);
 
-/* Name of an integrator as the command line spells it ("rk4", "cvode-bdf", "cvode-adams"). */
+/* Name of an integrator as the command line spells it ("rk4", "cvode-bdf", "cvode-adams",
+ * "radau-iia"). */
 SD_API const char *sd_integrator_name(sd_integrator integrator);
 /* The integrator named `name`; SD_E_ARGUMENT if there is none. */
 SD_API sd_status sd_integrator_from_name(const char *name, sd_integrator *integrator);
@@ -118,7 +128,7 @@ typedef struct sd_sim_options {
     sd_integrator integrator;      /* default RK4 */
     double t0;                     /* start time, s (default 0) */
     double duration;               /* simulated time, s, > 0 (default 1) */
-    double dt;                     /* RK4 step; for CVODE the output interval; 0 < dt <= duration
+    double dt;                     /* RK4 and Radau IIA step; for CVODE the output interval; 0 < dt <= duration
                                     * (default 1e-3). The last interval ends at t0 + duration (it
                                     * is shorter when duration is not a multiple of dt). */
     int every;                     /* observe every `every`-th dt interval, >= 1 (default 1) */
@@ -165,7 +175,7 @@ typedef struct sd_sim_options {
      * observer that reads neither; the energies cost a kinematics sweep and the energy sums per
      * sample. sd_sim_stats.energy_start and energy_end are computed either way. */
     int sample_energies;
-    /* CVODE BDF's Jacobian (see sd_sim_jacobian above); default SD_SIM_JACOBIAN_AUTO. */
+    /* CVODE BDF's and Radau IIA's Jacobian (sd_sim_jacobian above); default SD_SIM_JACOBIAN_AUTO. */
     sd_sim_jacobian jacobian;
 } sd_sim_options;
 
@@ -190,9 +200,10 @@ typedef struct sd_sim_stats {
      * projection at the start, every RK4 step and every CVODE output time, and the projections made. */
     double max_position_residual, max_velocity_residual;
     long projections;
-    /* CVODE BDF: the Jacobians evaluated (analytical ones, or CVODE's difference quotients, whose
-     * right-hand sides are counted in rhs_evals) and which kind was used: SD_SIM_JACOBIAN_ANALYTIC
-     * or SD_SIM_JACOBIAN_DQ; SD_SIM_JACOBIAN_AUTO (and 0 evaluations) for RK4 and Adams. */
+    /* CVODE BDF and Radau IIA: the Jacobians evaluated (analytical ones, or difference quotients,
+     * whose right-hand sides are counted in rhs_evals) and which kind was used:
+     * SD_SIM_JACOBIAN_ANALYTIC or SD_SIM_JACOBIAN_DQ; SD_SIM_JACOBIAN_AUTO (and 0 evaluations) for
+     * RK4 and Adams. */
     long jacobian_evals;
     sd_sim_jacobian jacobian;
 } sd_sim_stats;

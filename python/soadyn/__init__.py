@@ -1364,11 +1364,12 @@ class Model:
                  every=1, t0=0.0, rtol=1e-8, atol=1e-10, max_step=0.0, max_internal_steps=100000,
                  project_constraints=True, jacobian="auto"):
         """Integrate from (q0, u0) (default neutral, zero) with sd_simulate: RK4 on a chart of the
-        manifold, or CVODE "cvode-bdf" / "cvode-adams" (dt then the output interval). tau: constant
-        joint forces (nv). control(t, q, u) -> joint forces (nv) added to tau at every right-hand
-        side evaluation (q, u are read-only views valid during the call). Loops are projected after
-        every step unless project_constraints is False. jacobian: cvode-bdf's Newton Jacobian,
-        "analytic" (the forward dynamics derivatives), "dq" (CVODE's difference quotients) or "auto"
+        manifold, fixed-step Radau IIA "radau-iia" (order 5, for stiff models), or CVODE "cvode-bdf"
+        / "cvode-adams" (dt then the output interval). tau: constant joint forces (nv).
+        control(t, q, u) -> joint forces (nv) added to tau at every right-hand side evaluation (q, u
+        are read-only views valid during the call). Loops are projected after every step unless
+        project_constraints is False. jacobian: the Newton Jacobian of cvode-bdf and radau-iia,
+        "analytic" (the forward dynamics derivatives), "dq" (difference quotients) or "auto"
         (analytic where offered; soadyn/sim.h, sd_sim_jacobian).
 
         Returns SimResult (t, q, u): unpacks as `t, q, u = model.simulate(...)`; also .kinetic,
@@ -1383,7 +1384,7 @@ class Model:
         lib.sd_sim_options_init(o)
         integ = ffi.new("sd_integrator *")
         if lib.sd_integrator_from_name(str(integrator).encode(), integ):
-            raise ArgumentError(f"simulate: no integrator {integrator!r} (rk4, cvode-bdf, cvode-adams)")
+            raise ArgumentError(f"simulate: no integrator {integrator!r} (rk4, cvode-bdf, cvode-adams, radau-iia)")
         o.integrator = integ[0]
         jac = ffi.new("sd_sim_jacobian *")
         if lib.sd_sim_jacobian_from_name(str(jacobian).encode(), jac):

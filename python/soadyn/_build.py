@@ -156,7 +156,8 @@ sd_status sd_model_flex_frequencies(const sd_model *model, int body, double *ome
 sd_status sd_model_node_deflection(const sd_model *model, int body, int node, const double *q,
                                    double deflection[6], sd_error *err);
 
-typedef enum sd_integrator { SD_INTEGRATOR_RK4 = 0, SD_INTEGRATOR_CVODE_BDF, SD_INTEGRATOR_CVODE_ADAMS } sd_integrator;
+typedef enum sd_integrator { SD_INTEGRATOR_RK4 = 0, SD_INTEGRATOR_CVODE_BDF, SD_INTEGRATOR_CVODE_ADAMS,
+    SD_INTEGRATOR_RADAU_IIA } sd_integrator;
 sd_status sd_integrator_from_name(const char *name, sd_integrator *integrator);
 typedef enum sd_sim_jacobian { SD_SIM_JACOBIAN_AUTO = 0, SD_SIM_JACOBIAN_ANALYTIC, SD_SIM_JACOBIAN_DQ } sd_sim_jacobian;
 sd_status sd_sim_jacobian_from_name(const char *name, sd_sim_jacobian *jacobian);

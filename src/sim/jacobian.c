@@ -1,6 +1,7 @@
 /*
  * src/sim/jacobian.c — the Jacobian of the right-hand side on the chart, for the Newton iterations of
- * CVODE BDF, from the analytical derivatives of the forward dynamics (soadyn/derivatives.h).
+ * CVODE BDF and Radau IIA, from the analytical derivatives of the forward dynamics
+ * (soadyn/derivatives.h).
  *
  * The state is y = [delta; u] with q = q0 (+) delta (chart.c) and the rate
  *     ydot = [ J^-1(delta) u ; qdd(q0 (+) delta, u, tau) ]
@@ -76,11 +77,11 @@ sd_status sim_jacobian_choose(const sd_model *m, const sd_sim_options *o, const 
     *chosen = SD_SIM_JACOBIAN_AUTO;
     if ((int)o->jacobian < 0 || (int)o->jacobian > SD_SIM_JACOBIAN_DQ)
         return sd_error_set(err, SD_E_ARGUMENT, "unknown Jacobian choice %d", (int)o->jacobian);
-    if (o->integrator != SD_INTEGRATOR_CVODE_BDF) {
+    if (o->integrator != SD_INTEGRATOR_CVODE_BDF && o->integrator != SD_INTEGRATOR_RADAU_IIA) {
         if (o->jacobian == SD_SIM_JACOBIAN_AUTO) return SD_OK;
         return sd_error_set(err, SD_E_NOT_SUPPORTED,
-                            "jacobian %s is not offered with integrator %s: only cvode-bdf's Newton iterations "
-                            "take a Jacobian (rk4 and cvode-adams use none)",
+                            "jacobian %s is not offered with integrator %s: only the Newton iterations of "
+                            "cvode-bdf and radau-iia take a Jacobian (rk4 and cvode-adams use none)",
                             sd_sim_jacobian_name(o->jacobian), sd_integrator_name(o->integrator));
     }
     if (o->jacobian == SD_SIM_JACOBIAN_DQ || sd_model_nv(m) == 0) {
@@ -110,7 +111,7 @@ sd_status sim_jacobian_choose(const sd_model *m, const sd_sim_options *o, const 
         return SD_OK;
     }
     if (st == SD_E_NOT_SUPPORTED)
-        return sd_error_set(err, st, "jacobian analytic is not offered here: %s; jacobian dq (CVODE's difference "
+        return sd_error_set(err, st, "jacobian analytic is not offered here: %s; jacobian dq (difference "
                             "quotients) is", why);
     return sd_error_set(err, st, "the analytical Jacobian at the initial state: %s", why);
 }

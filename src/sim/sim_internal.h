@@ -92,7 +92,7 @@ void sim_embedded_reduce_forces(const sd_embedding *e, const sd_embedded_data *e
 
 /* ---------------------------------------------------------------- the right-hand side's Jacobian (jacobian.c) */
 
-/* The Jacobian d ydot / d y that CVODE BDF's Newton iterations use, from the analytical derivatives
+/* The Jacobian d ydot / d y that the Newton iterations of CVODE BDF and Radau IIA use, from the analytical derivatives
  * of the forward dynamics (soadyn/derivatives.h); storage made once by sim_jacobian_init. */
 typedef struct sim_jacobian {
     double *dqdd_dq, *dqdd_du; /* nv x nv, row-major */
@@ -108,12 +108,12 @@ sd_status sim_jacobian_choose(const sd_model *model, const sd_sim_options *optio
                               const double *u, sd_sim_jacobian *chosen, sd_error *err);
 sd_status sim_jacobian_init(sim_jacobian *jac, int nv);
 void sim_jacobian_release(sim_jacobian *jac);
-/* J (m x m, m = 2 nv, column-major with leading dimension m, as SUNDIALS' dense matrices) at
+/* J (m x m, m = 2 nv, column-major with leading dimension m, as SUNDIALS' and LAPACK's) at
  * (t, y = [delta; u]) on the chart based at q0; the terms and approximations are sim.h's. */
 sd_status sim_jacobian_eval(sim_jacobian *jac, sim_rhs *rhs, double t, const double *q0, const double *y,
                             double *J);
 
-/* ---------------------------------------------------------------- integrators (rk4.c, cvode.c) */
+/* ---------------------------------------------------------------- integrators (rk4.c, radau.c, cvode.c) */
 
 /* The driver's view of a run, shared by both integrators (simulate.c). */
 typedef struct sim_run {
@@ -135,6 +135,7 @@ typedef struct sim_run {
 int sim_run_output(sim_run *run, long k, double t, sd_error *err, sd_status *status);
 
 sd_status sim_rk4_run(sim_run *run, sd_error *err);
+sd_status sim_radau_run(sim_run *run, sd_error *err);
 
 /* ---------------------------------------------------------------- closed loops (constraint_projection.c) */
 

@@ -17,17 +17,17 @@
 
 #include "sim/sim_internal.h"
 
-static const char *const integrator_names[] = {"rk4", "cvode-bdf", "cvode-adams"};
+static const char *const integrator_names[] = {"rk4", "cvode-bdf", "cvode-adams", "radau-iia"};
 
 const char *sd_integrator_name(sd_integrator integrator)
 {
-    if ((int)integrator < 0 || (int)integrator > SD_INTEGRATOR_CVODE_ADAMS) return "unknown";
+    if ((int)integrator < 0 || (int)integrator > SD_INTEGRATOR_RADAU_IIA) return "unknown";
     return integrator_names[integrator];
 }
 
 sd_status sd_integrator_from_name(const char *name, sd_integrator *integrator)
 {
-    for (int i = 0; i <= (int)SD_INTEGRATOR_CVODE_ADAMS; ++i) {
+    for (int i = 0; i <= (int)SD_INTEGRATOR_RADAU_IIA; ++i) {
         if (name && strcmp(name, integrator_names[i]) == 0) {
             *integrator = (sd_integrator)i;
             return SD_OK;
@@ -88,10 +88,9 @@ static sd_status check_options(const sd_model *model, const sd_sim_options *o, c
     if (o->duration / o->dt > 1e12)
         return sd_error_set(err, SD_E_ARGUMENT, "duration / dt = %g steps is too many", o->duration / o->dt);
     if (o->every < 1) return sd_error_set(err, SD_E_ARGUMENT, "every = %d must be >= 1", o->every);
-    if (o->integrator != SD_INTEGRATOR_RK4 && o->integrator != SD_INTEGRATOR_CVODE_BDF &&
-        o->integrator != SD_INTEGRATOR_CVODE_ADAMS)
+    if ((int)o->integrator < 0 || (int)o->integrator > SD_INTEGRATOR_RADAU_IIA)
         return sd_error_set(err, SD_E_ARGUMENT, "unknown integrator %d", (int)o->integrator);
-    if (o->integrator != SD_INTEGRATOR_RK4 &&
+    if ((o->integrator == SD_INTEGRATOR_CVODE_BDF || o->integrator == SD_INTEGRATOR_CVODE_ADAMS) &&
         (!(o->rtol > 0.0) || !(o->atol > 0.0) || !isfinite(o->rtol) || !isfinite(o->atol)))
         return sd_error_set(err, SD_E_ARGUMENT, "tolerances rtol = %g, atol = %g must be finite and positive",
                             o->rtol, o->atol);
@@ -206,6 +205,8 @@ sd_status sd_simulate(const sd_model *model, const sd_sim_options *options, doub
         /* A model without speeds has nothing to integrate: RK4 handles it trivially. */
         if (options->integrator == SD_INTEGRATOR_RK4 || run.rhs.nu == 0)
             st = sim_rk4_run(&run, err);
+        else if (options->integrator == SD_INTEGRATOR_RADAU_IIA)
+            st = sim_radau_run(&run, err);
         else
             st = sim_cvode_run(&run, err);
     }

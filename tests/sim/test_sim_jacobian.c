@@ -10,6 +10,8 @@
  *     RK4 at BDF's mean step H fails (the model is stiff: H is past RK4's stability bound), the
  *     analytical Jacobian takes fewer right-hand sides than CVODE's difference quotients, and its
  *     final state is RK4's at H/10 to 10 rtol;
+ *   - Radau IIA: at the same fixed step H the same claims, and its order 5 (the error's ratio when the
+ *     step is halved);
  *   - the choice: auto takes the analytical Jacobian on a tree, difference quotients with a control
  *     callback or closed loops; analytic refused (SD_E_NOT_SUPPORTED, naming the reason) with
  *     closed loops and with rk4 / cvode-adams, dq refused with rk4; an unknown choice is
@@ -215,6 +217,20 @@ static void check_stiff_claims(void)
     CHECK(sa.jacobian_evals > 0 && sd.jacobian_evals > 0);
     CHECK(sa.rhs_evals < sd.rhs_evals);
     CHECK(e <= 10.0 * RTOL * umax);
+
+    /* Radau IIA at the fixed step H (BDF's mean step, where RK4 fails): RK4's state at H/10 to
+     * 10 rtol too, with fewer right-hand sides on the analytical Jacobian than on differences */
+    CHECK(run(m, SD_INTEGRATOR_RADAU_IIA, SD_SIM_JACOBIAN_ANALYTIC, H, qa, ua, &sa) == SD_OK);
+    CHECK(run(m, SD_INTEGRATOR_RADAU_IIA, SD_SIM_JACOBIAN_DQ, H, qd, ud, &sd) == SD_OK);
+    CHECK(run(m, SD_INTEGRATOR_RK4, SD_SIM_JACOBIAN_AUTO, H / 10.0, qr, ur, &sr) == SD_OK);
+    sd_configuration_difference(m, qr, qa, dq);
+    e = 0.0;
+    for (int i = 0; i < nv; ++i) e = fmax(e, fmax(fabs(dq[i]), fabs(ua[i] - ur[i])));
+    printf("  Radau IIA at H: analytic %ld steps, %ld Jacobians, %ld RHS; dq %ld RHS; |final state - RK4 at "
+           "H/10| %.2e\n", sa.steps, sa.jacobian_evals, sa.rhs_evals, sd.rhs_evals, e);
+    CHECK(sa.jacobian == SD_SIM_JACOBIAN_ANALYTIC && sa.jacobian_evals == sa.steps);
+    CHECK(sa.rhs_evals < sd.rhs_evals);
+    CHECK(e <= 10.0 * RTOL * umax);
     free(qa);
     free(ua);
     free(qd);
@@ -286,6 +302,10 @@ static void check_choice(void)
           c == SD_SIM_JACOBIAN_ANALYTIC);
     CHECK(choose(tree, SD_INTEGRATOR_CVODE_BDF, SD_SIM_JACOBIAN_DQ, 0, &c, &err) == SD_OK && c == SD_SIM_JACOBIAN_DQ);
     CHECK(choose(tree, SD_INTEGRATOR_RK4, SD_SIM_JACOBIAN_AUTO, 0, &c, &err) == SD_OK && c == SD_SIM_JACOBIAN_AUTO);
+    CHECK(choose(tree, SD_INTEGRATOR_RADAU_IIA, SD_SIM_JACOBIAN_AUTO, 0, &c, &err) == SD_OK &&
+          c == SD_SIM_JACOBIAN_ANALYTIC);
+    CHECK(choose(loop, SD_INTEGRATOR_RADAU_IIA, SD_SIM_JACOBIAN_AUTO, 0, &c, &err) == SD_OK && c == SD_SIM_JACOBIAN_DQ);
+    CHECK(choose(loop, SD_INTEGRATOR_RADAU_IIA, SD_SIM_JACOBIAN_ANALYTIC, 0, &c, &err) == SD_E_NOT_SUPPORTED);
     CHECK(choose(loop, SD_INTEGRATOR_CVODE_BDF, SD_SIM_JACOBIAN_AUTO, 0, &c, &err) == SD_OK && c == SD_SIM_JACOBIAN_DQ);
     CHECK(choose(loop, SD_INTEGRATOR_CVODE_BDF, SD_SIM_JACOBIAN_ANALYTIC, 0, &c, &err) == SD_E_NOT_SUPPORTED);
     CHECK(strstr(err.message, "closure constraint") != NULL);
@@ -313,8 +333,46 @@ static void check_choice(void)
     sd_model_free(loop);
 }
 
+/* ---------------------------------------------------------------- Radau IIA's order */
+
+/* Radau IIA is of order 5: on a swinging double pendulum (a tree of two revolute links from
+ * random_tree, no damping) the error of the final state against RK4 at a step 100x smaller falls
+ * by 2^5 = 32 when the step is halved (between 20 and 45 allowed: the asymptotic regime). */
+static void check_radau_order(void)
+{
+    uint64_t rng = 0xabcdefULL;
+    sd_model *m = random_tree(&rng, 2, RT_CHAIN | RT_ONLY_1DOF);
+    const int nq = sd_model_nq(m), nv = sd_model_nv(m);
+    double q0[8], u0[8], w[8], q[8], u[8], qr[8], ur[8], d[8];
+    random_state(m, &rng, q0, u0, w);
+    double err[2];
+    sd_sim_options o;
+    sd_sim_options_init(&o);
+    o.duration = 1.0;
+    o.dt = 1e-4;
+    memcpy(qr, q0, sizeof(double) * (size_t)nq);
+    memcpy(ur, u0, sizeof(double) * (size_t)nv);
+    sd_error e;
+    CHECK(sd_simulate(m, &o, qr, ur, NULL, &e) == SD_OK);
+    o.integrator = SD_INTEGRATOR_RADAU_IIA;
+    for (int k = 0; k < 2; ++k) {
+        o.dt = k ? 0.025 : 0.05;
+        memcpy(q, q0, sizeof(double) * (size_t)nq);
+        memcpy(u, u0, sizeof(double) * (size_t)nv);
+        CHECK(sd_simulate(m, &o, q, u, NULL, &e) == SD_OK);
+        sd_configuration_difference(m, qr, q, d);
+        err[k] = 0.0;
+        for (int i = 0; i < nv; ++i) err[k] = fmax(err[k], fmax(fabs(d[i]), fabs(u[i] - ur[i])));
+    }
+    printf("  Radau IIA order: error %.3e at h = 0.05, %.3e at 0.025, ratio %.1f (2^5 = 32)\n", err[0], err[1],
+           err[0] / err[1]);
+    CHECK(err[0] / err[1] > 20.0 && err[0] / err[1] < 45.0);
+    sd_model_free(m);
+}
+
 int main(void)
 {
+    check_radau_order();
     check_jacobian_against_differences();
     check_stiff_claims();
     check_choice();
