@@ -114,6 +114,8 @@ struct sd_data {
                                   revolute about e_i, placement unrotated: sd_plane_axis), else -1 */
     size_t block_bytes;        /* the one block holding every array above */
     double *dense;             /* nv x nv, allocated by the first Cholesky forward dynamics, else NULL */
+    double *deriv;             /* the derivatives' scratch (src/derivatives), allocated by their first call */
+    size_t deriv_bytes;
     unsigned current;          /* SD_CURRENT_* flags: what holds the state of the last call */
     unsigned params_generation; /* the model's params_generation at the last call that computed
                                    placements: another one makes every part stale (sd_check_reader) */
@@ -271,6 +273,9 @@ void sd_passive_hinge(const sd_model *m, int k, const double *q, const double *u
 /* tau -= tau_passive of every hinge (the rigid tree's speeds; u may be NULL): what a per-body
  * loop over sd_passive_hinge gives, up to round-off, in one loop over the speeds. */
 void sd_passive_subtract(const sd_model *m, const double *q, const double *u, double *tau);
+/* The rotation vector theta n of the quaternion qk = (w, x, y, z), theta in [0, pi] (the shorter
+ * way round, as a spherical hinge's spring); scale-free. */
+void sd_quat_rotation_vector(const double *qk, double r[3]);
 /* The springs' energy sum 1/2 stiffness (q - spring_ref)^2 (spherical: 1/2 stiffness theta^2). */
 double sd_spring_energy_at(const sd_model *m, const double *q);
 /* The armature's kinetic energy sum 1/2 J u^2, with u recovered from the current velocities V. */

@@ -37,6 +37,7 @@
 #include "sim.h"
 #include "view.h"
 #include "batch.h"
+#include "derivatives.h"
 #include "embed.h"
 
 #endif /* SOADYN_SOADYN_H */

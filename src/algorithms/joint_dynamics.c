@@ -30,8 +30,7 @@
 
 #include "internal.h"
 
-/* The rotation vector theta n of the quaternion (w, x, y, z), theta in [0, pi]; scale-free. */
-static void rotation_vector(const double *qk, double r[3])
+void sd_quat_rotation_vector(const double *qk, double r[3])
 {
     const double sgn = qk[0] < 0 ? -1.0 : 1.0; /* q and -q are one rotation: take w >= 0 */
     const double w = sgn * qk[0], s = sqrt(qk[1] * qk[1] + qk[2] * qk[2] + qk[3] * qk[3]);
@@ -75,7 +74,7 @@ void sd_passive_hinge(const sd_model *m, int k, const double *q, const double *u
     if (nk == 0 || m->stiffness[vk] == 0.0) return; /* one stiffness per hinge: the builder copies it */
     if (m->hinge[k] == SD_HINGE_SPHERICAL) {
         double r[3];
-        rotation_vector(qk, r);
+        sd_quat_rotation_vector(qk, r);
         for (int i = 0; i < 3; ++i) out[i] -= m->stiffness[vk + i] * r[i];
     } else { /* revolute, prismatic: one coordinate per speed */
         out[0] -= m->stiffness[vk] * (qk[0] - m->spring_ref[vk]);
@@ -123,7 +122,7 @@ void sd_passive_subtract(const sd_model *m, const double *q, const double *u, do
         const double *qk = q + m->q_index[k];
         if (m->hinge[k] == SD_HINGE_SPHERICAL) {
             double r[3];
-            rotation_vector(qk, r);
+            sd_quat_rotation_vector(qk, r);
             for (int i = 0; i < 3; ++i) tau[vk + i] += stiffness[vk + i] * r[i];
         } else { /* revolute, prismatic: one coordinate per speed */
             tau[vk] += stiffness[vk] * (qk[0] - m->spring_ref[vk]);
@@ -141,7 +140,7 @@ double sd_spring_energy_at(const sd_model *m, const double *q)
         double x2;
         if (m->hinge[k] == SD_HINGE_SPHERICAL) {
             double r[3];
-            rotation_vector(qk, r);
+            sd_quat_rotation_vector(qk, r);
             x2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
         } else {
             x2 = (qk[0] - m->spring_ref[vk]) * (qk[0] - m->spring_ref[vk]);

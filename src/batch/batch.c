@@ -22,17 +22,20 @@
 #include <unistd.h>
 
 #include <soadyn/batch.h>
+#include <soadyn/derivatives.h>
 
 #include "batch_internal.h"
 
-typedef enum job_kind { JOB_FD, JOB_ID, JOB_M, JOB_MINV } job_kind;
+typedef enum job_kind { JOB_FD, JOB_ID, JOB_M, JOB_MINV, JOB_FD_DERIV, JOB_ID_DERIV } job_kind;
 
-/* One batched call: the stacked arrays as given (x is tau for FD, qdd for ID; out the result). */
+/* One batched call: the stacked arrays as given (x is tau for FD, qdd for ID; out the result; the
+ * derivative calls' nv x nv outputs in dx[], soadyn/derivatives.h's order). */
 typedef struct batch_job {
     job_kind kind;
     long n;
     const double *q, *u, *x, *f_ext;
     double *out, *f;
+    double *dx[3];
 } batch_job;
 
 /* A thread's share: its workspace, its SIMD scratch and its first failure. */
@@ -202,6 +205,15 @@ static sd_status scalar_state(const sd_model *m, sd_data *d, const batch_job *j,
     case JOB_MINV:
         st = sd_mass_matrix_inverse(m, d, q, j->out + i * nvv);
         break;
+    case JOB_FD_DERIV:
+    case JOB_ID_DERIV: {
+        double *out = j->out ? j->out + i * nv : NULL, *dx[3];
+        for (int k = 0; k < 3; ++k) dx[k] = j->dx[k] ? j->dx[k] + i * nvv : NULL;
+        st = j->kind == JOB_ID_DERIV
+                 ? sd_inverse_dynamics_derivatives(m, d, q, u, j->x + i * nv, fe, out, dx[0], dx[1])
+                 : sd_forward_dynamics_derivatives(m, d, q, u, j->x + i * nv, fe, out, dx[0], dx[1], dx[2]);
+        break;
+    }
     }
     if (st == SD_OK && f) st = read_forces(m, d, f);
     return st;
@@ -409,10 +421,13 @@ static sd_status start_job(sd_batch *b, const char *fn, batch_job *job)
         b->error[0] = '\0';
         return SD_OK;
     }
-    if (!job->q || !job->out || ((job->kind == JOB_FD || job->kind == JOB_ID) && !job->x))
-        return fail_call(b, fn, job->kind == JOB_FD   ? "NULL q, tau or qdd"
-                                : job->kind == JOB_ID ? "NULL q, qdd or tau"
-                                                      : "NULL q or output");
+    const int deriv = job->kind == JOB_FD_DERIV || job->kind == JOB_ID_DERIV; /* outputs optional */
+    if (!job->q || (!deriv && !job->out) || ((job->kind == JOB_FD || job->kind == JOB_ID || deriv) && !job->x))
+        return fail_call(b, fn, job->kind == JOB_FD         ? "NULL q, tau or qdd"
+                                : job->kind == JOB_ID       ? "NULL q, qdd or tau"
+                                : job->kind == JOB_FD_DERIV ? "NULL q or tau"
+                                : job->kind == JOB_ID_DERIV ? "NULL q or qdd"
+                                                            : "NULL q or output");
     b->job = *job;
     refresh_parameters(b);
     b->chunk = chunk_states(job->n, b->threads, group_lanes(b));
@@ -544,25 +559,41 @@ long sd_batch_error_state(const sd_batch *b) { return b ? b->err_state : -1; }
 sd_status sd_forward_dynamics_batch(sd_batch *b, long n, const double *q, const double *u, const double *tau,
                                     const double *f_ext, double *qdd, double *f)
 {
-    batch_job j = {JOB_FD, n, q, u, tau, f_ext, qdd, f};
+    batch_job j = {JOB_FD, n, q, u, tau, f_ext, qdd, f, {NULL, NULL, NULL}};
     return start_job(b, "sd_forward_dynamics_batch", &j);
 }
 
 sd_status sd_inverse_dynamics_batch(sd_batch *b, long n, const double *q, const double *u, const double *qdd,
                                     const double *f_ext, double *tau, double *f)
 {
-    batch_job j = {JOB_ID, n, q, u, qdd, f_ext, tau, f};
+    batch_job j = {JOB_ID, n, q, u, qdd, f_ext, tau, f, {NULL, NULL, NULL}};
     return start_job(b, "sd_inverse_dynamics_batch", &j);
 }
 
 sd_status sd_mass_matrix_batch(sd_batch *b, long n, const double *q, double *M)
 {
-    batch_job j = {JOB_M, n, q, NULL, NULL, NULL, M, NULL};
+    batch_job j = {JOB_M, n, q, NULL, NULL, NULL, M, NULL, {NULL, NULL, NULL}};
     return start_job(b, "sd_mass_matrix_batch", &j);
 }
 
 sd_status sd_mass_matrix_inverse_batch(sd_batch *b, long n, const double *q, double *Minv)
 {
-    batch_job j = {JOB_MINV, n, q, NULL, NULL, NULL, Minv, NULL};
+    batch_job j = {JOB_MINV, n, q, NULL, NULL, NULL, Minv, NULL, {NULL, NULL, NULL}};
     return start_job(b, "sd_mass_matrix_inverse_batch", &j);
+}
+
+sd_status sd_batch_inverse_dynamics_derivatives(sd_batch *b, long n, const double *q, const double *u,
+                                                const double *qdd, const double *f_ext, double *tau,
+                                                double *dtau_dq, double *dtau_du)
+{
+    batch_job j = {JOB_ID_DERIV, n, q, u, qdd, f_ext, tau, NULL, {dtau_dq, dtau_du, NULL}};
+    return start_job(b, "sd_batch_inverse_dynamics_derivatives", &j);
+}
+
+sd_status sd_batch_forward_dynamics_derivatives(sd_batch *b, long n, const double *q, const double *u,
+                                                const double *tau, const double *f_ext, double *qdd,
+                                                double *dqdd_dq, double *dqdd_du, double *dqdd_dtau)
+{
+    batch_job j = {JOB_FD_DERIV, n, q, u, tau, f_ext, qdd, NULL, {dqdd_dq, dqdd_du, dqdd_dtau}};
+    return start_job(b, "sd_batch_forward_dynamics_derivatives", &j);
 }

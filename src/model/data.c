@@ -99,6 +99,7 @@ void sd_data_free(sd_data *d)
     sd_loops_data_free(d->loops);
     sd_node_data_free(d->nodes);
     free(d->dense);
+    free(d->deriv);
     free(d->Xup); /* the first carve is the block's start */
     free(d);
 }
@@ -107,7 +108,7 @@ size_t sd_data_size(const sd_data *d)
 {
     if (!d) return 0;
     const size_t nv = (size_t)d->model->nv;
-    return sizeof *d + d->block_bytes + (d->dense ? nv * nv * sizeof(double) : 0) +
+    return sizeof *d + d->block_bytes + (d->dense ? nv * nv * sizeof(double) : 0) + d->deriv_bytes +
            (d->nodes ? d->nodes->bytes : 0);
 }
 

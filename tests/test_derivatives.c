@@ -1,0 +1,392 @@
+/*
+ * tests/test_derivatives.c — the derivatives of soadyn/derivatives.h against independent
+ * computations: on random trees of every hinge type (1 to 300 bodies, free root or not) with random
+ * armature, damping, springs and external forces,
+ *   - every column of d tau/dq, d tau/du, d qdd/dq, d qdd/du, d qdd/d tau equals a 4th-order central
+ *     difference of sd_inverse_dynamics / sd_forward_dynamics, q moved on the tangent space by
+ *     sd_configuration_integrate, to 1e-7 of the column's size;
+ *   - M d qdd/dx = -d tau/dx (x = q, u) at qdd = FD(tau) and M d qdd/d tau = 1, with M from the
+ *     composite-body algorithm (not the articulated-body M^-1 the implementation uses), to 1e-10;
+ *   - the tangent map: Tinv T = 1, and T a central difference of q (+) delta;
+ *   - NULL outputs skip only themselves; the batched calls give the single calls' numbers bit for bit;
+ * and the refusals: a non-finite input (SD_E_ARGUMENT), a model with a closure constraint or with
+ * flexible bodies (SD_E_NOT_SUPPORTED, saying why).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <soadyn/soadyn.h>
+
+#include "flex/random_flex.h"
+#include "random_tree.h"
+#include "test_util.h"
+
+static void must(sd_status st, const sd_error *err, const char *what)
+{
+    if (st != SD_OK) {
+        fprintf(stderr, "%s: %s\n", what, err ? err->message : "failed");
+        exit(2);
+    }
+}
+
+/* Random armature, damping and springs on the model's speeds, through the parameter setters (a
+ * quarter of the speeds get none of a kind; springs only where the hinge takes one). */
+static void add_joint_terms(sd_model *m, uint64_t *rng)
+{
+    sd_error err;
+    for (int v = 0; v < sd_model_nv(m); ++v) {
+        const int k = sd_model_v_body(m, v);
+        const sd_hinge_type h = sd_model_hinge(m, k);
+        if (sd_random_uniform(rng) < 0.75) must(sd_model_set_armature(m, v, 0.5 * sd_random_uniform(rng), &err), &err, "armature");
+        if (sd_random_uniform(rng) < 0.75) must(sd_model_set_damping(m, v, 2.0 * sd_random_uniform(rng), &err), &err, "damping");
+        if ((h == SD_HINGE_REVOLUTE || h == SD_HINGE_PRISMATIC || h == SD_HINGE_SPHERICAL) && sd_random_uniform(rng) < 0.75)
+            must(sd_model_set_stiffness(m, v, 5.0 * sd_random_uniform(rng), &err), &err, "stiffness");
+        if (h == SD_HINGE_REVOLUTE || h == SD_HINGE_PRISMATIC)
+            must(sd_model_set_spring_ref(m, v, 2.0 * sd_random_uniform(rng) - 1.0, &err), &err, "spring_ref");
+    }
+}
+
+/* The dynamics whose derivatives are checked, as a function of (q, u, x): x is qdd (inverse
+ * dynamics, out tau) or tau (forward dynamics, out qdd). */
+typedef struct problem {
+    const sd_model *m;
+    sd_data *d;
+    const double *f_ext;
+    int forward;
+} problem;
+
+static void evaluate(const problem *p, const double *q, const double *u, const double *x, double *out)
+{
+    const sd_status st = p->forward ? sd_forward_dynamics(p->m, p->d, q, u, x, p->f_ext, out)
+                                    : sd_inverse_dynamics(p->m, p->d, q, u, x, p->f_ext, out);
+    if (st != SD_OK) {
+        fprintf(stderr, "evaluate: %s\n", sd_data_error(p->d));
+        exit(2);
+    }
+}
+
+/* The nv x nv reference derivative with respect to `which` (0: q on the tangent space, 1: u, 2: x)
+ * by the 4th-order central difference (-F(2h) + 8 F(h) - 8 F(-h) + F(-2h)) / 12h. */
+static void difference(const problem *p, int which, const double *q, const double *u, const double *x, double h,
+                       double *J)
+{
+    const int nq = sd_model_nq(p->m), nv = sd_model_nv(p->m);
+    double *qs = malloc(sizeof(double) * (size_t)nq), *us = malloc(sizeof(double) * (size_t)nv);
+    double *xs = malloc(sizeof(double) * (size_t)nv), *e = calloc((size_t)nv, sizeof(double));
+    double *F = malloc(sizeof(double) * (size_t)nv);
+    static const double steps[4] = {2, 1, -1, -2}, weights[4] = {-1, 8, -8, 1};
+    for (int j = 0; j < nv; ++j) {
+        for (int i = 0; i < nv; ++i) J[i * nv + j] = 0.0;
+        for (int s = 0; s < 4; ++s) {
+            memcpy(qs, q, sizeof(double) * (size_t)nq);
+            memcpy(us, u, sizeof(double) * (size_t)nv);
+            memcpy(xs, x, sizeof(double) * (size_t)nv);
+            const double t = steps[s] * h;
+            if (which == 0) {
+                e[j] = t;
+                sd_configuration_integrate(p->m, q, e, 1.0, qs);
+                e[j] = 0.0;
+            } else if (which == 1) {
+                us[j] += t;
+            } else {
+                xs[j] += t;
+            }
+            evaluate(p, qs, us, xs, F);
+            for (int i = 0; i < nv; ++i) J[i * nv + j] += weights[s] * F[i] / (12.0 * h);
+        }
+    }
+    free(qs), free(us), free(xs), free(e), free(F);
+}
+
+/* Each column of J within tol of Jref's, relative to the column's largest entry (with a floor of
+ * 1e-6 of the matrix's largest, for columns that are zero, e.g. a free base's position). */
+/* The worst column error seen per derivative, printed at the end (docs/derivatives.md's table). */
+static struct {
+    const char *what;
+    double worst;
+} seen[8];
+
+static void note_worst(const char *what, double worst)
+{
+    for (int i = 0; i < 8; ++i) {
+        if (!seen[i].what) seen[i].what = what;
+        if (strcmp(seen[i].what, what) == 0) {
+            if (worst > seen[i].worst) seen[i].worst = worst;
+            return;
+        }
+    }
+}
+
+static void check_columns(const sd_model *m, const double *J, const double *Jref, double tol, const char *what, int n)
+{
+    const int nv = sd_model_nv(m);
+    int worst_j = -1;
+    double big = 0.0;
+    for (int i = 0; i < nv * nv; ++i) big = fabs(Jref[i]) > big ? fabs(Jref[i]) : big;
+    double worst = 0.0;
+    for (int j = 0; j < nv; ++j) {
+        double scale = 1e-6 * big, err = 0.0;
+        for (int i = 0; i < nv; ++i) scale = fabs(Jref[i * nv + j]) > scale ? fabs(Jref[i * nv + j]) : scale;
+        for (int i = 0; i < nv; ++i) err = fabs(J[i * nv + j] - Jref[i * nv + j]) > err ? fabs(J[i * nv + j] - Jref[i * nv + j]) : err;
+        if (scale > 0.0 && err / scale > worst) worst = err / scale, worst_j = j;
+    }
+    note_worst(what, worst);
+    if (!(worst <= tol))
+        fprintf(stderr, "%s (n = %d): worst column error %.3g > %.3g, column %d (a %s hinge)\n", what, n, worst, tol,
+                worst_j, sd_hinge_type_name(sd_model_hinge(m, sd_model_v_body(m, worst_j))));
+    CHECK(worst <= tol);
+}
+
+/* max |A B + C| / max(|C|, 1) for nv x nv A, B, C (C = 0 allowed via NULL with identity target -1). */
+static double residual(const double *A, const double *B, const double *C, int nv, int identity)
+{
+    double worst = 0.0, scale = 1.0;
+    for (int i = 0; i < nv * nv; ++i) if (C && fabs(C[i]) > scale) scale = fabs(C[i]);
+    for (int i = 0; i < nv; ++i)
+        for (int j = 0; j < nv; ++j) {
+            double s = C ? C[i * nv + j] : (identity && i == j ? -1.0 : 0.0);
+            for (int k = 0; k < nv; ++k) s += A[i * nv + k] * B[k * nv + j];
+            if (fabs(s) > worst) worst = fabs(s);
+        }
+    return worst / scale;
+}
+
+/* Turn every spherical hinge at least 0.2 rad short of a half turn: there its spring's rotation
+ * vector (the shorter way round) jumps, so the spring force has no derivative and the differences
+ * straddling it mean nothing. */
+static void away_from_half_turn(const sd_model *m, double *q)
+{
+    for (int k = 0; k < sd_model_nbodies(m); ++k) {
+        if (sd_model_hinge(m, k) != SD_HINGE_SPHERICAL) continue;
+        double *w = q + sd_model_q_index(m, k);
+        if (fabs(w[0]) >= 0.1) continue;
+        w[0] = w[0] < 0 ? -0.5 : 0.5;
+        const double n = sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2] + w[3] * w[3]);
+        for (int i = 0; i < 4; ++i) w[i] /= n;
+    }
+}
+
+static void check_model(sd_model *m, uint64_t *rng, int n)
+{
+    const int nq = sd_model_nq(m), nv = sd_model_nv(m), nb = sd_model_nbodies(m);
+    const size_t vv = (size_t)nv * (size_t)nv;
+    sd_data *d = sd_data_new(m);
+    double *q = malloc(sizeof(double) * (size_t)nq), *u = malloc(sizeof(double) * (size_t)nv);
+    double *qdd = malloc(sizeof(double) * (size_t)nv), *tau = malloc(sizeof(double) * (size_t)nv);
+    double *f_ext = malloc(sizeof(double) * 6 * (size_t)nb), *out = malloc(sizeof(double) * (size_t)nv);
+    double *A = malloc(sizeof(double) * vv), *B = malloc(sizeof(double) * vv), *C = malloc(sizeof(double) * vv);
+    double *D = malloc(sizeof(double) * vv), *E = malloc(sizeof(double) * vv), *R = malloc(sizeof(double) * vv);
+    double *M = malloc(sizeof(double) * vv);
+    random_state(m, rng, q, u, qdd);
+    away_from_half_turn(m, q);
+    random_vector(rng, f_ext, 6 * nb, 2.0);
+    random_vector(rng, tau, nv, 3.0);
+    /* tau and qdd are quadratic in u and linear in qdd and tau, where the 4th-order difference is
+     * exact at any step: a long one keeps the rounding small */
+    const double h = 1e-3, h_ux = 0.1;
+
+    /* inverse dynamics */
+    problem id = {m, d, f_ext, 0};
+    CHECK(sd_inverse_dynamics_derivatives(m, d, q, u, qdd, f_ext, out, A, B) == SD_OK);
+    double *tau_ref = malloc(sizeof(double) * (size_t)nv);
+    evaluate(&id, q, u, qdd, tau_ref);
+    CHECK(memcmp(out, tau_ref, sizeof(double) * (size_t)nv) == 0); /* tau is sd_inverse_dynamics' own */
+    difference(&id, 0, q, u, qdd, h, R);
+    check_columns(m, A, R, 1e-7, "dtau/dq", n);
+    difference(&id, 1, q, u, qdd, h_ux, R);
+    check_columns(m, B, R, 1e-7, "dtau/du", n);
+    /* one output alone: the same numbers */
+    CHECK(sd_inverse_dynamics_derivatives(m, d, q, u, qdd, f_ext, NULL, NULL, C) == SD_OK);
+    CHECK(memcmp(B, C, sizeof(double) * vv) == 0);
+
+    /* forward dynamics */
+    problem fd = {m, d, f_ext, 1};
+    CHECK(sd_forward_dynamics_derivatives(m, d, q, u, tau, f_ext, out, A, B, C) == SD_OK);
+    difference(&fd, 0, q, u, tau, h, R);
+    check_columns(m, A, R, 1e-7, "dqdd/dq", n);
+    difference(&fd, 1, q, u, tau, h_ux, R);
+    check_columns(m, B, R, 1e-7, "dqdd/du", n);
+    difference(&fd, 2, q, u, tau, h_ux, R);
+    check_columns(m, C, R, 1e-7, "dqdd/dtau", n);
+    /* the identities, with the composite-body M */
+    CHECK(sd_inverse_dynamics_derivatives(m, d, q, u, out, f_ext, NULL, D, E) == SD_OK);
+    CHECK(sd_mass_matrix(m, d, q, M) == SD_OK);
+    const double r_q = residual(M, A, D, nv, 0), r_u = residual(M, B, E, nv, 0), r_t = residual(M, C, NULL, nv, 1);
+    if (r_q > 1e-10 || r_u > 1e-10 || r_t > 1e-10)
+        fprintf(stderr, "identities (n = %d): M dqdd/dq + dtau/dq %.3g, M dqdd/du + dtau/du %.3g, M dqdd/dtau - 1 %.3g\n",
+                n, r_q, r_u, r_t);
+    CHECK(r_q <= 1e-10 && r_u <= 1e-10 && r_t <= 1e-10);
+    note_worst("M dqdd/dq + dtau/dq", r_q);
+    note_worst("M dqdd/du + dtau/du", r_u);
+    note_worst("M dqdd/dtau - 1", r_t);
+    /* skipping outputs changes nothing else */
+    CHECK(sd_forward_dynamics_derivatives(m, d, q, u, tau, f_ext, NULL, NULL, D, NULL) == SD_OK);
+    CHECK(memcmp(B, D, sizeof(double) * vv) == 0);
+
+    free(q), free(u), free(qdd), free(tau), free(f_ext), free(out), free(tau_ref);
+    free(A), free(B), free(C), free(D), free(E), free(R), free(M);
+    sd_data_free(d);
+}
+
+static void check_tangent_map(const sd_model *m, uint64_t *rng)
+{
+    const int nq = sd_model_nq(m), nv = sd_model_nv(m);
+    double *q = malloc(sizeof(double) * (size_t)nq), *u = malloc(sizeof(double) * (size_t)nv);
+    double *w = malloc(sizeof(double) * (size_t)nv), *e = calloc((size_t)nv, sizeof(double));
+    double *qp = malloc(sizeof(double) * (size_t)nq), *qm = malloc(sizeof(double) * (size_t)nq);
+    double *T = malloc(sizeof(double) * (size_t)nq * nv), *Ti = malloc(sizeof(double) * (size_t)nq * nv);
+    random_state(m, rng, q, u, w);
+    sd_configuration_tangent_map(m, q, T, Ti);
+    double worst = 0.0;
+    for (int i = 0; i < nv; ++i)
+        for (int j = 0; j < nv; ++j) {
+            double s = i == j ? -1.0 : 0.0;
+            for (int k = 0; k < nq; ++k) s += Ti[i * nq + k] * T[k * nv + j];
+            worst = fabs(s) > worst ? fabs(s) : worst;
+        }
+    CHECK(worst <= 1e-14);
+    const double h = 1e-6; /* second-order difference: error ~h^2 */
+    double worst_T = 0.0;
+    for (int j = 0; j < nv; ++j) {
+        e[j] = h;
+        sd_configuration_integrate(m, q, e, 1.0, qp);
+        e[j] = -h;
+        sd_configuration_integrate(m, q, e, 1.0, qm);
+        e[j] = 0.0;
+        for (int k = 0; k < nq; ++k) {
+            const double diff = fabs((qp[k] - qm[k]) / (2 * h) - T[k * nv + j]);
+            worst_T = diff > worst_T ? diff : worst_T;
+        }
+    }
+    if (worst_T > 1e-8) fprintf(stderr, "tangent map vs difference: %.3g\n", worst_T);
+    CHECK(worst_T <= 1e-8);
+    free(q), free(u), free(w), free(e), free(qp), free(qm), free(T), free(Ti);
+}
+
+static void check_batch(const sd_model *m, uint64_t *rng)
+{
+    enum { N = 5 };
+    const int nq = sd_model_nq(m), nv = sd_model_nv(m), nb = sd_model_nbodies(m);
+    const size_t vv = (size_t)nv * (size_t)nv;
+    double *q = malloc(sizeof(double) * N * (size_t)nq), *u = malloc(sizeof(double) * N * (size_t)nv);
+    double *x = malloc(sizeof(double) * N * (size_t)nv), *fe = malloc(sizeof(double) * N * 6 * (size_t)nb);
+    double *out = malloc(sizeof(double) * N * (size_t)nv), *one = malloc(sizeof(double) * (size_t)nv);
+    double *J[3], *Jone[3];
+    for (int k = 0; k < 3; ++k) J[k] = malloc(sizeof(double) * N * vv), Jone[k] = malloc(sizeof(double) * vv);
+    for (int i = 0; i < N; ++i) random_state(m, rng, q + i * nq, u + i * nv, x + i * nv);
+    random_vector(rng, fe, N * 6 * nb, 1.0);
+    sd_error err;
+    sd_batch *b = sd_batch_new(m, 2, &err);
+    sd_data *d = sd_data_new(m);
+    for (int fwd = 0; fwd < 2; ++fwd) {
+        const sd_status st = fwd ? sd_batch_forward_dynamics_derivatives(b, N, q, u, x, fe, out, J[0], J[1], J[2])
+                                 : sd_batch_inverse_dynamics_derivatives(b, N, q, u, x, fe, out, J[0], J[1]);
+        CHECK(st == SD_OK);
+        int same = 1;
+        for (int i = 0; i < N; ++i) {
+            const double *qi = q + i * nq, *ui = u + i * nv, *xi = x + i * nv, *fi = fe + i * 6 * nb;
+            if (fwd) CHECK(sd_forward_dynamics_derivatives(m, d, qi, ui, xi, fi, one, Jone[0], Jone[1], Jone[2]) == SD_OK);
+            else CHECK(sd_inverse_dynamics_derivatives(m, d, qi, ui, xi, fi, one, Jone[0], Jone[1]) == SD_OK);
+            same &= memcmp(one, out + i * nv, sizeof(double) * (size_t)nv) == 0;
+            for (int k = 0; k < 2 + fwd; ++k) same &= memcmp(Jone[k], J[k] + i * vv, sizeof(double) * vv) == 0;
+        }
+        CHECK(same);
+    }
+    /* a NaN in state 3: that state's error */
+    q[3 * nq] = NAN;
+    CHECK(sd_batch_forward_dynamics_derivatives(b, N, q, u, x, fe, out, J[0], NULL, NULL) == SD_E_ARGUMENT);
+    CHECK(sd_batch_error_state(b) == 3);
+    sd_batch_free(b);
+    sd_data_free(d);
+    for (int k = 0; k < 3; ++k) free(J[k]), free(Jone[k]);
+    free(q), free(u), free(x), free(fe), free(out), free(one);
+}
+
+static void check_refusals(uint64_t *rng)
+{
+    sd_model *m = random_tree(rng, 4, RT_FREE_ROOT);
+    const int nq = sd_model_nq(m), nv = sd_model_nv(m);
+    sd_data *d = sd_data_new(m);
+    double q[64], u[64], x[64], J[64 * 64];
+    random_state(m, rng, q, u, x);
+    u[2] = NAN;
+    CHECK(sd_inverse_dynamics_derivatives(m, d, q, u, x, NULL, NULL, J, NULL) == SD_E_ARGUMENT);
+    CHECK(strstr(sd_data_error(d), "u[2]") != NULL);
+    u[2] = 0.0;
+    x[nv - 1] = INFINITY;
+    CHECK(sd_forward_dynamics_derivatives(m, d, q, u, x, NULL, NULL, J, NULL, NULL) == SD_E_ARGUMENT);
+    CHECK(strstr(sd_data_error(d), "tau") != NULL);
+    CHECK(sd_forward_dynamics_derivatives(m, d, q, u, NULL, NULL, NULL, J, NULL, NULL) == SD_E_ARGUMENT);
+    (void)nq;
+    sd_data_free(d);
+    sd_model_free(m);
+
+    /* a closed loop: a chain of three revolute links tied to the ground by a distance constraint */
+    sd_builder *b = sd_builder_new();
+    sd_error err;
+    static const char *names[3] = {"l1", "l2", "l3"};
+    for (int k = 0; k < 3; ++k) {
+        sd_body_desc bd;
+        sd_body_desc_init(&bd);
+        bd.name = names[k];
+        bd.parent = k ? names[k - 1] : NULL;
+        bd.hinge = SD_HINGE_REVOLUTE;
+        bd.placement.p[0] = k ? 1.0 : 0.0;
+        bd.mass = 1.0;
+        bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = 0.1;
+        must(sd_builder_add_body(b, &bd, &err), &err, "loop body");
+    }
+    sd_constraint_desc c;
+    sd_constraint_desc_init(&c);
+    c.name = "tie";
+    c.type = SD_CONSTRAINT_DISTANCE;
+    c.body_a = "l3";
+    c.frame_a.p[0] = 1.0;
+    c.frame_b.p[0] = 2.5;
+    c.distance = 1.2;
+    must(sd_builder_add_constraint(b, &c, &err), &err, "constraint");
+    sd_model *loop = NULL;
+    must(sd_builder_build(b, &loop, &err), &err, "loop build");
+    sd_builder_free(b);
+    sd_data *dl = sd_data_new(loop);
+    const double ql[3] = {0.3, -0.7, 0.4}, ul[3] = {0.1, 0.2, -0.3}, tl[3] = {0.5, 0, -0.2};
+    CHECK(sd_forward_dynamics_derivatives(loop, dl, ql, ul, tl, NULL, NULL, J, NULL, NULL) == SD_E_NOT_SUPPORTED);
+    CHECK(strstr(sd_data_error(dl), "closure constraints") != NULL);
+    CHECK(sd_inverse_dynamics_derivatives(loop, dl, ql, ul, tl, NULL, NULL, J, NULL) == SD_E_NOT_SUPPORTED);
+    sd_data_free(dl);
+    sd_model_free(loop);
+
+    /* flexible bodies */
+    const random_flex_spec spec = {3, 2, RF_ALL_FLEXIBLE, 0.2};
+    sd_model *flex = random_flex_tree(rng, &spec);
+    sd_data *df = sd_data_new(flex);
+    double *qf = calloc((size_t)sd_model_nq(flex), sizeof(double)), *uf = calloc((size_t)sd_model_nv(flex), sizeof(double));
+    double *Jf = malloc(sizeof(double) * (size_t)sd_model_nv(flex) * (size_t)sd_model_nv(flex));
+    sd_configuration_neutral(flex, qf);
+    CHECK(sd_inverse_dynamics_derivatives(flex, df, qf, uf, uf, NULL, NULL, Jf, NULL) == SD_E_NOT_SUPPORTED);
+    CHECK(strstr(sd_data_error(df), "flexible bodies") != NULL);
+    free(qf), free(uf), free(Jf);
+    sd_data_free(df);
+    sd_model_free(flex);
+}
+
+int main(void)
+{
+    uint64_t rng = 0x5eed5eedULL;
+    static const int sizes[] = {1, 2, 5, 12, 40, 300};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s)
+        for (int variant = 0; variant < 3; ++variant) {
+            const int n = sizes[s];
+            if (n == 300 && variant > 0) continue; /* one large tree keeps the test quick */
+            const int flags = (variant == 1 ? RT_FREE_ROOT : 0) | (variant == 2 ? RT_MASSLESS | RT_CHAIN : 0);
+            sd_model *m = random_tree(&rng, n, flags);
+            if (variant != 2 || n < 40) add_joint_terms(m, &rng);
+            check_model(m, &rng, n);
+            check_tangent_map(m, &rng);
+            if (n == 12) check_batch(m, &rng);
+            sd_model_free(m);
+        }
+    check_refusals(&rng);
+    for (int i = 0; i < 8 && seen[i].what; ++i) printf("worst relative error, %-22s %.2g\n", seen[i].what, seen[i].worst);
+    return test_summary("test_derivatives");
+}
