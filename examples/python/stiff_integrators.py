@@ -11,11 +11,12 @@ over them) with
     bdf analytic   CVODE BDF, Newton's Jacobian from model.forward_dynamics_derivatives (sim.h:
                    sd_sim_jacobian, SD_SIM_JACOBIAN_ANALYTIC)
     bdf dq         CVODE BDF, CVODE's own difference quotients (nv + nv right-hand sides each)
-    rk4 H          RK4 at H, the BDF run's mean step (T / steps)
-    rk4 H/10       RK4 at a step 10x smaller
+    radau ... H    fixed-step Radau IIA (order 5) at H, BDF's mean step (T / steps), with the
+                   analytical Jacobian or forward differences
+    rk4 H, H/10    RK4 at H, and at a step 10x smaller
 and prints steps, Jacobian evaluations, right-hand-side (forward dynamics) evaluations, wall time
-and the error of the final state against a reference (RK4 at a step 1e-5 s, or smaller for the
-stiffest model), as |q (-) q_ref| on the tangent space and |u - u_ref|, largest entry.
+(the best of 3 runs; one with --quick) and the error of the final state against a reference (RK4 at a step of 1e-5 s), as
+|q (-) q_ref| on the tangent space and |u - u_ref|, largest entry.
 
 The models, their stiffness raised 100x:
     flexible_arm    models/flexible_arm.urdf, EI x 100 (modal stiffness K_m x 100), modal damping
@@ -49,7 +50,7 @@ ap.add_argument("--models", default=os.path.join(here, "..", "..", "models"))
 ap.add_argument("--duration", type=float, default=1.0)
 ap.add_argument("--rtol", type=float, default=1e-6)
 ap.add_argument("--atol", type=float, default=1e-8)
-ap.add_argument("--quick", action="store_true", help="only the lumped arm, 0.2 s (for the test)")
+ap.add_argument("--quick", action="store_true", help="only the lumped spacecraft, 0.3 s (for the test)")
 args = ap.parse_args()
 tmp = tempfile.mkdtemp(prefix="soadyn_stiff_")
 
@@ -129,10 +130,13 @@ def run(m, joint, amp, integrator, dt, jacobian="auto"):
         tau[joint] = 0.5 * amp * (1.0 - np.cos(2.0 * np.pi * t))
         return tau
 
-    t0 = time.perf_counter()
-    r = m.simulate(None, None, duration=T, dt=dt, integrator=integrator, control=torque, rtol=args.rtol,
-                   atol=args.atol, every=every, jacobian=jacobian, max_internal_steps=10**7)
-    return r, time.perf_counter() - t0
+    best = np.inf
+    for _ in range(1 if args.quick else 3):  # the best of 3: the machine may be shared
+        t0 = time.perf_counter()
+        r = m.simulate(None, None, duration=T, dt=dt, integrator=integrator, control=torque, rtol=args.rtol,
+                       atol=args.atol, every=every, jacobian=jacobian, max_internal_steps=10**7)
+        best = min(best, time.perf_counter() - t0)
+    return r, best
 
 
 def error(m, r, ref):
@@ -142,40 +146,40 @@ def error(m, r, ref):
     return float(max(np.max(np.abs(dq)), np.max(np.abs(r.u[-1] - ref.u[-1]))))
 
 
+def row(label, integ, jac, dt, m, joint, amp, ref):
+    """(label, (steps, Jacobians, RHS evals, wall s, error), note, result) of one run."""
+    with np.errstate(all="ignore"):
+        try:
+            r, wall = run(m, joint, amp, integ, dt, jac)
+        except soadyn.NotSupportedError as exc:
+            return label, None, f"not offered: {exc}", None
+        except soadyn.Error as exc:
+            return label, None, f"failed: {exc}", None
+    s = r.stats
+    return label, (s["steps"], s["jacobian_evals"], s["rhs_evals"], wall, error(m, r, ref)), None, r
+
+
 def compare(name, m, h_ref):
     joint = m.v_index[next(k for k in range(m.nbodies) if m.hinge_nv[k] == 1)]  # the first 1-dof joint
     amp = 50.0 if m.hinge_nv[0] == 6 else 0.5
     ref, _ = run(m, joint, amp, "rk4", h_ref)
-    rows, out = [], {}
-    for label, integ, jac in (("bdf analytic", "cvode-bdf", "analytic"), ("bdf dq", "cvode-bdf", "dq")):
-        try:
-            r, wall = run(m, joint, amp, integ, args.duration / 100, jac)
-        except soadyn.NotSupportedError as exc:
-            rows.append((label, None, str(exc)))
-            continue
-        out[label] = r
-        rows.append((label, (r.stats["steps"], r.stats["jacobian_evals"], r.stats["rhs_evals"], wall,
-                             error(m, r, ref)), None))
-    bdf = out.get("bdf analytic") or out.get("bdf dq")
+    rows = [row("bdf analytic", "cvode-bdf", "analytic", args.duration / 100, m, joint, amp, ref),
+            row("bdf dq", "cvode-bdf", "dq", args.duration / 100, m, joint, amp, ref)]
+    bdf = rows[0][3] or rows[1][3]
     H = args.duration / bdf.stats["steps"]
-    for label, h in (("rk4 H", H), ("rk4 H/10", H / 10)):
-        with np.errstate(all="ignore"):
-            try:
-                r, wall = run(m, joint, amp, "rk4", h)
-                rows.append((f"{label} = {h:.3g} s", (r.stats["steps"], 0, r.stats["rhs_evals"], wall,
-                                                      error(m, r, ref)), None))
-                out[label] = r
-            except soadyn.Error as exc:
-                rows.append((f"{label} = {h:.3g} s", None, f"failed: {exc}"))
-    print(f"\n{name} (nv {m.nv}), {args.duration:g} s, rtol {args.rtol:g}, atol {args.atol:g}; "
-          f"reference RK4 at {h_ref:g} s")
-    print(f"  {'run':22s} {'steps':>8s} {'Jacobians':>9s} {'RHS evals':>10s} {'wall ms':>9s} {'error':>10s}")
-    for label, v, note in rows:
+    rows += [row(f"radau analytic H", "radau-iia", "analytic", H, m, joint, amp, ref),
+             row(f"radau dq H", "radau-iia", "dq", H, m, joint, amp, ref),
+             row(f"rk4 H", "rk4", "auto", H, m, joint, amp, ref),
+             row(f"rk4 H/10", "rk4", "auto", H / 10, m, joint, amp, ref)]
+    print(f"\n{name} (nv {m.nv}), {args.duration:g} s, rtol {args.rtol:g}, atol {args.atol:g}; H = BDF's mean step "
+          f"= {H:.3g} s; error: against RK4 at {h_ref:g} s")
+    print(f"  {'run':18s} {'steps':>8s} {'Jacobians':>9s} {'RHS evals':>10s} {'wall ms':>9s} {'error':>10s}")
+    for label, v, note, _ in rows:
         if v is None:
-            print(f"  {label:22s} {note}")
+            print(f"  {label:18s} {note}")
         else:
-            print(f"  {label:22s} {v[0]:8d} {v[1]:9d} {v[2]:10d} {1e3 * v[3]:9.1f} {v[4]:10.2e}")
-    return out
+            print(f"  {label:18s} {v[0]:8d} {v[1]:9d} {v[2]:10d} {1e3 * v[3]:9.1f} {v[4]:10.2e}")
+    return {label: r for label, _, _, r in rows if r is not None}
 
 
 failed = []
@@ -187,19 +191,23 @@ def check(what, ok):
         failed.append(what)
 
 
-cases = [("lumped_arm", lumped_arm, 1e-5)]
+cases = [("lumped_craft", lumped_craft, 1e-5)]
 if not args.quick:
-    cases += [("lumped_craft", lumped_craft, 1e-5), ("flexible_arm", lambda: stiffened("flexible_arm.urdf"), 1e-5),
+    cases += [("lumped_arm", lumped_arm, 1e-5), ("flexible_arm", lambda: stiffened("flexible_arm.urdf"), 1e-5),
               ("spacecraft", lambda: stiffened("spacecraft.urdf"), 1e-5)]
 else:
-    args.duration = min(args.duration, 0.2)
+    args.duration = min(args.duration, 0.3)
 for name, make, h_ref in cases:
     m = make()
     out = compare(name, m, h_ref)
-    a, d, r10 = out.get("bdf analytic"), out.get("bdf dq"), out.get("rk4 H/10")
-    if a is not None and d is not None:
-        check("analytic BDF: fewer RHS evaluations than BDF dq",
+    r10 = out["rk4 H/10"]
+    tol = 10 * args.rtol * max(1.0, float(np.max(np.abs(r10.u[-1]))))
+    for method in ("bdf", "radau"):
+        a, d = out.get(f"{method} analytic" + (" H" if method == "radau" else "")), out.get(
+            f"{method} dq" + (" H" if method == "radau" else ""))
+        if a is None:
+            continue  # the derivatives do not take this model: said in its row
+        check(f"{method} analytic: fewer RHS evaluations than {method} dq", d is None or
               a.stats["rhs_evals"] < d.stats["rhs_evals"])
-        tol = 100 * args.rtol * max(1.0, float(np.max(np.abs(r10.u[-1]))))
-        check(f"analytic BDF's final state = RK4 at H/10's to {tol:.1e}", error(m, a, r10) <= tol)
+        check(f"{method} analytic: final state = RK4 at H/10's to {tol:.1e}", error(m, a, r10) <= tol)
 raise SystemExit(1 if failed else 0)

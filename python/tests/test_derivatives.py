@@ -112,6 +112,9 @@ def test_refusals(rng):
         m.forward_dynamics_derivatives(np.stack([q, bad]), u, tau)
     with pytest.raises(soadyn.ArgumentError, match="shape"):
         m.forward_dynamics_derivatives(q, u[:3], tau)
+    flex = load("flexible_arm.urdf")
+    with pytest.raises(soadyn.NotSupportedError, match="flexible"):
+        flex.inverse_dynamics_derivatives(flex.neutral(), np.zeros(flex.nv), np.zeros(flex.nv))
     loop = load("four_bar.urdf")
     with pytest.raises(soadyn.NotSupportedError, match="closure"):
         loop.forward_dynamics_derivatives(loop.neutral(), np.zeros(loop.nv), np.zeros(loop.nv))
