@@ -591,21 +591,24 @@ static void check_simulate_options(void)
                r[2] ? " " : "", r[2] ? r[3] : "", status, named ? ", names the option" : "");
         CHECK(status == 1 && named);
     }
-    /* --jacobian: cvode-bdf's Newton Jacobian, said in the summary; refused where no Jacobian is used */
-    const char *jacobians[][2] = {{"analytic", "jacobian         analytic"},
-                                  {"dq", "jacobian         difference quotients"}};
+    /* --jacobian: the Newton Jacobian of cvode-bdf and radau-iia, said in the summary; refused where no
+     * Jacobian is used */
+    const char *jacobians[][3] = {{"cvode-bdf", "analytic", "jacobian         analytic"},
+                                  {"cvode-bdf", "dq", "jacobian         difference quotients"},
+                                  {"radau-iia", "analytic", "jacobian         analytic"},
+                                  {"radau-iia", "dq", "jacobian         difference quotients"}};
     int status = 0;
-    for (int i = 0; i < 2; ++i) {
-        const char *args[] = {"simulate", model, "--integrator", "cvode-bdf", "--jacobian", jacobians[i][0],
+    for (int i = 0; i < 4; ++i) {
+        const char *args[] = {"simulate", model, "--integrator", jacobians[i][0], "--jacobian", jacobians[i][1],
                               "--duration", "0.1", NULL};
         status = run_with(args, &plain_child, "opt_err.txt");
         path_in_dir(out_path, sizeof(out_path), "stdout.txt"); /* run_with's */
-        CHECK(status == 0 && contains(out_path, jacobians[i][1]));
+        CHECK(status == 0 && contains(out_path, jacobians[i][2]));
     }
     path_in_dir(out_path, sizeof(out_path), "opt_out.txt");
     status = run("opt_out.txt", "opt_err.txt", "simulate", model, "--jacobian", "analytic", NULL, NULL, NULL);
     printf("  simulate --jacobian analytic (with rk4): exit %d\n", status);
-    CHECK(status == 1 && contains(err_path, "only cvode-bdf"));
+    CHECK(status == 1 && contains(err_path, "take a Jacobian"));
     /* a run sd_simulate would refuse at once (too many steps) is refused before the CSV is touched
      * (it used to replace keep.csv by a header and a truncated mark) */
     char keep[512], keep_partial[600], nowhere_png[512], nowhere_html[512];
