@@ -680,10 +680,9 @@ class Model:
         return self._dynamics("inverse_dynamics", lib.sd_inverse_dynamics_batch, q, u, ("qdd", qdd), f_ext, out,
                               tree, threads, simd, "constrained_inverse_dynamics(q, u, qdd, actuated)", _ID)
 
-    def _dynamics(self, fn, batch_fn, q, u, x, f_ext, out, tree, threads, simd, closed, algorithm):
-        """The general path of forward (_FD, _FD_CHOLESKY) and inverse (_ID) dynamics: every check,
-        one state by the sdpy loop, a batch by soadyn/batch.h (which has no Cholesky FD)."""
-        self._tree_only(fn, tree, closed)
+    def _state_inputs(self, fn, q, u, x, f_ext):
+        """The _Batch of a call on (q, u, x = (name, value), f_ext), the strides in self._strides,
+        and per input its pointer and array: (b, (pq, pu, px, pf), (aq, au, ax, af))."""
         b = _Batch(fn, self)
         s = self._strides
         pq, s.q, aq = b.add("q", q, (self.nq,))
@@ -692,6 +691,14 @@ class Model:
         pf, af = _NULL, None
         if f_ext is not None:
             pf, s.f, af = b.add("f_ext", f_ext, self._fshape)
+        return b, (pq, pu, px, pf), (aq, au, ax, af)
+
+    def _dynamics(self, fn, batch_fn, q, u, x, f_ext, out, tree, threads, simd, closed, algorithm):
+        """The general path of forward (_FD, _FD_CHOLESKY) and inverse (_ID) dynamics: every check,
+        one state by the sdpy loop, a batch by soadyn/batch.h (which has no Cholesky FD)."""
+        self._tree_only(fn, tree, closed)
+        b, (pq, pu, px, pf), (aq, au, ax, af) = self._state_inputs(fn, q, u, x, f_ext)
+        s = self._strides
         y = _output(out, b.shape(self.nv))
         if b.n >= 0 and algorithm != _FD_CHOLESKY:
             ctx = self._batch_context(threads, simd)
@@ -789,14 +796,8 @@ class Model:
         return self._derivatives("inverse_dynamics_derivatives", q, u, ("qdd", qdd), f_ext, threads, False)
 
     def _derivatives(self, fn, q, u, x, f_ext, threads, forward):
-        b = _Batch(fn, self)
+        b, (pq, pu, px, pf), (aq, au, ax, af) = self._state_inputs(fn, q, u, x, f_ext)
         s = self._strides
-        pq, s.q, aq = b.add("q", q, (self.nq,))
-        pu, s.u, au = b.add("u", u, (self.nv,))
-        px, s.x, ax = b.add(x[0], x[1], (self.nv,))
-        pf, af = _NULL, None
-        if f_ext is not None:
-            pf, s.f, af = b.add("f_ext", f_ext, self._fshape)
         nv = self.nv
         outs = [np.empty(b.shape(nv))] + [np.empty(b.shape(nv, nv)) for _ in range(3 if forward else 2)]
         ptrs = [_from_buffer(_DBL, o) for o in outs]

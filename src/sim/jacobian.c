@@ -38,13 +38,10 @@ const char *sd_sim_jacobian_name(sd_sim_jacobian jacobian)
 
 sd_status sd_sim_jacobian_from_name(const char *name, sd_sim_jacobian *jacobian)
 {
-    for (int i = 0; i <= (int)SD_SIM_JACOBIAN_DQ; ++i) {
-        if (name && strcmp(name, jacobian_names[i]) == 0) {
-            *jacobian = (sd_sim_jacobian)i;
-            return SD_OK;
-        }
-    }
-    return SD_E_ARGUMENT;
+    const int i = sim_name_index(jacobian_names, (int)SD_SIM_JACOBIAN_DQ + 1, name);
+    if (i < 0) return SD_E_ARGUMENT;
+    *jacobian = (sd_sim_jacobian)i;
+    return SD_OK;
 }
 
 /* Whether the derivatives take the model at (q, u, tau): one evaluation (dqdd/du only) into a

@@ -174,32 +174,23 @@ static sd_status radau_step(sim_run *run, radau_work *w, double t, double h, dou
     return SD_OK;
 }
 
+/* sim_step_fn of the fixed-step driver (simulate.c). */
+static sd_status radau_driver_step(void *w, sim_run *run, double t, double h, sd_error *err)
+{
+    const char *why = NULL;
+    const sd_status st = radau_step(run, w, t, h, run->q, run->us, &why);
+    if (st == SD_E_SOLVER)
+        return sd_error_set(err, st, "Radau IIA step at t = %.9g, h = %.3g: %s; take a smaller dt", t, h, why);
+    if (st != SD_OK) return sd_error_set(err, st, "Radau IIA step at t = %.9g: %s", t, sim_rhs_error(&run->rhs));
+    return SD_OK;
+}
+
 sd_status sim_radau_run(sim_run *run, sd_error *err)
 {
-    const sd_sim_options *o = run->opt;
     radau_work w;
     if (radau_alloc(&w, run->rhs.nv, run->rhs.nu, run->jacobian == SD_SIM_JACOBIAN_ANALYTIC) != SD_OK)
         return sd_error_set(err, SD_E_MEMORY, "out of memory setting up Radau IIA");
-    sd_status st = SD_OK;
-    double t = o->t0;
-    for (long k = 1; k <= run->nout; ++k) {
-        double t_next = o->t0 + (double)k * o->dt; /* from k, so that round-off does not accumulate */
-        if (k == run->nout || t_next > run->t_end) t_next = run->t_end;
-        const char *why = NULL;
-        st = radau_step(run, &w, t, t_next - t, run->q, run->us, &why);
-        if (st == SD_E_SOLVER) {
-            st = sd_error_set(err, st, "Radau IIA step at t = %.9g, h = %.3g: %s; take a smaller dt", t,
-                              t_next - t, why);
-            break;
-        }
-        if (st != SD_OK) {
-            st = sd_error_set(err, st, "Radau IIA step at t = %.9g: %s", t, sim_rhs_error(&run->rhs));
-            break;
-        }
-        t = t_next;
-        ++run->stats.steps;
-        if (sim_run_output(run, k, t, err, &st)) break;
-    }
+    const sd_status st = sim_fixed_step_run(run, radau_driver_step, &w, err);
     radau_free(&w);
     return st;
 }

@@ -134,8 +134,16 @@ typedef struct sim_run {
  * time t; returns nonzero to stop (flag or observer). Also tracks the quaternion-norm error. */
 int sim_run_output(sim_run *run, long k, double t, sd_error *err, sd_status *status);
 
+/* One fixed step of length h from run->q, run->us at t, replacing them by the new state; on failure
+ * the status with its message in err (naming the method, t and why). */
+typedef sd_status (*sim_step_fn)(void *work, sim_run *run, double t, double h, sd_error *err);
+/* The fixed-step driver of RK4 and Radau IIA (simulate.c): steps of dt from t0, the last one ending at
+ * t0 + duration, each followed by sim_run_output. */
+sd_status sim_fixed_step_run(sim_run *run, sim_step_fn step, void *work, sd_error *err);
 sd_status sim_rk4_run(sim_run *run, sd_error *err);
 sd_status sim_radau_run(sim_run *run, sd_error *err);
+/* The index of `name` among names[0..count-1], -1 if it is not there (or is NULL). */
+int sim_name_index(const char *const *names, int count, const char *name);
 
 /* ---------------------------------------------------------------- closed loops (constraint_projection.c) */
 

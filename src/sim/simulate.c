@@ -25,15 +25,19 @@ const char *sd_integrator_name(sd_integrator integrator)
     return integrator_names[integrator];
 }
 
+int sim_name_index(const char *const *names, int count, const char *name)
+{
+    for (int i = 0; name && i < count; ++i)
+        if (strcmp(name, names[i]) == 0) return i;
+    return -1;
+}
+
 sd_status sd_integrator_from_name(const char *name, sd_integrator *integrator)
 {
-    for (int i = 0; i <= (int)SD_INTEGRATOR_RADAU_IIA; ++i) {
-        if (name && strcmp(name, integrator_names[i]) == 0) {
-            *integrator = (sd_integrator)i;
-            return SD_OK;
-        }
-    }
-    return SD_E_ARGUMENT;
+    const int i = sim_name_index(integrator_names, (int)SD_INTEGRATOR_RADAU_IIA + 1, name);
+    if (i < 0) return SD_E_ARGUMENT;
+    *integrator = (sd_integrator)i;
+    return SD_OK;
 }
 
 void sd_sim_options_init(sd_sim_options *options)
@@ -158,6 +162,22 @@ int sim_run_output(sim_run *run, long k, double t, sd_error *err, sd_status *sta
         stop |= observe(run, t, err, status);
     if (o->progress && k > 0) o->progress(o->progress_user, t, run->stats.steps);
     return stop;
+}
+
+sd_status sim_fixed_step_run(sim_run *run, sim_step_fn step, void *work, sd_error *err)
+{
+    const sd_sim_options *o = run->opt;
+    sd_status st = SD_OK;
+    double t = o->t0;
+    for (long k = 1; k <= run->nout; ++k) {
+        double t_next = o->t0 + (double)k * o->dt; /* from k, so that round-off does not accumulate */
+        if (k == run->nout || t_next > run->t_end) t_next = run->t_end;
+        if ((st = step(work, run, t, t_next - t, err)) != SD_OK) break;
+        t = t_next;
+        ++run->stats.steps;
+        if (sim_run_output(run, k, t, err, &st)) break;
+    }
+    return st;
 }
 
 static sd_status total_energy(sim_run *run, double *e, sd_error *err)
