@@ -72,10 +72,11 @@ typedef enum sd_integrator {
  *                               d delta_dot / d delta ~= 0
  *                             The two "~=" are exact for scalar hinges (revolute, prismatic, modal
  *                             coordinates) and at delta = 0; for a quaternion hinge they leave out
- *                             terms of order |delta| and |u| |delta| (the chart's curvature, which
- *                             stays small: CVODE re-bases at half a radian). A control callback's
- *                             derivatives are not included. Both only slow Newton's convergence: the
- *                             solution's accuracy is CVODE's error control's, whatever J.
+ *                             terms of order |delta| and |u| (the chart's curvature, which stays
+ *                             small: CVODE re-bases at half a radian, Radau IIA takes J at delta = 0).
+ *                             A control callback's derivatives are not included. Both only slow
+ *                             Newton's convergence: the solution's accuracy is set by CVODE's error
+ *                             control or Radau's step, whatever J.
  *                             SD_E_NOT_SUPPORTED (sd_simulate, sd_simulate_check) for closed loops,
  *                             an embedding, models the derivatives refuse, and integrators other
  *                             than cvode-bdf and radau-iia (RK4 and Adams take no Jacobian).

@@ -18,8 +18,9 @@
  *   off by O(|delta|) for a quaternion hinge.
  * - d(J^-1(delta) u)/d delta is taken as 0: exact for scalar coordinates, O(|u|) for a quaternion
  *   hinge (-1/2 [omega]x at delta = 0).
- * The chart is re-based at half a radian (cvode.c), so these terms stay small; they only change how
- * fast Newton converges, not the solution, whose accuracy is CVODE's error control's (sim.h).
+ * CVODE re-bases the chart at half a radian (cvode.c) and Radau IIA starts one at every step (radau.c,
+ * delta = 0 where J is taken), so these terms stay small; they only change how fast Newton converges,
+ * not the solution, whose accuracy is CVODE's error control's or Radau's step's (sim.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,7 +145,6 @@ sd_status sim_jacobian_eval(sim_jacobian *jac, sim_rhs *rhs, double t, const dou
     const double *delta = y, *u = y + nv;
     sim_chart_apply(&rhs->chart, q0, delta, rhs->q);
     sim_rhs_forces(rhs, t, rhs->q, u);
-    ++jac->evals;
     const sd_status st = sd_forward_dynamics_derivatives(rhs->model, rhs->data, rhs->q, u, rhs->tau, NULL, NULL,
                                                          jac->dqdd_dq, jac->dqdd_du, NULL);
     if (st != SD_OK) return st;

@@ -97,7 +97,6 @@ void sim_embedded_reduce_forces(const sd_embedding *e, const sd_embedded_data *e
 typedef struct sim_jacobian {
     double *dqdd_dq, *dqdd_du; /* nv x nv, row-major */
     double *unit, *column;     /* nv: e_j, and J^-1(delta) e_j */
-    long evals;
 } sim_jacobian;
 
 /* Which Jacobian the run takes (sd_sim_options.jacobian resolved, see sd_sim_jacobian in sim.h) into
