@@ -9,6 +9,8 @@
  * soadyn_bench --peers [--batches N] [--shared DIR]: issue 12's table, soadyn beside MuJoCo (bench_peers.c).
  * soadyn_bench --embed [--batches N] [--quick] [--shared DIR]: issue 11's cost, embedded vs tree-augmented
  * forward dynamics of closed mechanisms and the O(N) chain (bench_embed.c).
+ * soadyn_bench --derivatives [--batches N] [--shared DIR]: issue 30's cost, the derivatives of the dynamics
+ * beside ID and ABA on the iiwa, HyQ and Talos (bench_derivatives.c).
  * soadyn_bench --count K --model KEY: ID, M, FD, M^-1 and det M K times each, untimed, for callgrind's
  * instructions per call (bench_count.c, scripts/callgrind_engine.sh).
  */
@@ -31,6 +33,7 @@
 #endif
 
 #include "bench_count.h"
+#include "bench_derivatives.h"
 #include "bench_embed.h"
 #include "bench_peers.h"
 #include "timing.h"
@@ -262,6 +265,7 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "--peers") == 0) return bench_peers(argc, argv); /* issue 12's table */
     if (argc > 1 && strcmp(argv[1], "--embed") == 0) return bench_embed(argc, argv); /* issue 11's cost */
     if (argc > 1 && strcmp(argv[1], "--count") == 0) return bench_count(argc, argv); /* callgrind's counts */
+    if (argc > 1 && strcmp(argv[1], "--derivatives") == 0) return bench_derivatives(argc, argv); /* issue 30's row */
     const int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
     const int batches = quick ? 11 : 51;
     printf("soadyn %s benchmark: median ns per call over %d batches (kinematics included)\n", SOADYN_VERSION, batches);

@@ -7,7 +7,9 @@
  * ID(q, u, FD(q, u, tau)) = tau gives d tau/dx + M d qdd/dx = 0 for x = q, u and M d qdd/d tau = 1:
  *     d qdd/dq = -M^-1 d tau/dq,   d qdd/du = -M^-1 d tau/du,   d qdd/d tau = M^-1,
  * with d tau/dx evaluated at qdd = FD(tau) (the Carpentier-Mansard form of the ABA derivatives).
- * M^-1 comes from the articulated-body recursion (sd_mass_matrix_inverse, 004 Eq 51).
+ * M^-1 is applied to [d tau/dq, d tau/du, -1] at once through M's tree-sparse factors, M being a
+ * by-product of the inverse dynamics derivatives (mass_factor.c); asked for d qdd/d tau alone, the
+ * call gives the articulated-body recursion's M^-1 (sd_mass_matrix_inverse, 004 Eq 51).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -27,18 +29,25 @@ static sd_status ensure_block(sd_data *d, const char *fn, size_t need)
     return SD_OK;
 }
 
-/* The block's layout: the recursion's scratch (9 x 6 per body), a zero vector of nv (for a NULL u
- * or qdd), a vector of nv (tau or qdd when the caller skips it), then, for the forward dynamics derivatives, three nv x nv matrices. */
-static size_t recursion_doubles(const sd_model *m) { return 54 * (size_t)m->n + 2 * (size_t)m->nv; }
+/* The block's layout: the recursion's scratch, a zero vector of nv (for a NULL u or qdd), a vector
+ * of nv (tau or qdd when the caller skips it), then, for the forward dynamics derivatives, three
+ * nv x nv matrices. */
+static size_t recursion_doubles(const sd_model *m) { return sd_deriv_scratch_doubles(m) + 2 * (size_t)m->nv; }
 
 static void scratch_layout(const sd_model *m, double *block, sd_deriv_scratch *s, double **zeros, double **spare)
 {
-    const size_t n6 = 6 * (size_t)m->n;
-    double **parts[] = {&s->vJ, &s->qJ, &s->MV, &s->dVq, &s->dalq, &s->dfq, &s->dVu, &s->dalu, &s->dfu};
-    for (size_t p = 0; p < sizeof parts / sizeof parts[0]; ++p) *parts[p] = block + p * n6;
-    *zeros = block + 9 * n6;
-    *spare = *zeros + m->nv;
-    memset(*zeros, 0, (size_t)m->nv * sizeof(double));
+    const size_t n = (size_t)m->n, nv = (size_t)m->nv;
+    s->Vw = block;
+    s->Aw = s->Vw + 6 * n;
+    s->Fw = s->Aw + 6 * n;
+    s->IC = s->Fw + 6 * n;
+    s->BC = s->IC + 36 * n;
+    s->Sw = s->BC + 36 * n;
+    s->P = s->Sw + 6 * nv;
+    s->Q = s->P + 6 * nv;
+    *zeros = s->Q + 6 * nv;
+    *spare = *zeros + nv;
+    memset(*zeros, 0, nv * sizeof(double));
 }
 
 /* What every derivative call checks besides the inputs: a rigid tree. */
@@ -57,19 +66,25 @@ static sd_status check_offered(const sd_model *m, sd_data *d, const char *fn)
     return SD_OK;
 }
 
-/* The inverse dynamics at (q, u, qdd) into tau, then its derivatives; u, qdd non-NULL. */
-static sd_status id_and_derivatives(const char *fn, const sd_model *m, sd_data *d, const double *q,
-                                    const double *u, const double *qdd, const double *f_ext, double *tau,
-                                    const sd_deriv_scratch *s, double *dtau_dq, double *dtau_du)
+/* The inverse dynamics at (q, u, qdd) into tau, then its derivatives (rows ld apart); u, qdd
+ * non-NULL. */
+static sd_status id_and_derivatives(const sd_model *m, sd_data *d, const double *q, const double *u,
+                                    const double *qdd, const double *f_ext, double *tau, const sd_deriv_scratch *s,
+                                    double *dtau_dq, double *dtau_du, size_t ld)
 {
     const sd_status st = sd_inverse_dynamics(m, d, q, u, qdd, f_ext, tau);
     if (st != SD_OK) return st;
-    if (!dtau_dq && !dtau_du) return SD_OK;
-    sd_deriv_inverse_dynamics(m, d, q, u, qdd, s, dtau_dq, dtau_du);
-    /* the inverse dynamics is finite, so only the products with the state can overflow */
-    const size_t nvv = (size_t)m->nv * (size_t)m->nv;
-    if (dtau_dq && !sd_all_finite(dtau_dq, nvv)) return sd_check_output(d, fn, "dtau_dq", dtau_dq, nvv, SD_CAUSE_OVERFLOW);
-    if (dtau_du && !sd_all_finite(dtau_du, nvv)) return sd_check_output(d, fn, "dtau_du", dtau_du, nvv, SD_CAUSE_OVERFLOW);
+    if (dtau_dq || dtau_du) sd_deriv_inverse_dynamics(m, d, q, u, qdd, s, dtau_dq, dtau_du, ld);
+    return SD_OK;
+}
+
+/* The end of both calls: every derivative asked for finite (the dynamics itself was checked, so
+ * only products with the state can overflow here). */
+static sd_status check_derivatives(sd_data *d, const char *fn, int nv, double *const *outs, const char *const *names)
+{
+    const size_t nvv = (size_t)nv * (size_t)nv;
+    for (int i = 0; i < 3; ++i)
+        if (outs[i] && !sd_all_finite(outs[i], nvv)) return sd_check_output(d, fn, names[i], outs[i], nvv, SD_CAUSE_OVERFLOW);
     return SD_OK;
 }
 
@@ -85,24 +100,12 @@ sd_status sd_inverse_dynamics_derivatives(const sd_model *m, sd_data *d, const d
     sd_deriv_scratch s;
     double *zeros, *spare;
     scratch_layout(m, d->deriv, &s, &zeros, &spare);
-    double *tau_out = tau ? tau : spare;
-    return id_and_derivatives(fn, m, d, q, u ? u : zeros, qdd ? qdd : zeros, f_ext, tau_out, &s, dtau_dq, dtau_du);
-}
-
-/* out = -A B for nv x nv row-major A, B (out distinct from both). */
-static void negative_product(int nv, const double *A, const double *B, double *out)
-{
-    const size_t n = (size_t)nv;
-    memset(out, 0, n * n * sizeof(double));
-    for (size_t r = 0; r < n; ++r) {
-        double *o = out + r * n;
-        for (size_t k = 0; k < n; ++k) {
-            const double a = A[r * n + k];
-            if (a == 0.0) continue;
-            const double *b = B + k * n;
-            for (size_t c = 0; c < n; ++c) o[c] -= a * b[c];
-        }
-    }
+    if ((st = id_and_derivatives(m, d, q, u ? u : zeros, qdd ? qdd : zeros, f_ext, tau ? tau : spare, &s, dtau_dq,
+                                 dtau_du, (size_t)m->nv)) != SD_OK)
+        return st;
+    double *const outs[3] = {dtau_dq, dtau_du, NULL};
+    static const char *const names[3] = {"dtau_dq", "dtau_du", ""};
+    return check_derivatives(d, fn, m->nv, outs, names);
 }
 
 sd_status sd_forward_dynamics_derivatives(const sd_model *m, sd_data *d, const double *q, const double *u,
@@ -114,28 +117,46 @@ sd_status sd_forward_dynamics_derivatives(const sd_model *m, sd_data *d, const d
     if (st != SD_OK) return st;
     if (!tau) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL tau", fn);
     if ((st = check_offered(m, d, fn)) != SD_OK) return st;
-    const size_t nv = (size_t)m->nv, nvv = nv * nv, base = recursion_doubles(m);
-    const int want = dqdd_dq || dqdd_du || dqdd_dtau;
-    if ((st = ensure_block(d, fn, (base + (want ? 3 * nvv : 0)) * sizeof(double))) != SD_OK) return st;
+    const int nv = m->nv;
+    const size_t base = recursion_doubles(m), n = (size_t)nv;
+    /* the blocks of X = [d tau/dq, d tau/du, -1] asked for, side by side: w columns */
+    double *const outs[3] = {dqdd_dq, dqdd_du, dqdd_dtau};
+    static const char *const names[3] = {"dqdd_dq", "dqdd_du", "dqdd_dtau"};
+    const int blocks = !!dqdd_dq + !!dqdd_du + !!dqdd_dtau;
+    const size_t w = (size_t)blocks * n;
+    if ((st = ensure_block(d, fn, (base + (blocks ? n * w + n * n : 0)) * sizeof(double))) != SD_OK) return st;
     sd_deriv_scratch s;
     double *zeros, *spare;
     scratch_layout(m, d->deriv, &s, &zeros, &spare);
-    double *Minv = d->deriv + base, *dtau_dq = Minv + nvv, *dtau_du = dtau_dq + nvv;
+    double *X = d->deriv + base, *F = X + n * w;
     double *qdd_out = qdd ? qdd : spare;
     if (!u) u = zeros;
     if ((st = sd_forward_dynamics(m, d, q, u, tau, f_ext, qdd_out)) != SD_OK) return st;
-    if (!want) return SD_OK;
-    double *M_inv = dqdd_dtau ? dqdd_dtau : Minv;
-    if ((st = sd_mass_matrix_inverse(m, d, q, M_inv)) != SD_OK) return st;
-    if (!dqdd_dq && !dqdd_du) return SD_OK;
-    /* the inverse dynamics at qdd gives back tau (to round-off): its output is not needed */
-    double *tau_back = qdd ? spare : dtau_du; /* dtau_du is written after tau is last read */
-    if ((st = id_and_derivatives(fn, m, d, q, u, qdd_out, f_ext, tau_back, &s, dqdd_dq ? dtau_dq : NULL,
-                                 dqdd_du ? dtau_du : NULL)) != SD_OK)
-        return st;
-    if (dqdd_dq) negative_product(m->nv, M_inv, dtau_dq, dqdd_dq);
-    if (dqdd_du) negative_product(m->nv, M_inv, dtau_du, dqdd_du);
-    if (dqdd_dq && !sd_all_finite(dqdd_dq, nvv)) return sd_check_output(d, fn, "dqdd_dq", dqdd_dq, nvv, SD_CAUSE_OVERFLOW);
-    if (dqdd_du && !sd_all_finite(dqdd_du, nvv)) return sd_check_output(d, fn, "dqdd_du", dqdd_du, nvv, SD_CAUSE_OVERFLOW);
-    return SD_OK;
+    if (!blocks) return SD_OK;
+    if (!dqdd_dq && !dqdd_du) { /* M^-1 alone: the articulated-body recursion's own */
+        if ((st = sd_mass_matrix_inverse(m, d, q, dqdd_dtau)) != SD_OK) return st;
+        return check_derivatives(d, fn, nv, outs, names);
+    }
+    double *block[3];
+    size_t offset = 0;
+    for (int i = 0; i < 3; ++i) {
+        block[i] = outs[i] ? X + offset : NULL;
+        offset += outs[i] ? n : 0;
+    }
+    /* d tau/dq and d tau/du at qdd (the inverse dynamics gives back tau, to round-off, into F's
+     * space, which is written after) */
+    if ((st = id_and_derivatives(m, d, q, u, qdd_out, f_ext, F, &s, block[0], block[1], w)) != SD_OK) return st;
+    if (block[2])
+        for (size_t r = 0; r < n; ++r)
+            for (size_t c = 0; c < n; ++c) block[2][r * w + c] = r == c ? -1.0 : 0.0;
+    const int bad = sd_deriv_mass_matrix_factor(m, &s, F);
+    if (bad >= 0)
+        return sd_data_fail(d, SD_E_SINGULAR, "%s: the mass matrix is not positive definite to round-off (pivot of "
+                            "speed %d)", fn, bad);
+    sd_deriv_mass_matrix_solve(m, F, X, (int)w, w); /* X = M^-1 X; the outputs are -X */
+    for (int i = 0; i < 3; ++i)
+        if (outs[i])
+            for (size_t r = 0; r < n; ++r)
+                for (size_t c = 0; c < n; ++c) outs[i][r * n + c] = -block[i][r * w + c];
+    return check_derivatives(d, fn, nv, outs, names);
 }

@@ -15,21 +15,33 @@
 void sd_deriv_hinge_partials(const sd_model *m, const sd_data *d, int k, int i, const double *uk,
                              double dS[18], double dSdot_q[6], double dSdot_u[6]);
 /* Add the joint-level terms' derivatives (damping, springs, a free hinge's armature velocity term;
- * dynamics.h) to d tau/dq and d tau/du (either may be NULL); u may be NULL (zero). */
-void sd_deriv_joint_terms(const sd_model *m, const double *q, const double *u, double *dtau_dq, double *dtau_du);
+ * dynamics.h) to d tau/dq and d tau/du (either may be NULL; rows ld apart); u may be NULL (zero). */
+void sd_deriv_joint_terms(const sd_model *m, const double *q, const double *u, double *dtau_dq, double *dtau_du,
+                          size_t ld);
 
-/* The scratch of the recursion, in the workspace's derivative block (derivatives.c): per body
- * the hinge motions H* u and H* qdd and M V, and per body the derivatives of V, alpha and f along
- * one q-direction and one u-direction. */
+/* The scratch of the recursion (id_derivatives.c), in the workspace's derivative block
+ * (derivatives.c), world axes: per body V, A, F (6 each), the composite IC and BC (36 each); per
+ * speed H* (Sw), P = IC H*, Q = BC^T H* (6 each). */
 typedef struct sd_deriv_scratch {
-    double *vJ, *qJ, *MV;
-    double *dVq, *dalq, *dfq, *dVu, *dalu, *dfu;
+    double *Vw, *Aw, *Fw, *IC, *BC;
+    double *Sw, *P, *Q;
 } sd_deriv_scratch;
+/* Its size in doubles. */
+static inline size_t sd_deriv_scratch_doubles(const sd_model *m) { return 90 * (size_t)m->n + 18 * (size_t)m->nv; }
 
 /* d tau/dq and d tau/du (either may be NULL) at the state of the inverse dynamics the workspace
- * holds (sd_inverse_dynamics at q, u, qdd just run: V, a, alpha with gravity, f current); u and qdd
- * not NULL. Fills both matrices completely. */
-void sd_deriv_inverse_dynamics(const sd_model *m, const sd_data *d, const double *q, const double *u,
-                               const double *qdd, const sd_deriv_scratch *s, double *dtau_dq, double *dtau_du);
+ * holds (sd_inverse_dynamics at q, u, qdd just run: V, alpha with gravity, f current; the world
+ * placements are updated here); u and qdd not NULL. Fills both nv x nv matrices completely, their rows
+ * ld apart (nv, or wider when they are blocks of one matrix). */
+void sd_deriv_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u,
+                               const double *qdd, const sd_deriv_scratch *s, double *dtau_dq, double *dtau_du,
+                               size_t ld);
+/* The mass matrix M = S^T IC S + diag(armature) from the last sd_deriv_inverse_dynamics' composite
+ * inertias, factored as M = L^T D L (L unit lower triangular with the tree's sparsity: L(i, j) != 0
+ * only for j on i's path to the base; Featherstone's LTDL), in the nv x nv row-major F (D on the
+ * diagonal, L below; the rest untouched); then X = M^-1 X in place for the nv x w row-major X
+ * (rows ld apart), by row operations. Returns the first speed whose pivot is not positive, or -1. */
+int sd_deriv_mass_matrix_factor(const sd_model *m, const sd_deriv_scratch *s, double *F);
+void sd_deriv_mass_matrix_solve(const sd_model *m, const double *F, double *X, int w, size_t ld);
 
 #endif /* SOADYN_DERIVATIVES_INTERNAL_H */

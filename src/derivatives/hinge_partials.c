@@ -102,11 +102,12 @@ static void so3_right_jacobian_inverse(const double r[3], double Jinv[9])
     Jinv[8] += 1.0;
 }
 
-void sd_deriv_joint_terms(const sd_model *m, const double *q, const double *u, double *dtau_dq, double *dtau_du)
+void sd_deriv_joint_terms(const sd_model *m, const double *q, const double *u, double *dtau_dq, double *dtau_du,
+                          size_t ld)
 {
     const int nv = m->nv;
     if (dtau_du)
-        for (int v = 0; v < nv; ++v) dtau_du[(size_t)v * nv + v] += m->damping[v]; /* tau += damping u */
+        for (int v = 0; v < nv; ++v) dtau_du[(size_t)v * ld + v] += m->damping[v]; /* tau += damping u */
     for (int k = 0; k < m->n; ++k) {
         const int vk = m->v_index[k], nk = m->nv_k[k];
         if (nk == 0) continue;
@@ -117,7 +118,7 @@ void sd_deriv_joint_terms(const sd_model *m, const double *q, const double *u, d
                 e[c] = 1.0;
                 free_armature_form(J, e, uk, t1);
                 free_armature_form(J, uk, e, t2);
-                for (int r = 0; r < 6; ++r) dtau_du[(size_t)(vk + r) * nv + vk + c] += t1[r] + t2[r];
+                for (int r = 0; r < 6; ++r) dtau_du[(size_t)(vk + r) * ld + vk + c] += t1[r] + t2[r];
             }
         }
         if (!dtau_dq || m->stiffness[vk] == 0.0) continue;
@@ -126,9 +127,9 @@ void sd_deriv_joint_terms(const sd_model *m, const double *q, const double *u, d
             sd_quat_rotation_vector(q + m->q_index[k], r);
             so3_right_jacobian_inverse(r, Jinv);
             for (int a = 0; a < 3; ++a)
-                for (int c = 0; c < 3; ++c) dtau_dq[(size_t)(vk + a) * nv + vk + c] += m->stiffness[vk + a] * Jinv[3 * a + c];
+                for (int c = 0; c < 3; ++c) dtau_dq[(size_t)(vk + a) * ld + vk + c] += m->stiffness[vk + a] * Jinv[3 * a + c];
         } else { /* revolute, prismatic: tau += K (q - q_ref) */
-            dtau_dq[(size_t)vk * nv + vk] += m->stiffness[vk];
+            dtau_dq[(size_t)vk * ld + vk] += m->stiffness[vk];
         }
     }
 }

@@ -1,156 +1,221 @@
 /*
  * src/derivatives/id_derivatives.c — d tau/dq and d tau/du of the Newton-Euler inverse dynamics
- * (004 Alg 3.1) on a rigid tree, by differentiating its two sweeps along one speed direction at a
- * time (forward mode), each column touching only the bodies the direction moves.
+ * (004 Alg 3.1) on a rigid tree, all columns in one pass over the tree: per body the world-axes
+ * quantities and the composite inertias IC(k) and "composite velocity terms" BC(k) of the subtrees
+ * (one scatter, one gather), then per column a seed and one 6-vector product per related row. The
+ * O(N depth) structure of Carpentier and Mansard (RSS 2018), derived here with the spatial operators.
  *
- * The sweeps (body frames, inverse_dynamics.c; phi*(k) = phi*(parent, k), H*(k) = S):
- *     V(k)     = phi*(k) V(p) + H*(k) u(k)
- *     alpha(k) = phi*(k) alpha(p) + H*(k) qdd(k) + a(k),   a(k) = V(k) x H*(k) u(k) + d(H*)/dt u(k)
- *     f(k)     = M(k) alpha(k) + V(k) x* M(k) V(k) - f_ext(k) + sum_children phi(c) f(c)
- *     tau(k)   = H(k) f(k)
- * with alpha(base) = -g. A tangent direction j of body kj's hinge moves body kj's frame relative to
- * its parent by the body-frame twist s = H*(kj) e_j (the directions of the speeds are those of the
- * tangent space, derivatives.h), so phi*(kj)(eps) = exp(-eps s x) phi*(kj) and
- *     d phi*(kj) x = (phi*(kj) x) x s,      d phi(kj) f = phi(kj) (s x* f)
- * (the second is the transpose of the first: (s x)^T = -s x*). Nothing else in the sweeps depends on
- * q_j, but H*(kj) of a universal or planar hinge (hinge_partials.c). So along q_j:
- *     dV(kj)     = (V(kj) - H* u) x s + dH* u
- *     dalpha(kj) = (alpha(kj) - H* qdd - a(kj)) x s + dH* qdd + da(kj)
- *     da(k)      = dV(k) x H* u + V(k) x dH* u + d(d(H*)/dt u)
- *     dV(k)      = phi*(k) dV(p),  dalpha(k) = phi*(k) dalpha(p) + da(k)   (k below kj)
- *     df(k)      = M dalpha + dV x* M V + V x* M dV + sum phi(c) df(c) [+ phi(kj) (s x* f(kj)) at kj's parent]
- *     dtau(k)    = H(k) df(k) [+ dH(kj) f(kj)]
- * and along u_j: dV(kj) = s, da(kj) = s x H* u + V x s + d(d(H*)/dt u)/du_j, the rest as above.
- * dV, dalpha are nonzero only on kj's subtree and df only there and on kj's ancestors, whose
- * rows take the transported force alone: a column costs O(size of the subtree + depth), the whole
- * matrix O(N depth) on a tree, the structure of the published methods (Carpentier and Mansard,
- * RSS 2018; Singh, Russell and Wensing, RA-L 2022), and the derivative is exact, not a difference.
+ * Notation: every vector and matrix in this file is in world axes about the world origin (X the
+ * body's world placement: motion m_w = phi*(0, k)^-1 m_k, forces likewise), so the operators phi of
+ * the sweeps are identities and a force sum over a subtree is a plain sum. For body k: H*(k) = S_k,
+ * V_k, A_k (spatial acceleration with the base at -g, so forces include weight), I_k (rigid
+ * inertia), h_k = I_k V_k, F_k = sum over k's subtree of f(m) the force through k's hinge
+ * (inverse_dynamics.c's f(k), body frame there), and tau_k = S_k^T F_k. The sweeps read
+ *     V_k = V_p + S_k u_k,   A_k = A_p + S_k qdd_k + V_k x S_k u_k (+ d(H*)/dt u_k, body-frame rate),
+ *     f(m) = I_m A_m + V_m x* I_m V_m - f_ext(m).
+ *
+ * A seed (dV, dA) given to body kj's motion (every body m of its subtree then moves by
+ * dV_m = dV and, summing the velocity terms along the path, dA_m = dA + dV x (V_m - V_kj)) changes
+ * f(m) by I_m dA_m + dV x* h_m + V_m x* I_m dV, which is
+ *     df(m) = I_m dA + (B_m + I_m (V_kj x)) dV,    B_m = (V_m x*) I_m - I_m (V_m x) + (x* h_m)
+ * with (x* h) dV = dV x* h. Since I_m (V x) = -((V x*) I_m)^T, B_m = C_m + C_m^T + (x* h_m) with
+ * C_m = (V_m x*) I_m. Summed over the subtree of any k below kj:
+ *     dF_k = IC_k (dA + V_kj x dV) + BC_k dV,   IC_k = sum I_m,  BC_k = sum B_m.      (*)
+ * Along u_j (s = S column j of body kj): dV = s, dA = s x (V_kj - V_p) + V_kj x s (+ the hinge's
+ * d(d(H*)/dt u)/du_j), and dtau_k = S_k^T dF_k.
+ * Along q_j: the subtree of kj turns by the twist s (the tangent direction, derivatives.h), which
+ * carries with it every quantity fixed in its bodies (I_m, S_m, f_ext(m), the relative motions) but
+ * not V_p, A_p of kj's parent p. Turning everything would change every force by s x*; what stays
+ * is the change the turn of V_p and A_p would have made, with the opposite sign, so
+ *     dF_k = s x* F_k - IC_k (s x A_p) - (BC_k + IC_k (V_p x)) (s x V_p),
+ * the form (*) with dV = -(s x V_p), dA = -(s x A_p) + (V_kj - V_p) x (s x V_p), plus s x* F_k.
+ * On k in kj's subtree, S_k turns too: d(S_k^T F_k) = S_k^T (dF_k - s x* F_k) (as (s x S)^T F =
+ * -S^T (s x* F)), so the turn's s x* F_k drops out of those rows; on kj's ancestors it stays
+ * (their S does not turn) and their F changes by the dF_kj of kj, the only subtree that moves. A
+ * universal or planar hinge's H* also depends on its own angles in the body frame
+ * (hinge_partials.c): a body-frame change dH* of S_kj adds dH*^T f(kj) to kj's rows and a seed.
+ * So each column costs one seed, then per row of kj's subtree P.dA' + Q.dV with P = IC_k S_k and
+ * Q = BC_k^T S_k formed once per speed, and per ancestor row S^T G with G = dF_kj formed once.
  */
 #include <string.h>
 
 #include "derivatives_internal.h"
 
-/* df = M dalpha + dV x* (M V) + V x* (M dV): the derivative of the body's own force. */
-static void own_force_derivative(const double *rigid, const double V[6], const double MV[6], const double dV[6],
-                                 const double dal[6], double df[6])
+/* x = the world placement's motion transform of a body-frame motion vector. */
+static void to_world_motion(const sd_transform *Xw, const double m[6], double out[6]) { sd_motion_to_parent(Xw, m, out); }
+
+/* B = C + C^T + (x* h), C = (V x*) I, for a symmetric 6x6 I (row-major) and h = I V. */
+static void velocity_term_matrix(const double I[36], const double V[6], const double h[6], double B[36])
 {
-    double Mdal[6], MdV[6], t1[6], t2[6];
-    sd_rigid_inertia_mul(rigid, dal, Mdal);
-    sd_rigid_inertia_mul(rigid, dV, MdV);
-    sd_force_cross(dV, MV, t1);
-    sd_force_cross(V, MdV, t2);
-    for (int r = 0; r < 6; ++r) df[r] = Mdal[r] + t1[r] + t2[r];
+    double C[36];
+    for (int c = 0; c < 6; ++c) { /* column c of C = V x* (column c of I) */
+        double col[6], out[6];
+        for (int r = 0; r < 6; ++r) col[r] = I[6 * r + c];
+        sd_force_cross(V, col, out);
+        for (int r = 0; r < 6; ++r) C[6 * r + c] = out[r];
+    }
+    for (int r = 0; r < 6; ++r)
+        for (int c = 0; c < 6; ++c) B[6 * r + c] = C[6 * r + c] + C[6 * c + r];
+    /* (x* h) dV = [dw x hw + dv x hv; dw x hv] = [-[hw] dw - [hv] dv; -[hv] dw] */
+    const double *hw = h, *hv = h + 3;
+    double Kw[9], Kv[9];
+    sd_m3_skew(hw, Kw);
+    sd_m3_skew(hv, Kv);
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            B[6 * i + j] -= Kw[3 * i + j];
+            B[6 * i + 3 + j] -= Kv[3 * i + j];
+            B[6 * (3 + i) + j] -= Kv[3 * i + j];
+        }
 }
 
-/* One tangent direction j (body kj): the column j of d tau/dq (when want_q) and of d tau/du (when
- * want_u), written at the rows of kj's subtree and ancestors. */
-static void direction(const sd_model *m, const sd_data *d, const double *u, const double *qdd,
-                      const sd_deriv_scratch *s, int j, double *dtau_dq, double *dtau_du)
+/* The scatter and gather: world V, A, F, S, IC, BC, and per speed P = IC S, Q = BC^T S. */
+static void composite_pass(const sd_model *m, sd_data *d, const sd_deriv_scratch *s)
 {
-    const int nv = m->nv, kj = m->v_body[j], vk = m->v_index[kj], i = j - vk, end = m->subtree_end[kj];
-    const double *sj = d->S + 6 * j, *V = d->V + 6 * kj, *vJ = s->vJ + 6 * kj, *MV = s->MV + 6 * kj;
-    const int varying = d->hinge_sel[kj] == SD_HINGE_SEL_VARYING;
-    double dS[18], dSdot_q[6] = {0, 0, 0, 0, 0, 0}, dSdot_u[6] = {0, 0, 0, 0, 0, 0};
-    double dSu[6] = {0, 0, 0, 0, 0, 0}, dSqdd[6] = {0, 0, 0, 0, 0, 0};
-    if (varying) {
-        sd_deriv_hinge_partials(m, d, kj, i, u + vk, dS, dSdot_q, dSdot_u);
-        for (int c = 0; c < m->nv_k[kj]; ++c)
-            for (int r = 0; r < 6; ++r) {
-                dSu[r] += dS[6 * c + r] * u[vk + c];
-                dSqdd[r] += dS[6 * c + r] * qdd[vk + c];
-            }
-    }
-    /* body kj */
-    if (dtau_dq) {
-        double XVp[6], Xap[6], t[6];
-        for (int r = 0; r < 6; ++r) {
-            XVp[r] = V[r] - vJ[r];
-            Xap[r] = d->alpha[6 * kj + r] - s->qJ[6 * kj + r] - d->a[6 * kj + r];
-        }
-        double *dV = s->dVq + 6 * kj, *dal = s->dalq + 6 * kj;
-        sd_motion_cross(XVp, sj, dV);
-        sd_motion_cross(Xap, sj, dal);
-        for (int r = 0; r < 6; ++r) {
-            dV[r] += dSu[r];
-            dal[r] += dSqdd[r] + dSdot_q[r];
-        }
-        sd_motion_cross(dV, vJ, t);
-        for (int r = 0; r < 6; ++r) dal[r] += t[r];
-        sd_motion_cross(V, dSu, t);
-        for (int r = 0; r < 6; ++r) dal[r] += t[r];
-        own_force_derivative(m->rigid + 13 * kj, V, MV, dV, dal, s->dfq + 6 * kj);
-    }
-    if (dtau_du) {
-        double *dV = s->dVu + 6 * kj, *dal = s->dalu + 6 * kj, t1[6], t2[6];
-        memcpy(dV, sj, 6 * sizeof(double));
-        sd_motion_cross(sj, vJ, t1);
-        sd_motion_cross(V, sj, t2);
-        for (int r = 0; r < 6; ++r) dal[r] = t1[r] + t2[r] + dSdot_u[r];
-        own_force_derivative(m->rigid + 13 * kj, V, MV, dV, dal, s->dfu + 6 * kj);
-    }
-    /* kj's subtree, base to tips: the parent's change carried down */
-    for (int k = kj + 1; k < end; ++k) {
-        const int p = m->parent[k];
-        const double *Vk = d->V + 6 * k, *vJk = s->vJ + 6 * k, *MVk = s->MV + 6 * k;
-        for (int pass = 0; pass < 2; ++pass) {
-            if (!(pass ? dtau_du : dtau_dq)) continue;
-            double *dVb = pass ? s->dVu : s->dVq, *dalb = pass ? s->dalu : s->dalq, *dfb = pass ? s->dfu : s->dfq;
-            double *dV = dVb + 6 * k, *dal = dalb + 6 * k, t[6];
-            sd_motion_to_child(&d->Xup[k], dVb + 6 * p, dV);
-            sd_motion_to_child(&d->Xup[k], dalb + 6 * p, dal);
-            sd_motion_cross(dV, vJk, t);
-            for (int r = 0; r < 6; ++r) dal[r] += t[r];
-            own_force_derivative(m->rigid + 13 * k, Vk, MVk, dV, dal, dfb + 6 * k);
-        }
-    }
-    /* the gather, tips to kj, then kj's ancestors with the transported force alone */
-    for (int pass = 0; pass < 2; ++pass) {
-        double *out = pass ? dtau_du : dtau_dq;
-        if (!out) continue;
-        double *dfb = pass ? s->dfu : s->dfq;
-        for (int k = end - 1; k > kj; --k) {
-            const double *df = dfb + 6 * k, *S = d->S + 6 * m->v_index[k];
-            for (int c = 0; c < m->nv_k[k]; ++c) out[(size_t)(m->v_index[k] + c) * nv + j] = sd_s6_dot(S + 6 * c, df);
-            double fp[6];
-            sd_force_to_parent(&d->Xup[k], df, fp);
-            for (int r = 0; r < 6; ++r) dfb[6 * m->parent[k] + r] += fp[r];
-        }
-        const double *df = dfb + 6 * kj, *f = d->f + 6 * kj, *S = d->S + 6 * vk;
-        double up[6];
-        for (int c = 0; c < m->nv_k[kj]; ++c) {
-            double x = sd_s6_dot(S + 6 * c, df);
-            if (!pass && varying) x += sd_s6_dot(dS + 6 * c, f);
-            out[(size_t)(vk + c) * nv + j] = x;
-        }
-        if (!pass) { /* phi(kj) (df + s x* f(kj)) */
-            double sxf[6], g[6];
-            sd_force_cross(sj, f, sxf);
-            for (int r = 0; r < 6; ++r) g[r] = df[r] + sxf[r];
-            sd_force_to_parent(&d->Xup[kj], g, up);
-        } else {
-            sd_force_to_parent(&d->Xup[kj], df, up);
-        }
-        for (int p = m->parent[kj]; p >= 0; p = m->parent[p]) {
-            const double *Sp = d->S + 6 * m->v_index[p];
-            for (int c = 0; c < m->nv_k[p]; ++c) out[(size_t)(m->v_index[p] + c) * nv + j] = sd_s6_dot(Sp + 6 * c, up);
-            double t[6];
-            sd_force_to_parent(&d->Xup[p], up, t);
-            memcpy(up, t, sizeof t);
-        }
-    }
-}
-
-void sd_deriv_inverse_dynamics(const sd_model *m, const sd_data *d, const double *q, const double *u,
-                               const double *qdd, const sd_deriv_scratch *s, double *dtau_dq, double *dtau_du)
-{
-    const size_t nv = (size_t)m->nv;
-    if (dtau_dq) memset(dtau_dq, 0, nv * nv * sizeof(double));
-    if (dtau_du) memset(dtau_du, 0, nv * nv * sizeof(double));
+    sd_update_world(m, d);
     for (int k = 0; k < m->n; ++k) {
-        sd_hinge_motion(m, d, k, u, s->vJ + 6 * k);
-        sd_hinge_motion(m, d, k, qdd, s->qJ + 6 * k);
-        sd_rigid_inertia_mul(m->rigid + 13 * k, d->V + 6 * k, s->MV + 6 * k);
+        const sd_transform *Xw = &d->Xworld[k];
+        double *V = s->Vw + 6 * k, *A = s->Aw + 6 * k, *IC = s->IC + 36 * k, *BC = s->BC + 36 * k;
+        to_world_motion(Xw, d->V + 6 * k, V);
+        to_world_motion(Xw, d->alpha + 6 * k, A);
+        sd_force_to_parent(Xw, d->f + 6 * k, s->Fw + 6 * k);
+        for (int c = 0; c < m->nv_k[k]; ++c) {
+            const int v = m->v_index[k] + c;
+            to_world_motion(Xw, d->S + 6 * v, s->Sw + 6 * v);
+        }
+        double ri[13], h[6];
+        sd_rigid_inertia_to_parent(Xw, m->mass[k], m->com + 3 * k, m->inertia_com + 9 * k, ri);
+        sd_rigid_inertia_to_sym6(ri, IC);
+        sd_rigid_inertia_mul(ri, V, h);
+        velocity_term_matrix(IC, V, h, BC);
     }
-    for (int j = 0; j < m->nv; ++j) direction(m, d, u, qdd, s, j, dtau_dq, dtau_du);
-    sd_deriv_joint_terms(m, q, u, dtau_dq, dtau_du);
+    for (int k = m->n - 1; k > 0; --k) {
+        const int p = m->parent[k];
+        if (p < 0) continue;
+        double *ICp = s->IC + 36 * p, *BCp = s->BC + 36 * p;
+        const double *IC = s->IC + 36 * k, *BC = s->BC + 36 * k;
+        for (int e = 0; e < 36; ++e) {
+            ICp[e] += IC[e];
+            BCp[e] += BC[e];
+        }
+    }
+    for (int k = 0; k < m->n; ++k)
+        for (int c = 0; c < m->nv_k[k]; ++c) {
+            const int v = m->v_index[k] + c;
+            const double *S = s->Sw + 6 * v, *IC = s->IC + 36 * k, *BC = s->BC + 36 * k;
+            double *P = s->P + 6 * v, *Q = s->Q + 6 * v;
+            for (int r = 0; r < 6; ++r) {
+                double pr = 0.0, qr = 0.0;
+                for (int e = 0; e < 6; ++e) {
+                    pr += IC[6 * r + e] * S[e];
+                    qr += BC[6 * e + r] * S[e];
+                }
+                P[r] = pr;
+                Q[r] = qr;
+            }
+        }
+}
+
+/* The rows of column j: kj's subtree from the seed (dV, dA' = dA + V_kj x dV), kj's ancestors from
+ * G = IC_kj dA' + BC_kj dV + extra (extra: s x* F_kj along q, 0 along u). */
+static void column_rows(const sd_model *m, const sd_deriv_scratch *s, int j, const double dV[6],
+                        const double dAp[6], const double extra[6], double *out, size_t nv)
+{
+    const int kj = m->v_body[j];
+    const int v_end = m->subtree_end[kj] < m->n ? m->v_index[m->subtree_end[kj]] : m->nv;
+    int seeded = 0; /* a zero seed leaves the subtree's rows zero: a free root's position columns */
+    for (int r = 0; r < 6; ++r) seeded |= dV[r] != 0.0 || dAp[r] != 0.0;
+    for (int v = m->v_index[kj]; seeded && v < v_end; ++v) /* the subtree's speeds are contiguous (preorder) */
+        out[(size_t)v * nv + j] = sd_s6_dot(s->P + 6 * v, dAp) + sd_s6_dot(s->Q + 6 * v, dV);
+    if (m->parent[kj] < 0) return;
+    double G[6];
+    const double *IC = s->IC + 36 * kj, *BC = s->BC + 36 * kj;
+    for (int r = 0; r < 6; ++r) {
+        double g = extra[r];
+        for (int e = 0; e < 6; ++e) g += IC[6 * r + e] * dAp[e] + BC[6 * r + e] * dV[e];
+        G[r] = g;
+    }
+    for (int p = m->parent[kj]; p >= 0; p = m->parent[p])
+        for (int c = 0; c < m->nv_k[p]; ++c) {
+            const int v = m->v_index[p] + c;
+            out[(size_t)v * nv + j] = sd_s6_dot(s->Sw + 6 * v, G);
+        }
+}
+
+/* The body-frame seed a universal or planar hinge adds along its own coordinate i (the change dH*
+ * of its H*, hinge_partials.c), in world axes, and its rows' term dH*^T f(kj). */
+static void hinge_seed(const sd_model *m, const sd_data *d, const double *u, const double *qdd, int kj, int i,
+                       double dVq[6], double dAq[6], double dAu[6], double row_term[6])
+{
+    double dS[18], dSdot_q[6], dSdot_u[6], dSu[6] = {0, 0, 0, 0, 0, 0}, dSqdd[6] = {0, 0, 0, 0, 0, 0};
+    const int vk = m->v_index[kj], nk = m->nv_k[kj];
+    sd_deriv_hinge_partials(m, d, kj, i, u + vk, dS, dSdot_q, dSdot_u);
+    for (int c = 0; c < nk; ++c) {
+        for (int r = 0; r < 6; ++r) {
+            dSu[r] += dS[6 * c + r] * u[vk + c];
+            dSqdd[r] += dS[6 * c + r] * qdd[vk + c];
+        }
+        row_term[c] = sd_s6_dot(dS + 6 * c, d->f + 6 * kj);
+    }
+    /* a change dSu of the hinge's motion H* u: dV = dSu, dA = dSu x H* u + V x dSu, with the
+     * change of H* qdd and of d(H*)/dt u (body frame, then world) */
+    double vJ[6], t1[6], t2[6], dA[6];
+    sd_hinge_motion(m, d, kj, u, vJ);
+    sd_motion_cross(dSu, vJ, t1);
+    sd_motion_cross(d->V + 6 * kj, dSu, t2);
+    for (int r = 0; r < 6; ++r) dA[r] = t1[r] + t2[r] + dSqdd[r] + dSdot_q[r];
+    const sd_transform *Xw = &d->Xworld[kj];
+    to_world_motion(Xw, dSu, dVq);
+    to_world_motion(Xw, dA, dAq);
+    to_world_motion(Xw, dSdot_u, dAu);
+}
+
+void sd_deriv_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u,
+                               const double *qdd, const sd_deriv_scratch *s, double *dtau_dq, double *dtau_du,
+                               size_t ld)
+{
+    const int nv = m->nv;
+    for (int r = 0; r < nv; ++r) {
+        if (dtau_dq) memset(dtau_dq + r * ld, 0, (size_t)nv * sizeof(double));
+        if (dtau_du) memset(dtau_du + r * ld, 0, (size_t)nv * sizeof(double));
+    }
+    composite_pass(m, d, s);
+    double a0[6];
+    sd_base_acceleration(m, a0);
+    static const double zero[6] = {0, 0, 0, 0, 0, 0};
+    for (int j = 0; j < nv; ++j) {
+        const int kj = m->v_body[j], p = m->parent[kj];
+        const double *sj = s->Sw + 6 * j, *Vk = s->Vw + 6 * kj;
+        const double *Vp = p >= 0 ? s->Vw + 6 * p : zero, *Ap = p >= 0 ? s->Aw + 6 * p : a0;
+        double vJ[6], row_q[6] = {0, 0, 0, 0, 0, 0}, hq_V[6] = {0, 0, 0, 0, 0, 0}, hq_A[6] = {0, 0, 0, 0, 0, 0},
+                      hu_A[6] = {0, 0, 0, 0, 0, 0};
+        for (int r = 0; r < 6; ++r) vJ[r] = Vk[r] - Vp[r];
+        if (d->hinge_sel[kj] == SD_HINGE_SEL_VARYING)
+            hinge_seed(m, d, u, qdd, kj, j - m->v_index[kj], hq_V, hq_A, hu_A, row_q);
+        if (dtau_dq) {
+            double sxV[6], sxA[6], dV[6], dA[6], t[6], dAp[6], extra[6];
+            sd_motion_cross(sj, Vp, sxV);
+            sd_motion_cross(sj, Ap, sxA);
+            sd_motion_cross(vJ, sxV, t);
+            for (int r = 0; r < 6; ++r) {
+                dV[r] = -sxV[r] + hq_V[r];
+                dA[r] = -sxA[r] + t[r] + hq_A[r];
+            }
+            sd_motion_cross(Vk, dV, t);
+            for (int r = 0; r < 6; ++r) dAp[r] = dA[r] + t[r];
+            sd_force_cross(sj, s->Fw + 6 * kj, extra);
+            column_rows(m, s, j, dV, dAp, extra, dtau_dq, ld);
+            for (int c = 0; c < m->nv_k[kj]; ++c) dtau_dq[(size_t)(m->v_index[kj] + c) * ld + j] += row_q[c];
+        }
+        if (dtau_du) {
+            double t1[6], t2[6], dA[6], dAp[6];
+            sd_motion_cross(sj, vJ, t1);
+            sd_motion_cross(Vk, sj, t2);
+            for (int r = 0; r < 6; ++r) dA[r] = t1[r] + t2[r] + hu_A[r];
+            sd_motion_cross(Vk, sj, t2);
+            for (int r = 0; r < 6; ++r) dAp[r] = dA[r] + t2[r];
+            column_rows(m, s, j, sj, dAp, zero, dtau_du, ld);
+        }
+    }
+    sd_deriv_joint_terms(m, q, u, dtau_dq, dtau_du, ld);
 }
