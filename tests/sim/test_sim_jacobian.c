@@ -10,8 +10,8 @@
  *     RK4 at BDF's mean step H fails (the model is stiff: H is past RK4's stability bound), the
  *     analytical Jacobian takes fewer right-hand sides than CVODE's difference quotients, and its
  *     final state is RK4's at H/10 to 10 rtol;
- *   - Radau IIA: at the same fixed step H the same claims, and its order 5 (the error's ratio when the
- *     step is halved);
+ *   - Radau IIA: at the same fixed step H the same claims, its order 5 (the error's ratio when the
+ *     step is halved), and a step too long for Newton refused (SD_E_SOLVER, "take a smaller dt");
  *   - the choice: auto takes the analytical Jacobian on a tree, difference quotients with a control
  *     callback or closed loops; analytic refused (SD_E_NOT_SUPPORTED, naming the reason) with
  *     closed loops and with rk4 / cvode-adams, dq refused with rk4; an unknown choice is
@@ -367,6 +367,13 @@ static void check_radau_order(void)
     printf("  Radau IIA order: error %.3e at h = 0.05, %.3e at 0.025, ratio %.1f (2^5 = 32)\n", err[0], err[1],
            err[0] / err[1]);
     CHECK(err[0] / err[1] > 20.0 && err[0] / err[1] < 45.0);
+    /* a step far too long for the motion (fast spin, dt = 0.5 s): refused, not a wrong answer */
+    o.dt = 0.5;
+    memcpy(q, q0, sizeof(double) * (size_t)nq);
+    for (int i = 0; i < nv; ++i) u[i] = i % 2 ? -30.0 : 30.0;
+    const sd_status st = sd_simulate(m, &o, q, u, NULL, &e);
+    printf("  Radau IIA at dt = 0.5 s on a fast spin: %s\n", st == SD_OK ? "ran" : e.message);
+    CHECK(st == SD_E_SOLVER && strstr(e.message, "take a smaller dt") != NULL);
     sd_model_free(m);
 }
 
