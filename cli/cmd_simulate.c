@@ -33,10 +33,12 @@ static const char help[] =
     "\n"
     "options:\n"
     "  --duration T        simulated time, s, > 0 (default 1)\n"
-    "  --dt H              RK4 step, and output interval for CVODE, s, 0 < H <= T (default: the\n"
+    "  --dt H              step (rk4, radau-iia), output interval for CVODE, s, 0 < H <= T (default: the\n"
     "                      model file's, MJCF <option timestep>; else 0.001); the last step ends\n"
     "                      at T (shorter when T is not a multiple of H)\n"
-    "  --integrator NAME   rk4 (default), cvode-bdf (stiff) or cvode-adams (non-stiff)\n"
+    "  --integrator NAME   rk4 (default), cvode-bdf, radau-iia (stiff) or cvode-adams\n"
+    "  --jacobian J        Newton's Jacobian (cvode-bdf, radau-iia): analytic, dq (difference\n"
+    "                      quotients) or auto (default: analytic where offered)\n"
     "  --rtol R, --atol A  CVODE tolerances (default 1e-8, 1e-10)\n"
     "  --q0 VALUES         initial configuration (default: the model's reference configuration:\n"
     "                      MJCF's qpos0, the refs of its joints; neutral for URDF and SDF)\n"
@@ -109,7 +111,7 @@ static void on_progress(void *user, double t, long steps)
 }
 
 typedef struct sim_args {
-    const char *duration, *dt, *integrator, *rtol, *atol, *q0, *u0, *tau, *output, *every, *plot, *tip_node;
+    const char *duration, *dt, *integrator, *jacobian, *rtol, *atol, *q0, *u0, *tau, *output, *every, *plot, *tip_node;
     const char *gravity;
     const char *html, *model_path; /* --html: the page, and the model file it re-reads for visuals */
     const char *dt_from;           /* where the step came from, for the summary */
@@ -188,13 +190,17 @@ static int parse_settings(const sim_args *a, sd_sim_options *so)
     }
     so->every = (int)every;
     if (a->integrator && sd_integrator_from_name(a->integrator, &so->integrator) != SD_OK) {
-        fprintf(stderr, "soadyn simulate: --integrator: unknown '%s' (rk4, cvode-bdf, cvode-adams)\n",
+        fprintf(stderr, "soadyn simulate: --integrator: unknown '%s' (rk4, cvode-bdf, cvode-adams, radau-iia)\n",
                 a->integrator);
         return CLI_USAGE;
     }
-    if (!SOADYN_HAS_CVODE && so->integrator != SD_INTEGRATOR_RK4) {
+    if (a->jacobian && sd_sim_jacobian_from_name(a->jacobian, &so->jacobian) != SD_OK) {
+        fprintf(stderr, "soadyn simulate: --jacobian: unknown '%s' (auto, analytic, dq)\n", a->jacobian);
+        return CLI_USAGE;
+    }
+    if (!SOADYN_HAS_CVODE && (so->integrator == SD_INTEGRATOR_CVODE_BDF || so->integrator == SD_INTEGRATOR_CVODE_ADAMS)) {
         fprintf(stderr, "soadyn simulate: --integrator %s is not offered: built without SUNDIALS CVODE "
-                        "(SOADYN_WITH_CVODE=OFF); rk4 is\n", a->integrator);
+                        "(SOADYN_WITH_CVODE=OFF); rk4 and radau-iia are\n", a->integrator);
         return CLI_USAGE;
     }
     if (!SOADYN_HAS_PLOT && a->plot) {
@@ -323,11 +329,16 @@ static void print_summary(const sd_model *m, const sd_embedding *e, const sd_sim
     const double simulated = st->t_end - so->t0;
     const double e0 = st->energy_start, e1 = st->energy_end;
     cli_printf("model            %s (nq %d, nv %d)\n", sd_model_name(m), sd_model_nq(m), sd_model_nv(m));
-    if (so->integrator == SD_INTEGRATOR_RK4)
-        cli_printf("integrator       rk4, dt = %g s (%s)\n", so->dt, dt_from);
+    if (so->integrator == SD_INTEGRATOR_RK4 || so->integrator == SD_INTEGRATOR_RADAU_IIA)
+        cli_printf("integrator       %s, dt = %g s (%s)\n", sd_integrator_name(so->integrator), so->dt, dt_from);
     else
         cli_printf("integrator       %s, rtol = %g, atol = %g, output every %g s (%s)\n",
                    sd_integrator_name(so->integrator), so->rtol, so->atol, so->dt, dt_from);
+    if (st->jacobian != SD_SIM_JACOBIAN_AUTO)
+        cli_printf("jacobian         %s, %ld evaluations\n",
+                   st->jacobian == SD_SIM_JACOBIAN_ANALYTIC ? "analytic (forward dynamics derivatives)"
+                                                            : "difference quotients",
+                   st->jacobian_evals);
     cli_printf("steps            %ld (%ld dynamics evaluations", st->steps, st->rhs_evals);
     if (st->rebases) cli_printf(", %ld chart re-bases", st->rebases);
     cli_printf(")\n");
@@ -499,7 +510,7 @@ int cmd_simulate(int argc, char **argv)
     memset(&a, 0, sizeof(a));
     const cli_option options[] = {
         {"duration", 1, &a.duration, NULL}, {"dt", 1, &a.dt, NULL},
-        {"integrator", 1, &a.integrator, NULL}, {"rtol", 1, &a.rtol, NULL},
+        {"integrator", 1, &a.integrator, NULL}, {"jacobian", 1, &a.jacobian, NULL}, {"rtol", 1, &a.rtol, NULL},
         {"atol", 1, &a.atol, NULL}, {"q0", 1, &a.q0, NULL},
         {"u0", 1, &a.u0, NULL}, {"tau", 1, &a.tau, NULL},
         {"output", 1, &a.output, NULL}, {"every", 1, &a.every, NULL},

@@ -16,7 +16,18 @@
  *                             delta from q_n, so q_{n+1} = q_n (+) delta is 4th-order accurate and
  *                             quaternions are unit by construction (exponential map).
  *   SD_INTEGRATOR_CVODE_BDF   SUNDIALS CVODE, variable order BDF with Newton iterations (stiff).
+ *                             Newton's matrix I - gamma J takes the Jacobian J of the right-hand
+ *                             side from the analytical derivatives of the forward dynamics
+ *                             (soadyn/derivatives.h) where they are offered, else from CVODE's
+ *                             difference quotients (sd_sim_options.jacobian).
  *   SD_INTEGRATOR_CVODE_ADAMS SUNDIALS CVODE, Adams-Moulton with fixed-point iterations (non-stiff).
+ *   SD_INTEGRATOR_RADAU_IIA   fixed-step Radau IIA, 3 stages (order 5, L-stable: stiff), on the same
+ *                             local chart as RK4; its stage equations are solved by simplified
+ *                             Newton on the Jacobian of the right-hand side (sd_sim_options.jacobian:
+ *                             the analytical one, or forward differences of the right-hand side),
+ *                             evaluated once per step, to 1e-12 relative. No error control: dt is
+ *                             the step. A step whose Newton iterations do not contract is
+ *                             SD_E_SOLVER ("take a smaller dt"). Does not need SUNDIALS.
  * CVODE integrates the same chart: its state is (delta, u) with q = q0 (+) delta, and q0 is moved to
  * the current q (a "re-base", which restarts CVODE at order 1) only at an output time where a rotation
  * part of delta exceeds half a radian. Quaternions are thus always formed by the exponential map and
@@ -45,10 +56,46 @@ extern "C" {
 typedef enum sd_integrator {
     SD_INTEGRATOR_RK4 = 0,
     SD_INTEGRATOR_CVODE_BDF,
-    SD_INTEGRATOR_CVODE_ADAMS
+    SD_INTEGRATOR_CVODE_ADAMS,
+    SD_INTEGRATOR_RADAU_IIA
 } sd_integrator;
 
-/* Name of an integrator as the command line spells it ("rk4", "cvode-bdf", "cvode-adams"). */
+/* Where the Newton iterations of CVODE BDF and Radau IIA take the Jacobian J = d ydot / d y of the
+ * right-hand side (y = [delta; u] on the chart, see above):
+ *   SD_SIM_JACOBIAN_AUTO      the analytical one where it is offered (a tree, rigid or flexible as
+ *                             soadyn/derivatives.h offers it, without a control callback, whose
+ *                             derivatives are unknown), else difference quotients; the default
+ *   SD_SIM_JACOBIAN_ANALYTIC  the analytical one:
+ *                               d delta_dot / d u     = J^-1(delta)              (exact)
+ *                               d qdd / d u           = sd_forward_dynamics_derivatives' dqdd/du
+ *                               d qdd / d delta      ~= its dqdd/dq (tangent space at q = q0 (+) delta)
+ *                               d delta_dot / d delta ~= 0
+ *                             The two "~=" are exact for scalar hinges (revolute, prismatic, modal
+ *                             coordinates) and at delta = 0; for a quaternion hinge they leave out
+ *                             terms of order |delta| and |u| (the chart's curvature, which stays
+ *                             small: CVODE re-bases at half a radian, Radau IIA takes J at delta = 0).
+ *                             A control callback's derivatives are not included. Both only slow
+ *                             Newton's convergence: the solution's accuracy is set by CVODE's error
+ *                             control or Radau's step, whatever J.
+ *                             SD_E_NOT_SUPPORTED (sd_simulate, sd_simulate_check) for closed loops,
+ *                             an embedding, models the derivatives refuse, and integrators other
+ *                             than cvode-bdf and radau-iia (RK4 and Adams take no Jacobian).
+ *   SD_SIM_JACOBIAN_DQ        difference quotients: CVODE's internal dense ones for cvode-bdf,
+ *                             forward differences of the right-hand side for radau-iia (nu + nv
+ *                             right-hand-side evaluations per Jacobian either way). */
+typedef enum sd_sim_jacobian {
+    SD_SIM_JACOBIAN_AUTO = 0,
+    SD_SIM_JACOBIAN_ANALYTIC,
+    SD_SIM_JACOBIAN_DQ
+} sd_sim_jacobian;
+
+/* "auto", "analytic", "dq" (the command line's --jacobian). */
+SD_API const char *sd_sim_jacobian_name(sd_sim_jacobian jacobian);
+/* The choice named `name`; SD_E_ARGUMENT if there is none. */
+SD_API sd_status sd_sim_jacobian_from_name(const char *name, sd_sim_jacobian *jacobian);
+
+/* Name of an integrator as the command line spells it ("rk4", "cvode-bdf", "cvode-adams",
+ * "radau-iia"). */
 SD_API const char *sd_integrator_name(sd_integrator integrator);
 /* The integrator named `name`; SD_E_ARGUMENT if there is none. */
 SD_API sd_status sd_integrator_from_name(const char *name, sd_integrator *integrator);
@@ -82,7 +129,7 @@ typedef struct sd_sim_options {
     sd_integrator integrator;      /* default RK4 */
     double t0;                     /* start time, s (default 0) */
     double duration;               /* simulated time, s, > 0 (default 1) */
-    double dt;                     /* RK4 step; for CVODE the output interval; 0 < dt <= duration
+    double dt;                     /* RK4 and Radau IIA step; for CVODE the output interval; 0 < dt <= duration
                                     * (default 1e-3). The last interval ends at t0 + duration (it
                                     * is shorter when duration is not a multiple of dt). */
     int every;                     /* observe every `every`-th dt interval, >= 1 (default 1) */
@@ -129,6 +176,8 @@ typedef struct sd_sim_options {
      * observer that reads neither; the energies cost a kinematics sweep and the energy sums per
      * sample. sd_sim_stats.energy_start and energy_end are computed either way. */
     int sample_energies;
+    /* CVODE BDF's and Radau IIA's Jacobian (sd_sim_jacobian above); default SD_SIM_JACOBIAN_AUTO. */
+    sd_sim_jacobian jacobian;
 } sd_sim_options;
 
 SD_API void sd_sim_options_init(sd_sim_options *options);
@@ -152,6 +201,12 @@ typedef struct sd_sim_stats {
      * projection at the start, every RK4 step and every CVODE output time, and the projections made. */
     double max_position_residual, max_velocity_residual;
     long projections;
+    /* CVODE BDF and Radau IIA: the Jacobians evaluated (analytical ones, or difference quotients,
+     * whose right-hand sides are counted in rhs_evals) and which kind was used:
+     * SD_SIM_JACOBIAN_ANALYTIC or SD_SIM_JACOBIAN_DQ; SD_SIM_JACOBIAN_AUTO (and 0 evaluations) for
+     * RK4 and Adams. */
+    long jacobian_evals;
+    sd_sim_jacobian jacobian;
 } sd_sim_stats;
 
 /* Integrate from (q, u) at options->t0 for options->duration. On return q and u hold the state at
@@ -161,7 +216,8 @@ typedef struct sd_sim_stats {
  * tolerances not finite and positive, max_step or max_internal_steps negative, a non-finite entry
  * of q, u or tau),
  * SD_E_SINGULAR (forward dynamics failed), SD_E_SOLVER (CVODE failed: message says why),
- * SD_E_MEMORY. */
+ * SD_E_NOT_SUPPORTED (a Jacobian choice the run cannot take, named with the reason: see
+ * sd_sim_jacobian), SD_E_MEMORY. */
 SD_API sd_status sd_simulate(const sd_model *model, const sd_sim_options *options, double *q, double *u,
                              sd_sim_stats *stats, sd_error *err);
 /* The checks sd_simulate() makes before it starts, alone: SD_OK when sd_simulate would accept the

@@ -70,6 +70,7 @@ Building and installing (no network; Debian's python3-cffi, python3-numpy):
   SOADYN_INCLUDE_DIRS + SOADYN_LIBRARY_DIR when both are set (python/soadyn/_build.py). The library's
   folder is written into the extension as its run-time path (SOADYN_RPATH overrides).
 """
+import collections
 import math
 import os
 
@@ -81,7 +82,7 @@ from ._soadyn_cffi import ffi, lib
 __all__ = [
     "Model", "load", "Error", "ArgumentError", "ArgumentTypeError", "ModelError", "SingularError",
     "OutOfMemoryError", "FileError", "ParseError", "NotSupportedError", "SolverError", "NotFiniteError",
-    "ClosedLoopError", "SimResult", "has_viewer", "write_view", "QUATERNION_TOLERANCE",
+    "ClosedLoopError", "SimResult", "FDDerivatives", "IDDerivatives", "has_viewer", "write_view", "QUATERNION_TOLERANCE",
 ]
 
 # ---------------------------------------------------------------- errors
@@ -679,10 +680,9 @@ class Model:
         return self._dynamics("inverse_dynamics", lib.sd_inverse_dynamics_batch, q, u, ("qdd", qdd), f_ext, out,
                               tree, threads, simd, "constrained_inverse_dynamics(q, u, qdd, actuated)", _ID)
 
-    def _dynamics(self, fn, batch_fn, q, u, x, f_ext, out, tree, threads, simd, closed, algorithm):
-        """The general path of forward (_FD, _FD_CHOLESKY) and inverse (_ID) dynamics: every check,
-        one state by the sdpy loop, a batch by soadyn/batch.h (which has no Cholesky FD)."""
-        self._tree_only(fn, tree, closed)
+    def _state_inputs(self, fn, q, u, x, f_ext):
+        """The _Batch of a call on (q, u, x = (name, value), f_ext), the strides in self._strides,
+        and per input its pointer and array: (b, (pq, pu, px, pf), (aq, au, ax, af))."""
         b = _Batch(fn, self)
         s = self._strides
         pq, s.q, aq = b.add("q", q, (self.nq,))
@@ -691,6 +691,14 @@ class Model:
         pf, af = _NULL, None
         if f_ext is not None:
             pf, s.f, af = b.add("f_ext", f_ext, self._fshape)
+        return b, (pq, pu, px, pf), (aq, au, ax, af)
+
+    def _dynamics(self, fn, batch_fn, q, u, x, f_ext, out, tree, threads, simd, closed, algorithm):
+        """The general path of forward (_FD, _FD_CHOLESKY) and inverse (_ID) dynamics: every check,
+        one state by the sdpy loop, a batch by soadyn/batch.h (which has no Cholesky FD)."""
+        self._tree_only(fn, tree, closed)
+        b, (pq, pu, px, pf), (aq, au, ax, af) = self._state_inputs(fn, q, u, x, f_ext)
+        s = self._strides
         y = _output(out, b.shape(self.nv))
         if b.n >= 0 and algorithm != _FD_CHOLESKY:
             ctx = self._batch_context(threads, simd)
@@ -767,6 +775,46 @@ class Model:
         if st:
             self._fail(st, b.n)
         return out
+
+    # ------------------------------------------------------------ derivatives (soadyn/derivatives.h)
+
+    def forward_dynamics_derivatives(self, q, u, tau, f_ext=None, threads=1):
+        """The forward dynamics qdd = FD(q, u, tau, f_ext) and its derivatives, as
+        FDDerivatives(qdd, dqdd_dq, dqdd_du, dqdd_dtau) (a named tuple; each matrix nv x nv, row i
+        the output, column j the variable; dqdd_dtau = M^-1). dqdd_dq is on the tangent space: column j
+        is d/d eps qdd(q (+) eps e_j), the perturbation of model.integrate(q, e_j, eps) (for ball and
+        free joints the rotation vector in body axes). A batch (a leading axis of states on any input)
+        runs on `threads` threads through sd_batch_forward_dynamics_derivatives, each state the
+        single call's bits; the outputs then carry the leading axis. Models the derivatives do not
+        take (closure constraints, flexible bodies) raise NotSupportedError saying why."""
+        return self._derivatives("forward_dynamics_derivatives", q, u, ("tau", tau), f_ext, threads, True)
+
+    def inverse_dynamics_derivatives(self, q, u, qdd, f_ext=None, threads=1):
+        """The inverse dynamics tau = ID(q, u, qdd, f_ext) and its derivatives, as
+        IDDerivatives(tau, dtau_dq, dtau_du) (dtau_dqdd is the mass matrix, model.mass_matrix(q)).
+        Tangent space, batches and errors as forward_dynamics_derivatives."""
+        return self._derivatives("inverse_dynamics_derivatives", q, u, ("qdd", qdd), f_ext, threads, False)
+
+    def _derivatives(self, fn, q, u, x, f_ext, threads, forward):
+        b, (pq, pu, px, pf), (aq, au, ax, af) = self._state_inputs(fn, q, u, x, f_ext)
+        s = self._strides
+        nv = self.nv
+        outs = [np.empty(b.shape(nv))] + [np.empty(b.shape(nv, nv)) for _ in range(3 if forward else 2)]
+        ptrs = [_from_buffer(_DBL, o) for o in outs]
+        if b.n >= 0:
+            ctx = self._batch_context(threads, False)
+            aq, au, ax, af = b.stacked(aq, s.q), b.stacked(au, s.u), b.stacked(ax, s.x), b.stacked(af, s.f)
+            call = lib.sd_batch_forward_dynamics_derivatives if forward else lib.sd_batch_inverse_dynamics_derivatives
+            st = call(ctx, b.n, _from_buffer(_DBL, aq), _from_buffer(_DBL, au), _from_buffer(_DBL, ax),
+                      _NULL if af is None else _from_buffer(_DBL, af), *ptrs)
+            if st:
+                _raise(st, _str(lib.sd_batch_error(ctx)))
+        else:
+            call = lib.sd_forward_dynamics_derivatives if forward else lib.sd_inverse_dynamics_derivatives
+            st = call(self._m, self._d, pq, pu, px, pf, *ptrs)
+            if st:
+                self._fail(st, -1)
+        return (FDDerivatives if forward else IDDerivatives)(*outs)
 
     def _matrix(self, fn, q, which, rows, threads=1):
         b, pq, sq = self._state_q(fn, q)
@@ -1315,12 +1363,15 @@ class Model:
 
     def simulate(self, q0=None, u0=None, duration=1.0, dt=1e-3, integrator="rk4", tau=None, control=None,
                  every=1, t0=0.0, rtol=1e-8, atol=1e-10, max_step=0.0, max_internal_steps=100000,
-                 project_constraints=True):
+                 project_constraints=True, jacobian="auto"):
         """Integrate from (q0, u0) (default neutral, zero) with sd_simulate: RK4 on a chart of the
-        manifold, or CVODE "cvode-bdf" / "cvode-adams" (dt then the output interval). tau: constant
-        joint forces (nv). control(t, q, u) -> joint forces (nv) added to tau at every right-hand
-        side evaluation (q, u are read-only views valid during the call). Loops are projected after
-        every step unless project_constraints is False.
+        manifold, fixed-step Radau IIA "radau-iia" (order 5, for stiff models), or CVODE "cvode-bdf"
+        / "cvode-adams" (dt then the output interval). tau: constant joint forces (nv).
+        control(t, q, u) -> joint forces (nv) added to tau at every right-hand side evaluation (q, u
+        are read-only views valid during the call). Loops are projected after every step unless
+        project_constraints is False. jacobian: the Newton Jacobian of cvode-bdf and radau-iia,
+        "analytic" (the forward dynamics derivatives), "dq" (difference quotients) or "auto"
+        (analytic where offered; soadyn/sim.h, sd_sim_jacobian).
 
         Returns SimResult (t, q, u): unpacks as `t, q, u = model.simulate(...)`; also .kinetic,
         .potential (J) per sample and .stats (steps, rhs_evals, t_end, energies, residuals). An
@@ -1334,8 +1385,12 @@ class Model:
         lib.sd_sim_options_init(o)
         integ = ffi.new("sd_integrator *")
         if lib.sd_integrator_from_name(str(integrator).encode(), integ):
-            raise ArgumentError(f"simulate: no integrator {integrator!r} (rk4, cvode-bdf, cvode-adams)")
+            raise ArgumentError(f"simulate: no integrator {integrator!r} (rk4, cvode-bdf, cvode-adams, radau-iia)")
         o.integrator = integ[0]
+        jac = ffi.new("sd_sim_jacobian *")
+        if lib.sd_sim_jacobian_from_name(str(jacobian).encode(), jac):
+            raise ArgumentError(f"simulate: no jacobian {jacobian!r} (auto, analytic, dq)")
+        o.jacobian = jac[0]
         o.t0, o.duration, o.dt, o.every = float(t0), float(duration), float(dt), int(every)
         o.rtol, o.atol, o.max_step, o.max_internal_steps = float(rtol), float(atol), float(max_step), int(max_internal_steps)
         o.project_constraints = 1 if project_constraints else 0
@@ -1375,7 +1430,8 @@ class Model:
                 "stopped": s.stop_reason != lib.SD_STOP_NONE, "energy_start": s.energy_start,
                 "energy_end": s.energy_end, "max_quat_norm_error": s.max_quat_norm_error,
                 "max_position_residual": s.max_position_residual,
-                "max_velocity_residual": s.max_velocity_residual, "projections": s.projections}
+                "max_velocity_residual": s.max_velocity_residual, "projections": s.projections,
+                "jacobian_evals": s.jacobian_evals, "jacobian": _str(lib.sd_sim_jacobian_name(s.jacobian))}
         return SimResult(t[:n], qs[:n], us[:n], ke[:n], pe[:n], info)
 
 
@@ -1409,6 +1465,12 @@ def sdpy_control_callback(user, t, q, u, tau):
     except BaseException as exc:  # re-raised by simulate(); NaN makes the C run stop with an error
         ctl.exc = exc
         tau[0] = math.nan
+
+
+FDDerivatives = collections.namedtuple("FDDerivatives", "qdd dqdd_dq dqdd_du dqdd_dtau")
+FDDerivatives.__doc__ = "Model.forward_dynamics_derivatives: qdd and d qdd / d(q (tangent), u, tau)."
+IDDerivatives = collections.namedtuple("IDDerivatives", "tau dtau_dq dtau_du")
+IDDerivatives.__doc__ = "Model.inverse_dynamics_derivatives: tau and d tau / d(q (tangent), u)."
 
 
 class SimResult(tuple):
@@ -1476,7 +1538,8 @@ for _name in ("neutral", "reference", "random_configuration", "integrate", "diff
               "kinetic_energy", "potential_energy", "energies", "center_of_mass", "momentum",
               "external_force_at_point", "operational_space_compliance", "operational_space_inertia", "closed_loop_forward_dynamics", "constrained_inverse_dynamics",
               "constraint_residuals", "constraint_jacobian", "constraint_rank", "assemble", "project_velocities",
-              "flex_frequencies", "node_deflection", "strain_energy", "simulate"):
+              "flex_frequencies", "node_deflection", "strain_energy", "simulate", "forward_dynamics_derivatives",
+              "inverse_dynamics_derivatives"):
     globals()[_name] = getattr(Model, _name)
     __all__.append(_name)
 del _name

@@ -136,6 +136,14 @@ sd_status sd_forward_dynamics_batch(sd_batch *batch, long n, const double *q, co
 sd_status sd_inverse_dynamics_batch(sd_batch *batch, long n, const double *q, const double *u,
                                     const double *qdd, const double *f_ext, double *tau, double *f);
 sd_status sd_mass_matrix_batch(sd_batch *batch, long n, const double *q, double *M);
+sd_status sd_forward_dynamics_derivatives(const sd_model *model, sd_data *data, const double *q, const double *u,
+    const double *tau, const double *f_ext, double *qdd, double *dqdd_dq, double *dqdd_du, double *dqdd_dtau);
+sd_status sd_inverse_dynamics_derivatives(const sd_model *model, sd_data *data, const double *q, const double *u,
+    const double *qdd, const double *f_ext, double *tau, double *dtau_dq, double *dtau_du);
+sd_status sd_batch_forward_dynamics_derivatives(sd_batch *batch, long n, const double *q, const double *u,
+    const double *tau, const double *f_ext, double *qdd, double *dqdd_dq, double *dqdd_du, double *dqdd_dtau);
+sd_status sd_batch_inverse_dynamics_derivatives(sd_batch *batch, long n, const double *q, const double *u,
+    const double *qdd, const double *f_ext, double *tau, double *dtau_dq, double *dtau_du);
 sd_status sd_mass_matrix_inverse_batch(sd_batch *batch, long n, const double *q, double *Minv);
 
 int sd_model_nflexible(const sd_model *model);
@@ -148,12 +156,17 @@ sd_status sd_model_flex_frequencies(const sd_model *model, int body, double *ome
 sd_status sd_model_node_deflection(const sd_model *model, int body, int node, const double *q,
                                    double deflection[6], sd_error *err);
 
-typedef enum sd_integrator { SD_INTEGRATOR_RK4 = 0, SD_INTEGRATOR_CVODE_BDF, SD_INTEGRATOR_CVODE_ADAMS } sd_integrator;
+typedef enum sd_integrator { SD_INTEGRATOR_RK4 = 0, SD_INTEGRATOR_CVODE_BDF, SD_INTEGRATOR_CVODE_ADAMS,
+    SD_INTEGRATOR_RADAU_IIA } sd_integrator;
 sd_status sd_integrator_from_name(const char *name, sd_integrator *integrator);
+typedef enum sd_sim_jacobian { SD_SIM_JACOBIAN_AUTO = 0, SD_SIM_JACOBIAN_ANALYTIC, SD_SIM_JACOBIAN_DQ } sd_sim_jacobian;
+sd_status sd_sim_jacobian_from_name(const char *name, sd_sim_jacobian *jacobian);
+const char *sd_sim_jacobian_name(sd_sim_jacobian jacobian);
 typedef void (*sd_control_fn)(void *user, double t, const double *q, const double *u, double *tau);
 typedef struct sd_sim_options {
     sd_integrator integrator; double t0; double duration; double dt; int every; double rtol, atol;
-    double max_step; long max_internal_steps; const double *tau; int project_constraints; ...;
+    double max_step; long max_internal_steps; const double *tau; int project_constraints;
+    sd_sim_jacobian jacobian; ...;
 } sd_sim_options;
 void sd_sim_options_init(sd_sim_options *options);
 typedef enum sd_stop_reason { SD_STOP_NONE = 0, SD_STOP_FLAG, SD_STOP_OBSERVER } sd_stop_reason;
@@ -161,6 +174,7 @@ typedef struct sd_sim_stats {
     long steps; long rhs_evals; long rebases; double t_end; sd_stop_reason stop_reason;
     double energy_start, energy_end; double max_quat_norm_error;
     double max_position_residual, max_velocity_residual; long projections;
+    long jacobian_evals; sd_sim_jacobian jacobian;
 } sd_sim_stats;
 
 typedef struct sdpy_strides { long q, u, x, f; } sdpy_strides;

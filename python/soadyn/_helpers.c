@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <soadyn/soadyn.h>
+#include <soadyn/derivatives.h>
 #include <soadyn/config.h>
 #include <soadyn/view.h>
 

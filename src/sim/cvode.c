@@ -1,6 +1,8 @@
 /*
  * src/sim/cvode.c — error-controlled integration with SUNDIALS CVODE (BDF + Newton with a dense
- * difference-quotient Jacobian for stiff systems, Adams + fixed-point iterations for non-stiff ones).
+ * Jacobian for stiff systems, Adams + fixed-point iterations for non-stiff ones). BDF's Jacobian is
+ * the analytical one of jacobian.c (CVodeSetJacFn) or CVODE's own difference quotients, as
+ * sim_jacobian_choose resolved sd_sim_options.jacobian (run->jacobian).
  *
  * CVODE's state is y = [delta; u] (u: the embedded speeds u_e with an embedding) on the chart q = q0 (+) delta of chart.c, so every q it produces
  * has exactly unit quaternions up to round-off. Output at t0 + k dt comes from CVODE's dense output
@@ -32,6 +34,7 @@ typedef struct cv_ctx {
     SUNLinearSolver LS;
     SUNNonlinearSolver NLS;
     sim_run *run;
+    sim_jacobian jac;    /* storage of the analytical Jacobian (run->jacobian ANALYTIC) */
     double *q0;          /* base of the chart */
     sd_status rhs_status;
     char msg[256];       /* CVODE's last error message */
@@ -44,6 +47,24 @@ static int cv_rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *user)
     if (st != SD_OK) {
         c->rhs_status = st;
         return -1; /* unrecoverable: the dynamics failed, smaller steps will not help */
+    }
+    return 0;
+}
+
+/* CVLsJacFn: the analytical Jacobian into CVODE's dense matrix (column-major, 2 nv square). */
+static int cv_jacobian(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *user, N_Vector tmp1,
+                       N_Vector tmp2, N_Vector tmp3)
+{
+    cv_ctx *c = user;
+    (void)fy;
+    (void)tmp1;
+    (void)tmp2;
+    (void)tmp3;
+    const sd_status st = sim_jacobian_eval(&c->jac, &c->run->rhs, t, c->q0, N_VGetArrayPointer(y),
+                                           SUNDenseMatrix_Data(J));
+    if (st != SD_OK) {
+        c->rhs_status = st;
+        return -1; /* unrecoverable, as a failed right-hand side */
     }
     return 0;
 }
@@ -64,6 +85,7 @@ static void cv_free(cv_ctx *c)
     if (c->A) SUNMatDestroy(c->A);
     if (c->y) N_VDestroy(c->y);
     if (c->sun) SUNContext_Free(&c->sun);
+    sim_jacobian_release(&c->jac);
     free(c->q0);
 }
 
@@ -91,7 +113,12 @@ static int cv_setup(cv_ctx *c, const sd_sim_options *o, int nv, int nu)
         c->A = SUNDenseMatrix(nv + nu, nv + nu, c->sun);
         c->LS = c->A ? SUNLinSol_Dense(c->y, c->A, c->sun) : NULL;
         if (!c->LS) return -1;
-        return CVodeSetLinearSolver(c->mem, c->LS, c->A);
+        f = CVodeSetLinearSolver(c->mem, c->LS, c->A);
+        if (!f && c->run->jacobian == SD_SIM_JACOBIAN_ANALYTIC) {
+            if (sim_jacobian_init(&c->jac, nv) != SD_OK) return -1;
+            f = CVodeSetJacFn(c->mem, cv_jacobian);
+        }
+        return f;
     }
     c->NLS = SUNNonlinSol_FixedPoint(c->y, 0, c->sun);
     if (!c->NLS) return -1;
@@ -107,13 +134,25 @@ static sd_status cv_fail(cv_ctx *c, double t, sd_error *err)
                         c->msg[0] ? c->msg : "(no message)");
 }
 
-/* Move the chart to the current q and restart CVODE there. */
-static int cv_rebase(cv_ctx *c, double t, long *steps_before)
+/* The counters of the run: CVODE's since its last (re)start plus those before it. */
+typedef struct cv_counts {
+    long steps, jacobians;
+} cv_counts;
+
+static cv_counts cv_counts_now(const cv_ctx *c, const cv_counts *before)
+{
+    long nst = 0, nje = 0;
+    CVodeGetNumSteps(c->mem, &nst);
+    if (c->run->jacobian != SD_SIM_JACOBIAN_AUTO) CVodeGetNumJacEvals(c->mem, &nje);
+    cv_counts n = {before->steps + nst, before->jacobians + nje};
+    return n;
+}
+
+/* Move the chart to the current q and restart CVODE there (which zeroes CVODE's counters). */
+static int cv_rebase(cv_ctx *c, double t, cv_counts *before)
 {
     sim_run *run = c->run;
-    long nst = 0;
-    CVodeGetNumSteps(c->mem, &nst);
-    *steps_before += nst;
+    *before = cv_counts_now(c, before);
     memcpy(c->q0, run->q, sizeof(double) * (size_t)run->rhs.nq);
     memset(N_VGetArrayPointer(c->y), 0, sizeof(double) * (size_t)run->rhs.nv);
     memcpy(N_VGetArrayPointer(c->y) + run->rhs.nv, run->us, sizeof(double) * (size_t)run->rhs.nu); /* projected */
@@ -137,7 +176,7 @@ sd_status sim_cvode_run(sim_run *run, sd_error *err)
         cv_free(&c);
         return st;
     }
-    long steps_before = 0;
+    cv_counts before = {0, 0};
     for (long k = 1; k <= run->nout; ++k) {
         double tout = o->t0 + (double)k * o->dt;
         if (k == run->nout || tout > run->t_end) tout = run->t_end;
@@ -149,9 +188,9 @@ sd_status sim_cvode_run(sim_run *run, sd_error *err)
         const double *y = N_VGetArrayPointer(c.y);
         sim_chart_apply(&run->rhs.chart, c.q0, y, run->q);
         memcpy(run->us, y + nv, sizeof(double) * (size_t)nu); /* run->u follows (sim_run_output) */
-        long nst = 0;
-        CVodeGetNumSteps(c.mem, &nst);
-        run->stats.steps = steps_before + nst;
+        const cv_counts now = cv_counts_now(&c, &before);
+        run->stats.steps = now.steps;
+        run->stats.jacobian_evals = now.jacobians;
         const long projections = run->stats.projections;
         if (sim_run_output(run, k, tret, err, &st)) break;
         /* a projection of closed loops (sim_run_output) moved the state: CVODE restarts from it. The
@@ -159,7 +198,7 @@ sd_status sim_cvode_run(sim_run *run, sd_error *err)
          * evaluation solves for again (the chart's are a warm start), so CVODE goes on. */
         const int projected = run->stats.projections != projections;
         if ((projected || sim_chart_max_rotation(&run->rhs.chart, y) > REBASE_ANGLE) &&
-            cv_rebase(&c, tret, &steps_before)) {
+            cv_rebase(&c, tret, &before)) {
             st = cv_fail(&c, tret, err);
             break;
         }

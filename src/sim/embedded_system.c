@@ -138,8 +138,7 @@ sd_status sim_embedded_accel(sim_rhs *rhs, double t, const double *q, const doub
     sd_status st = sd_embedded_tree_speeds(e, ed, q, u_e, rhs->u_tree);
     if (st != SD_OK) return st;
     memcpy(rhs->q, sd_embedded_configuration(ed), sizeof(double) * (size_t)rhs->nq);
-    memcpy(rhs->tau, rhs->tau_const, sizeof(double) * (size_t)rhs->nv);
-    if (rhs->control) rhs->control(rhs->control_user, t, rhs->q, rhs->u_tree, rhs->tau);
+    sim_rhs_forces(rhs, t, rhs->q, rhs->u_tree);
     sim_embedded_reduce_forces(e, ed, rhs->tau, rhs->tau_e);
     sd_embedded_fd_options fo;
     memset(&fo, 0, sizeof(fo));

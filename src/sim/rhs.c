@@ -57,11 +57,16 @@ void sim_rhs_release(sim_rhs *rhs)
     rhs->tau_const = rhs->tau = rhs->q = NULL;
 }
 
+void sim_rhs_forces(sim_rhs *rhs, double t, const double *q, const double *u)
+{
+    memcpy(rhs->tau, rhs->tau_const, sizeof(double) * (size_t)rhs->nv);
+    if (rhs->control) rhs->control(rhs->control_user, t, q, u, rhs->tau);
+}
+
 sd_status sim_rhs_accel(sim_rhs *rhs, double t, const double *q, const double *u, double *qdd)
 {
     if (rhs->embedding) return sim_embedded_accel(rhs, t, q, u, qdd);
-    memcpy(rhs->tau, rhs->tau_const, sizeof(double) * (size_t)rhs->nv);
-    if (rhs->control) rhs->control(rhs->control_user, t, q, u, rhs->tau);
+    sim_rhs_forces(rhs, t, q, u);
     ++rhs->evals;
     if (sd_model_nconstraints(rhs->model) > 0) /* the closed system: 000 Eq 45-46 */
         return sd_closed_loop_forward_dynamics(rhs->model, rhs->data, q, u, rhs->tau, NULL, qdd, NULL, NULL);

@@ -41,26 +41,20 @@ static sd_status rk4_step(sim_rhs *rhs, double t, double h, double *q, double *u
     return SD_OK;
 }
 
+/* sim_step_fn of the fixed-step driver (simulate.c). */
+static sd_status rk4_driver_step(void *w, sim_run *run, double t, double h, sd_error *err)
+{
+    const sd_status st = rk4_step(&run->rhs, t, h, run->q, run->us, w);
+    if (st != SD_OK) return sd_error_set(err, st, "RK4 step at t = %.9g: %s", t, sim_rhs_error(&run->rhs));
+    return SD_OK;
+}
+
 sd_status sim_rk4_run(sim_run *run, sd_error *err)
 {
-    const sd_sim_options *o = run->opt;
     const int nv = run->rhs.nv, nu = run->rhs.nu, nq = run->rhs.nq;
     double *w = malloc(sizeof(double) * (size_t)(6 * (nv + nu) + nq + 1)); /* y, yt, k1..k4, q_new */
     if (!w) return sd_error_set(err, SD_E_MEMORY, "out of memory setting up RK4");
-    sd_status st = SD_OK;
-    double t = o->t0;
-    for (long k = 1; k <= run->nout; ++k) {
-        double t_next = o->t0 + (double)k * o->dt; /* from k, so that round-off does not accumulate */
-        if (k == run->nout || t_next > run->t_end) t_next = run->t_end;
-        st = rk4_step(&run->rhs, t, t_next - t, run->q, run->us, w);
-        if (st != SD_OK) {
-            st = sd_error_set(err, st, "RK4 step at t = %.9g: %s", t, sim_rhs_error(&run->rhs));
-            break;
-        }
-        t = t_next;
-        ++run->stats.steps;
-        if (sim_run_output(run, k, t, err, &st)) break;
-    }
+    const sd_status st = sim_fixed_step_run(run, rk4_driver_step, w, err);
     free(w);
     return st;
 }

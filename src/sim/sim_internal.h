@@ -65,6 +65,8 @@ void sim_rhs_release(sim_rhs *rhs);
  * (which adds the joints' damping and spring forces). With an embedding, u and qdd are the embedded
  * speeds and accelerations (sim_embedded_accel), and rhs->u_tree holds N u afterwards. */
 sd_status sim_rhs_accel(sim_rhs *rhs, double t, const double *q, const double *u, double *qdd);
+/* rhs->tau = tau_const + control(t, q, u): the joint forces of an evaluation at (t, q, u) (tree speeds). */
+void sim_rhs_forces(sim_rhs *rhs, double t, const double *q, const double *u);
 /* ydot = f(t, y) on the chart based at q0 (y = [delta; u_s]). */
 sd_status sim_rhs_eval(sim_rhs *rhs, double t, const double *q0, const double *y, double *ydot);
 /* The message of the last failed evaluation (the tree's or the embedding's workspace). */
@@ -88,7 +90,29 @@ sd_status sim_embedded_accel(sim_rhs *rhs, double t, const double *q, const doub
 void sim_embedded_reduce_forces(const sd_embedding *e, const sd_embedded_data *ed, const double *tau,
                                 double *tau_e);
 
-/* ---------------------------------------------------------------- integrators (rk4.c, cvode.c) */
+/* ---------------------------------------------------------------- the right-hand side's Jacobian (jacobian.c) */
+
+/* The Jacobian d ydot / d y that the Newton iterations of CVODE BDF and Radau IIA use, from the analytical derivatives
+ * of the forward dynamics (soadyn/derivatives.h); storage made once by sim_jacobian_init. */
+typedef struct sim_jacobian {
+    double *dqdd_dq, *dqdd_du; /* nv x nv, row-major */
+    double *unit, *column;     /* nv: e_j, and J^-1(delta) e_j */
+} sim_jacobian;
+
+/* Which Jacobian the run takes (sd_sim_options.jacobian resolved, see sd_sim_jacobian in sim.h) into
+ * *chosen: SD_SIM_JACOBIAN_AUTO for integrators that take none. SD_E_NOT_SUPPORTED, naming the
+ * combination and why, when the choice asked for cannot be taken; the analytical one is tried once at
+ * (q, u, tau) so that a model the derivatives refuse is refused before the run. */
+sd_status sim_jacobian_choose(const sd_model *model, const sd_sim_options *options, const double *q,
+                              const double *u, sd_sim_jacobian *chosen, sd_error *err);
+sd_status sim_jacobian_init(sim_jacobian *jac, int nv);
+void sim_jacobian_release(sim_jacobian *jac);
+/* J (m x m, m = 2 nv, column-major with leading dimension m, as SUNDIALS' and LAPACK's) at
+ * (t, y = [delta; u]) on the chart based at q0; the terms and approximations are sim.h's. */
+sd_status sim_jacobian_eval(sim_jacobian *jac, sim_rhs *rhs, double t, const double *q0, const double *y,
+                            double *J);
+
+/* ---------------------------------------------------------------- integrators (rk4.c, radau.c, cvode.c) */
 
 /* The driver's view of a run, shared by both integrators (simulate.c). */
 typedef struct sim_run {
@@ -102,13 +126,23 @@ typedef struct sim_run {
     long nout;           /* number of dt output intervals */
     sd_sim_stats stats;
     double *residual;    /* 2 n_c: position then velocity residuals (NULL for a tree) */
+    sd_sim_jacobian jacobian; /* CVODE BDF's Jacobian, resolved (sim_jacobian_choose) */
 } sim_run;
 
 /* Called by an integrator after each output interval k (1..nout) with the state in run->q/u at
  * time t; returns nonzero to stop (flag or observer). Also tracks the quaternion-norm error. */
 int sim_run_output(sim_run *run, long k, double t, sd_error *err, sd_status *status);
 
+/* One fixed step of length h from run->q, run->us at t, replacing them by the new state; on failure
+ * the status with its message in err (naming the method, t and why). */
+typedef sd_status (*sim_step_fn)(void *work, sim_run *run, double t, double h, sd_error *err);
+/* The fixed-step driver of RK4 and Radau IIA (simulate.c): steps of dt from t0, the last one ending at
+ * t0 + duration, each followed by sim_run_output. */
+sd_status sim_fixed_step_run(sim_run *run, sim_step_fn step, void *work, sd_error *err);
 sd_status sim_rk4_run(sim_run *run, sd_error *err);
+sd_status sim_radau_run(sim_run *run, sd_error *err);
+/* The index of `name` among names[0..count-1], -1 if it is not there (or is NULL). */
+int sim_name_index(const char *const *names, int count, const char *name);
 
 /* ---------------------------------------------------------------- closed loops (constraint_projection.c) */
 

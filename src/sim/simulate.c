@@ -17,23 +17,27 @@
 
 #include "sim/sim_internal.h"
 
-static const char *const integrator_names[] = {"rk4", "cvode-bdf", "cvode-adams"};
+static const char *const integrator_names[] = {"rk4", "cvode-bdf", "cvode-adams", "radau-iia"};
 
 const char *sd_integrator_name(sd_integrator integrator)
 {
-    if ((int)integrator < 0 || (int)integrator > SD_INTEGRATOR_CVODE_ADAMS) return "unknown";
+    if ((int)integrator < 0 || (int)integrator > SD_INTEGRATOR_RADAU_IIA) return "unknown";
     return integrator_names[integrator];
+}
+
+int sim_name_index(const char *const *names, int count, const char *name)
+{
+    for (int i = 0; name && i < count; ++i)
+        if (strcmp(name, names[i]) == 0) return i;
+    return -1;
 }
 
 sd_status sd_integrator_from_name(const char *name, sd_integrator *integrator)
 {
-    for (int i = 0; i <= (int)SD_INTEGRATOR_CVODE_ADAMS; ++i) {
-        if (name && strcmp(name, integrator_names[i]) == 0) {
-            *integrator = (sd_integrator)i;
-            return SD_OK;
-        }
-    }
-    return SD_E_ARGUMENT;
+    const int i = sim_name_index(integrator_names, (int)SD_INTEGRATOR_RADAU_IIA + 1, name);
+    if (i < 0) return SD_E_ARGUMENT;
+    *integrator = (sd_integrator)i;
+    return SD_OK;
 }
 
 void sd_sim_options_init(sd_sim_options *options)
@@ -88,10 +92,9 @@ static sd_status check_options(const sd_model *model, const sd_sim_options *o, c
     if (o->duration / o->dt > 1e12)
         return sd_error_set(err, SD_E_ARGUMENT, "duration / dt = %g steps is too many", o->duration / o->dt);
     if (o->every < 1) return sd_error_set(err, SD_E_ARGUMENT, "every = %d must be >= 1", o->every);
-    if (o->integrator != SD_INTEGRATOR_RK4 && o->integrator != SD_INTEGRATOR_CVODE_BDF &&
-        o->integrator != SD_INTEGRATOR_CVODE_ADAMS)
+    if ((int)o->integrator < 0 || (int)o->integrator > SD_INTEGRATOR_RADAU_IIA)
         return sd_error_set(err, SD_E_ARGUMENT, "unknown integrator %d", (int)o->integrator);
-    if (o->integrator != SD_INTEGRATOR_RK4 &&
+    if ((o->integrator == SD_INTEGRATOR_CVODE_BDF || o->integrator == SD_INTEGRATOR_CVODE_ADAMS) &&
         (!(o->rtol > 0.0) || !(o->atol > 0.0) || !isfinite(o->rtol) || !isfinite(o->atol)))
         return sd_error_set(err, SD_E_ARGUMENT, "tolerances rtol = %g, atol = %g must be finite and positive",
                             o->rtol, o->atol);
@@ -113,7 +116,10 @@ static sd_status check_options(const sd_model *model, const sd_sim_options *o, c
 sd_status sd_simulate_check(const sd_model *model, const sd_sim_options *options, const double *q,
                             const double *u, sd_error *err)
 {
-    return check_options(model, options, q, u, err);
+    sd_status st = check_options(model, options, q, u, err);
+    sd_sim_jacobian chosen;
+    if (st == SD_OK) st = sim_jacobian_choose(model, options, q, u, &chosen, err);
+    return st;
 }
 
 /* Hand the state at output time t to the observer when it is due. */
@@ -158,6 +164,22 @@ int sim_run_output(sim_run *run, long k, double t, sd_error *err, sd_status *sta
     return stop;
 }
 
+sd_status sim_fixed_step_run(sim_run *run, sim_step_fn step, void *work, sd_error *err)
+{
+    const sd_sim_options *o = run->opt;
+    sd_status st = SD_OK;
+    double t = o->t0;
+    for (long k = 1; k <= run->nout; ++k) {
+        double t_next = o->t0 + (double)k * o->dt; /* from k, so that round-off does not accumulate */
+        if (k == run->nout || t_next > run->t_end) t_next = run->t_end;
+        if ((st = step(work, run, t, t_next - t, err)) != SD_OK) break;
+        t = t_next;
+        ++run->stats.steps;
+        if (sim_run_output(run, k, t, err, &st)) break;
+    }
+    return st;
+}
+
 static sd_status total_energy(sim_run *run, double *e, sd_error *err)
 {
     double T = 0.0, V = 0.0;
@@ -171,9 +193,10 @@ sd_status sd_simulate(const sd_model *model, const sd_sim_options *options, doub
                       sd_sim_stats *stats, sd_error *err)
 {
     sd_status st = check_options(model, options, q, u, err);
-    if (st != SD_OK) return st;
     sim_run run;
     memset(&run, 0, sizeof(run));
+    if (st == SD_OK) st = sim_jacobian_choose(model, options, q, u, &run.jacobian, err);
+    if (st != SD_OK) return st;
     run.model = model;
     run.opt = options;
     run.q = q;
@@ -202,12 +225,15 @@ sd_status sd_simulate(const sd_model *model, const sd_sim_options *options, doub
         /* A model without speeds has nothing to integrate: RK4 handles it trivially. */
         if (options->integrator == SD_INTEGRATOR_RK4 || run.rhs.nu == 0)
             st = sim_rk4_run(&run, err);
+        else if (options->integrator == SD_INTEGRATOR_RADAU_IIA)
+            st = sim_radau_run(&run, err);
         else
             st = sim_cvode_run(&run, err);
     }
     sd_status st2 = total_energy(&run, &run.stats.energy_end, st == SD_OK ? err : NULL);
     if (st == SD_OK) st = st2;
     run.stats.rhs_evals = run.rhs.evals;
+    run.stats.jacobian = run.jacobian;
     sim_constraints_release(&run);
     if (run.us != u) free(run.us);
     sim_rhs_release(&run.rhs);

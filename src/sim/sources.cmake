@@ -1,6 +1,6 @@
 # The sim layer (time integration, trajectories out): included by src/CMakeLists.txt, which says what
-# the SOADYN_COMPONENT_* lists are. RK4, the CSV writer and trajectories need nothing but libm and are
-# always built (the soadyn command needs them); the CVODE integrators (SUNDIALS) and plots (PLplot)
+# the SOADYN_COMPONENT_* lists are. RK4, Radau IIA (LAPACK, as the loops component), the CSV writer and
+# trajectories are always built (the soadyn command needs them); the CVODE integrators (SUNDIALS) and plots (PLplot)
 # are each a switch. Off, their functions stay and say "not offered" (*_not_built.c).
 list(APPEND SOADYN_COMPONENT_HEADERS sim.h)
 list(APPEND SOADYN_COMPONENT_SOURCES
@@ -9,6 +9,8 @@ list(APPEND SOADYN_COMPONENT_SOURCES
   sim/embedded_system.c
   sim/constraint_projection.c
   sim/rk4.c
+  sim/radau.c
+  sim/jacobian.c
   sim/simulate.c
   sim/labels.c
   sim/csv.c

@@ -580,7 +580,8 @@ static void check_simulate_options(void)
                                 {"--dt", "inf", NULL},
                                 {"--every", "0", NULL},
                                 {"--every", "-3", NULL},
-                                {"--dt", "0.5", "--duration", "0.25", NULL}};
+                                {"--dt", "0.5", "--duration", "0.25", NULL},
+                                {"--jacobian", "exact", NULL}};
     for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); ++i) {
         const char *r[6];
         for (int j = 0; j < 6; ++j) r[j] = refused[i][j];
@@ -590,6 +591,24 @@ static void check_simulate_options(void)
                r[2] ? " " : "", r[2] ? r[3] : "", status, named ? ", names the option" : "");
         CHECK(status == 1 && named);
     }
+    /* --jacobian: the Newton Jacobian of cvode-bdf and radau-iia, said in the summary; refused where no
+     * Jacobian is used */
+    const char *jacobians[][3] = {{"cvode-bdf", "analytic", "jacobian         analytic"},
+                                  {"cvode-bdf", "dq", "jacobian         difference quotients"},
+                                  {"radau-iia", "analytic", "jacobian         analytic"},
+                                  {"radau-iia", "dq", "jacobian         difference quotients"}};
+    int status = 0;
+    for (int i = 0; i < 4; ++i) {
+        const char *args[] = {"simulate", model, "--integrator", jacobians[i][0], "--jacobian", jacobians[i][1],
+                              "--duration", "0.1", NULL};
+        status = run_with(args, &plain_child, "opt_err.txt");
+        path_in_dir(out_path, sizeof(out_path), "stdout.txt"); /* run_with's */
+        CHECK(status == 0 && contains(out_path, jacobians[i][2]));
+    }
+    path_in_dir(out_path, sizeof(out_path), "opt_out.txt");
+    status = run("opt_out.txt", "opt_err.txt", "simulate", model, "--jacobian", "analytic", NULL, NULL, NULL);
+    printf("  simulate --jacobian analytic (with rk4): exit %d\n", status);
+    CHECK(status == 1 && contains(err_path, "take a Jacobian"));
     /* a run sd_simulate would refuse at once (too many steps) is refused before the CSV is touched
      * (it used to replace keep.csv by a header and a truncated mark) */
     char keep[512], keep_partial[600], nowhere_png[512], nowhere_html[512];
@@ -598,7 +617,7 @@ static void check_simulate_options(void)
     path_in_dir(nowhere_png, sizeof(nowhere_png), "no_such_folder/plot.png");
     path_in_dir(nowhere_html, sizeof(nowhere_html), "no_such_folder/page.html");
     write_file(keep, "keep me\n");
-    int status = run("opt_out.txt", "opt_err.txt", "simulate", model, "--duration", "1e12", "--output", keep, NULL);
+    status = run("opt_out.txt", "opt_err.txt", "simulate", model, "--duration", "1e12", "--output", keep, NULL);
     char *kept = read_all(keep);
     printf("  simulate --duration 1e12 --output keep.csv: exit %d, keep.csv %s\n", status,
            kept && strcmp(kept, "keep me\n") == 0 ? "untouched" : "changed");

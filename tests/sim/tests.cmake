@@ -49,3 +49,9 @@ endif()
 if(SOADYN_WITH_IO AND SOADYN_WITH_PLOT)
   soadyn_add_test(test_output_marks SOURCES sim/test_output_marks.c sim/cli_child.c LABELS unit)
 endif()
+# CVODE BDF with the analytical Jacobian (sd_sim_options.jacobian): the Jacobian against differences,
+# the stiff-model claims (fewer right-hand sides than difference quotients, RK4's state at H/10), the
+# choice and its refusals.
+if(SOADYN_WITH_CVODE)
+  soadyn_add_test(test_sim_jacobian SOURCES sim/test_sim_jacobian.c random_tree.c LABELS unit)
+endif()
