@@ -97,11 +97,9 @@ static void apply_ne_transpose(const sd_model *m, sd_data *d, const double *x, d
 /* [I - H psi K] x (004 Eq 50), the residual gather of Eq 58a-c with a = b = 0 and T = x:
  * z(k) = sum phi(k, j) z+(j); eps(k) = x(k) - H(k) z(k); z+(k) = z(k) + G(k) eps(k); y = eps; at a
  * node's own coordinates first eps_f = x_f - z_f, z_R = z_r + g eps_f (001 Eq 63). */
-static void apply_inv(const sd_model *m, sd_data *d, const double *x, double *y)
+static void residual_gather(const sd_model *m, sd_data *d, const double *x, double *y)
 {
     struct sd_node_data *nd = d->nodes;
-    memset(d->z, 0, 6 * (size_t)m->n * sizeof(double));
-    sd_node_residual_begin(nd, 0);
     for (int k = m->n - 1; k >= 0; --k) {
         const int vk = m->v_index[k];
         double *z = d->z + 6 * k, g[6];
@@ -116,6 +114,13 @@ static void apply_inv(const sd_model *m, sd_data *d, const double *x, double *y)
             sd_node_residual_to_parent_modes(m, nd, k, t);
         }
     }
+}
+
+static void apply_inv(const sd_model *m, sd_data *d, const double *x, double *y)
+{
+    memset(d->z, 0, 6 * (size_t)m->n * sizeof(double));
+    sd_node_residual_begin(d->nodes, 0);
+    residual_gather(m, d, x, y);
 }
 
 /* [I - H psi K]* x, the acceleration scatter of Eq 58e-g with a = 0:
@@ -155,6 +160,19 @@ static void apply_dinv(const sd_model *m, const sd_data *d, double *y)
 static void solve(const sd_model *m, sd_data *d, const double *x, double *y)
 {
     apply_inv(m, d, x, y);
+    apply_dinv(m, d, y);
+    apply_inv_transpose(m, d, y, y);
+}
+
+void sd_nodes_force_response(const sd_model *m, sd_data *d, int body, const double f[6], double *y)
+{
+    /* the residual gather sees f as forward dynamics sees an external force (b = -f_ext): z(body) = -f,
+     * with a = b = 0 elsewhere and T = 0 (y, zeroed, is T and eps in place) */
+    memset(d->z, 0, 6 * (size_t)m->n * sizeof(double));
+    sd_node_residual_begin(d->nodes, 0);
+    for (int r = 0; r < 6; ++r) d->z[6 * body + r] = -f[r];
+    memset(y, 0, (size_t)m->nv * sizeof(double));
+    residual_gather(m, d, y, y);
     apply_dinv(m, d, y);
     apply_inv_transpose(m, d, y, y);
 }

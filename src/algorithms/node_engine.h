@@ -139,6 +139,10 @@ sd_status sd_nodes_mass_matrix(const sd_model *m, sd_data *d, const double *q, d
 /* Articulated bodies (forward dynamics, prescribed hinges, inter-body forces, det M) and the
  * innovations factors, M^-1 and their solves are written once for every node kind
  * (forward_dynamics.c, innovations.c, node_kinds.h "articulated bodies"). */
+/* y = M^-1 J_body^T f and d->alpha = J qdd for y: the response of every body (its rigid part, body axes)
+ * to a spatial force f on `body` (its frame, its axes), by the residual gather, D^-1 and the scatter
+ * of the factors of the last Riccati gather (004 Eq 58-60 with a = b = 0): Omega(., body) f. */
+void sd_nodes_force_response(const sd_model *m, sd_data *d, int body, const double f[6], double *y);
 
 /* The motion scatter, the accelerations, Newton-Euler, the Jacobian, centre of mass, momentum and
  * energies are written once for every node kind (kinematics.c, inverse_dynamics.c, node_kinds.h);
@@ -156,8 +160,5 @@ sd_status sd_nodes_mass_matrix(const sd_model *m, sd_data *d, const double *q, d
  * placement, or for a body riding on node t, pose(N_t(eta)) * node_placement (sd_interbody_force's
  * joint frame). */
 void sd_nodes_joint_frame(const sd_model *m, const sd_data *d, int k, sd_transform *J);
-/* SD_E_NOT_SUPPORTED naming fn and a flexible body: the refusal of the functions the engine does
- * not offer (innovations factors, M^-1, operational space). */
-sd_status sd_nodes_not_offered(const sd_model *m, sd_data *d, const char *fn);
 
 #endif /* SOADYN_NODE_ENGINE_H */
