@@ -220,7 +220,8 @@ sd_status sd_mass_matrix_determinant(const sd_model *m, sd_data *d, const double
      * pivots of the split chain (001 Sec 5; a symmetric reordering of the coordinates leaves det M) */
     const struct sd_node_data *nd = d->nodes;
     double s = 0.0;
-    for (int k = 0; k < m->n; ++k) s += sd_cholesky_logdet(d->Dchol + 36 * k, m->nv_k[k]) + sd_node_modal_log_det(m, nd, k);
+    for (int k = 0; k < m->n; ++k) s += sd_cholesky_logdet(d->Dchol + 36 * k, m->nv_k[k]);
+    for (int k = 0; nd && k < m->n; ++k) s += sd_node_modal_log_det(m, nd, k); /* none without nodes */
     const char *fn = "sd_mass_matrix_determinant";
     sd_status st2 = sd_check_output(d, fn, "log_det", &s, 1, SD_CAUSE_OVERFLOW);
     if (st2 != SD_OK) return st2;
