@@ -274,7 +274,7 @@ static sd_status eval_all(eval_result *r)
     if (st == SD_OK) st = sd_inverse_dynamics(r->m, r->d, r->q, r->u, qdd_id, NULL, r->tau_id);
     if (st == SD_OK) st = sd_bias_forces(r->m, r->d, r->q, r->u, NULL, r->c);
     if (st == SD_OK && r->dense) st = sd_mass_matrix(r->m, r->d, r->q, r->M);
-    if (st == SD_OK && r->dense && sd_model_nflexible(r->m) == 0) st = sd_mass_matrix_inverse(r->m, r->d, r->q, r->Minv);
+    if (st == SD_OK && r->dense) st = sd_mass_matrix_inverse(r->m, r->d, r->q, r->Minv);
     if (st == SD_OK) st = sd_mass_matrix_determinant(r->m, r->d, r->q, &r->det, &r->log_det);
     if (st == SD_OK) st = sd_sim_energy(r->m, r->d, r->q, r->u, &r->kinetic, &r->potential);
     return st;
@@ -381,10 +381,7 @@ static void print_text(const eval_result *r)
         print_vector(r->have_qdd ? "inverse dynamics tau (at --qdd)" : "inverse dynamics tau (at the qdd above)",
                      r->tau_id, r->nv, r->vlab, "");
     print_forces(r);
-    if (sd_model_nflexible(r->m) > 0)
-        cli_printf("mass matrix inverse M^-1: not formed (not offered for models with flexible bodies)\n");
-    else
-        print_matrix(r, "mass matrix inverse M^-1", r->Minv);
+    print_matrix(r, "mass matrix inverse M^-1", r->Minv);
     cli_printf("det M:      %.17g\nlog det M:  %.17g\n", r->det, r->log_det);
     cli_printf("energy:     kinetic %.17g J, potential %.17g J, total %.17g J\n", r->kinetic, r->potential,
            r->kinetic + r->potential);
@@ -489,10 +486,8 @@ static void json_all(json_writer *w, const eval_result *r)
                 jw_number(w, r->vlab[i], r->qdd[i]);
             }
         jw_end_object(w);
-        jw_null(w, "mass_matrix_inverse"); /* not offered for flexible bodies */
-    } else {
-        json_matrix(w, r, "mass_matrix_inverse", r->Minv);
     }
+    json_matrix(w, r, "mass_matrix_inverse", r->Minv);
     if (isfinite(r->det)) jw_number(w, "det_mass_matrix", r->det);
     else jw_null(w, "det_mass_matrix"); /* over- or underflow on big trees: the log is the answer */
     jw_number(w, "log_det_mass_matrix", r->log_det);

@@ -160,9 +160,11 @@ SD_API sd_status sd_beam_modes(const sd_beam_spec *spec, sd_flex_data **data, sd
  *   linearised model, which approximates only M_m); the kinetic energy is 1/2 V_m^T M_m V_m per body.
  *   sd_potential_energy is gravity's; the strain energy is sd_strain_energy below.
  * - sd_interbody_force gives the rigid part of the force through each hinge (000 Sec 3).
- * - Not offered (SD_E_NOT_SUPPORTED): sd_innovations_apply, sd_mass_matrix_solve,
- *   sd_mass_matrix_inverse, sd_operational_space_compliance/_inertia: use sd_mass_matrix and a dense
- *   factorisation. */
+ * - The innovations factors (sd_innovations_apply), sd_mass_matrix_solve, sd_mass_matrix_inverse and
+ *   det M are those of the split chain (001 Sec 5, Eq 51-56): each flexible body's modes are
+ *   eliminated before its hinge, D holds every hinge's D(k) and every body's modal D_f(k). The
+ *   operational-space compliance and inertia of task frames (on any body; a frame moves with its
+ *   body frame F_k, as above) are offered too. */
 
 /* 1/2 sum eta^T K_m eta over the flexible bodies at the q of the last call that computed
  * placements (sd_kinematics or any dynamics call); 0 for a rigid model. */

@@ -16,16 +16,28 @@
 #endif
 
 #include "internal.h"
-#include "node_engine.h"
+#include "node_kinds.h"
+
+/* Placements and what the Riccati gather reads: a node's mass M(k) depends on its own coordinates, so
+ * a model with a node workspace runs the motion scatter (at rest), which leaves it (node_kinds.h). */
+static void articulated_placements(const sd_model *m, sd_data *d, const double *q)
+{
+    if (d->nodes) sd_update_motion(m, d, q, NULL, NULL, 1);
+    else sd_update_placements(m, d, q, 1);
+}
 
 sd_status sd_articulated_inertias(const sd_model *m, sd_data *d, const double *q)
 {
     const sd_status st = sd_check_call(m, d, "sd_articulated_inertias", q, NULL, NULL, NULL, NULL);
     if (st != SD_OK) return st;
-    if (m->nflex) return sd_nodes_articulated_inertias(m, d, q); /* the node engine */
-    sd_update_placements(m, d, q, 1);
+    articulated_placements(m, d, q);
     return sd_riccati_gather(m, d, NULL);
 }
+
+/* The sweeps below apply the factors of the last Riccati gather over nodes (node_kinds.h): each node's
+ * hinge as a rigid body's, a node with coordinates of its own (a flexible body's modes) through its
+ * kind's operations, in the split chain of 001 Sec 5 (Eq 51-56): the modal node below its hinge, its
+ * gain G_f = [g; I] and tau_bar = I - G_f H_f. Not hot paths: one instance each, asking every node. */
 
 /* y = G(k) x(k), a spatial force */
 static void gain_times(const sd_model *m, const sd_data *d, int k, const double *x, double y[6])
@@ -35,13 +47,17 @@ static void gain_times(const sd_model *m, const sd_data *d, int k, const double 
         for (int r = 0; r < 6; ++r) y[r] += d->G[6 * (m->v_index[k] + i) + r] * x[m->v_index[k] + i];
 }
 
-/* [I + H phi K] x: w(k) = sum_children phi(k, j) (w(j) + G(j) x(j)); y(k) = x(k) + H(k) w(k). */
+/* [I + H phi K] x: w(k) = sum_children phi(k, j) (w(j) + G(j) x(j)); y(k) = x(k) + H(k) w(k); at a
+ * node's own coordinates first y_f = x_f + w_f, w_R = w_r + g x_f (the modal node's G_f = [g; I]). */
 static void apply_ne(const sd_model *m, sd_data *d, const double *x, double *y)
 {
+    struct sd_node_data *nd = d->nodes;
     memset(d->z, 0, 6 * (size_t)m->n * sizeof(double));
+    sd_node_residual_begin(nd, 0);
     for (int k = m->n - 1; k >= 0; --k) {
         const int vk = m->v_index[k];
         double *w = d->z + 6 * k, g[6];
+        sd_node_modal_ne(m, nd, k, x, y, w);
         gain_times(m, d, k, x, g);
         for (int i = 0; i < m->nv_k[k]; ++i) y[vk + i] = x[vk + i] + sd_s6_dot(d->S + 6 * (vk + i), w);
         if (m->parent[k] >= 0) {
@@ -49,32 +65,45 @@ static void apply_ne(const sd_model *m, sd_data *d, const double *x, double *y)
             for (int r = 0; r < 6; ++r) t[r] = w[r] + g[r];
             sd_force_to_parent(&d->Xup[k], t, tp);
             for (int r = 0; r < 6; ++r) d->z[6 * m->parent[k] + r] += tp[r];
+            sd_node_residual_to_parent_modes(m, nd, k, t);
         }
     }
 }
 
-/* [I + H phi K]* x: s(k) = phi*(parent, k) (s(parent) + H*(parent) x(parent)); y(k) = x(k) + G*(k) s(k). */
+/* [I + H phi K]* x: s(k) = phi*(parent, k) (s(parent) + H*(parent) x(parent)); y(k) = x(k) + G*(k) s(k);
+ * at a node's own coordinates y_f = x_f + g* t(k), t(k) = s(k) + H*(k) x(k), and its children see
+ * its x_f through Y (read from a copy of x: y may alias x). */
 static void apply_ne_transpose(const sd_model *m, sd_data *d, const double *x, double *y)
 {
+    struct sd_node_data *nd = d->nodes;
+    const double *xm = x;
+    if (nd) {
+        memcpy(nd->eps_f, x, (size_t)m->nv * sizeof(double));
+        xm = nd->eps_f;
+    }
     for (int k = 0; k < m->n; ++k) {
         const int vk = m->v_index[k];
         double *s = d->alpha_plus + 6 * k, *t = d->alpha + 6 * k;
         if (m->parent[k] < 0) memset(s, 0, 6 * sizeof(double));
         else sd_motion_to_child(&d->Xup[k], d->alpha + 6 * m->parent[k], s);
-        sd_hinge_motion(m, d, k, x, t); /* t(k) = s(k) + H*(k) x(k), read by the children */
+        sd_node_child_motion_modes(m, nd, k, xm, s);
+        sd_hinge_motion(m, d, k, xm, t); /* t(k) = s(k) + H*(k) x(k), read by the children */
         for (int r = 0; r < 6; ++r) t[r] += s[r];
-        for (int i = 0; i < m->nv_k[k]; ++i) y[vk + i] = x[vk + i] + sd_s6_dot(d->G + 6 * (vk + i), s);
+        for (int i = 0; i < m->nv_k[k]; ++i) y[vk + i] = xm[vk + i] + sd_s6_dot(d->G + 6 * (vk + i), s);
+        sd_node_modal_scatter(m, nd, k, xm, 1.0, t, y);
     }
 }
 
 /* [I - H psi K] x (004 Eq 50), the residual gather of Eq 58a-c with a = b = 0 and T = x:
- * z(k) = sum phi(k, j) z+(j); eps(k) = x(k) - H(k) z(k); z+(k) = z(k) + G(k) eps(k); y = eps. */
-static void apply_inv(const sd_model *m, sd_data *d, const double *x, double *y)
+ * z(k) = sum phi(k, j) z+(j); eps(k) = x(k) - H(k) z(k); z+(k) = z(k) + G(k) eps(k); y = eps; at a
+ * node's own coordinates first eps_f = x_f - z_f, z_R = z_r + g eps_f (001 Eq 63). */
+static void residual_gather(const sd_model *m, sd_data *d, const double *x, double *y)
 {
-    memset(d->z, 0, 6 * (size_t)m->n * sizeof(double));
+    struct sd_node_data *nd = d->nodes;
     for (int k = m->n - 1; k >= 0; --k) {
         const int vk = m->v_index[k];
         double *z = d->z + 6 * k, g[6];
+        sd_node_modal_residual(m, nd, k, x, y, z);
         for (int i = 0; i < m->nv_k[k]; ++i) y[vk + i] = x[vk + i] - sd_s6_dot(d->S + 6 * (vk + i), z);
         gain_times(m, d, k, y, g);
         if (m->parent[k] >= 0) {
@@ -82,23 +111,70 @@ static void apply_inv(const sd_model *m, sd_data *d, const double *x, double *y)
             for (int r = 0; r < 6; ++r) t[r] = z[r] + g[r];
             sd_force_to_parent(&d->Xup[k], t, tp);
             for (int r = 0; r < 6; ++r) d->z[6 * m->parent[k] + r] += tp[r];
+            sd_node_residual_to_parent_modes(m, nd, k, t);
         }
     }
 }
 
+static void apply_inv(const sd_model *m, sd_data *d, const double *x, double *y)
+{
+    memset(d->z, 0, 6 * (size_t)m->n * sizeof(double));
+    sd_node_residual_begin(d->nodes, 0);
+    residual_gather(m, d, x, y);
+}
+
 /* [I - H psi K]* x, the acceleration scatter of Eq 58e-g with a = 0:
- * alpha+(k) = phi* alpha(parent); y(k) = x(k) - G*(k) alpha+(k); alpha(k) = alpha+(k) + H*(k) y(k). */
+ * alpha+(k) = phi* alpha(parent); y(k) = x(k) - G*(k) alpha+(k); alpha(k) = alpha+(k) + H*(k) y(k);
+ * at a node's own coordinates then y_f = x_f - g* alpha(k) (001 Eq 63), which its children see
+ * through Y. In place (y = x) too: each entry is read before it is written. */
 static void apply_inv_transpose(const sd_model *m, sd_data *d, const double *x, double *y)
 {
+    const struct sd_node_data *nd = d->nodes;
     for (int k = 0; k < m->n; ++k) {
         const int vk = m->v_index[k];
         double *ap = d->alpha_plus + 6 * k, *alpha = d->alpha + 6 * k, hy[6];
         if (m->parent[k] < 0) memset(ap, 0, 6 * sizeof(double));
         else sd_motion_to_child(&d->Xup[k], d->alpha + 6 * m->parent[k], ap);
+        sd_node_child_motion_modes(m, nd, k, y, ap);
         for (int i = 0; i < m->nv_k[k]; ++i) y[vk + i] = x[vk + i] - sd_s6_dot(d->G + 6 * (vk + i), ap);
         sd_hinge_motion(m, d, k, y, hy);
         for (int r = 0; r < 6; ++r) alpha[r] = ap[r] + hy[r];
+        sd_node_modal_scatter(m, nd, k, x, -1.0, alpha, y);
     }
+}
+
+/* y = D^-1 y, hinge by hinge and each node's own coordinates (D_f^-1), in place. */
+static void apply_dinv(const sd_model *m, const sd_data *d, double *y)
+{
+    for (int k = 0; k < m->n; ++k) {
+        if (m->nv_k[k]) {
+            double t[6];
+            for (int i = 0; i < m->nv_k[k]; ++i) t[i] = y[m->v_index[k] + i];
+            sd_dinv_mul(d->Dinv + 36 * k, m->nv_k[k], t, y + m->v_index[k]);
+        }
+        sd_node_modal_solve(m, d->nodes, k, y, y);
+    }
+}
+
+/* M^-1 x = [I - H psi K]* D^-1 [I - H psi K] x  (004 Eq 51; 001 Eq 56 on the split chain). */
+static void solve(const sd_model *m, sd_data *d, const double *x, double *y)
+{
+    apply_inv(m, d, x, y);
+    apply_dinv(m, d, y);
+    apply_inv_transpose(m, d, y, y);
+}
+
+void sd_nodes_force_response(const sd_model *m, sd_data *d, int body, const double f[6], double *y)
+{
+    /* the residual gather sees f as forward dynamics sees an external force (b = -f_ext): z(body) = -f,
+     * with a = b = 0 elsewhere and T = 0 (y, zeroed, is T and eps in place) */
+    memset(d->z, 0, 6 * (size_t)m->n * sizeof(double));
+    sd_node_residual_begin(d->nodes, 0);
+    for (int r = 0; r < 6; ++r) d->z[6 * body + r] = -f[r];
+    memset(y, 0, (size_t)m->nv * sizeof(double));
+    residual_gather(m, d, y, y);
+    apply_dinv(m, d, y);
+    apply_inv_transpose(m, d, y, y);
 }
 
 /* The checks of the two calls below, which apply the factors of the last state to x. */
@@ -114,7 +190,6 @@ static sd_status check_factor_call(const sd_model *m, sd_data *d, const char *fn
 
 sd_status sd_innovations_apply(const sd_model *m, sd_data *d, sd_factor_op op, const double *x, double *y)
 {
-    if (m && m->nflex) return sd_nodes_not_offered(m, d, "sd_innovations_apply");
     const char *fn = "sd_innovations_apply";
     const sd_status st = check_factor_call(m, d, fn, x, y);
     if (st != SD_OK) return st;
@@ -130,19 +205,10 @@ sd_status sd_innovations_apply(const sd_model *m, sd_data *d, sd_factor_op op, c
 
 sd_status sd_mass_matrix_solve(const sd_model *m, sd_data *d, const double *x, double *y)
 {
-    if (m && m->nflex) return sd_nodes_not_offered(m, d, "sd_mass_matrix_solve");
     const char *fn = "sd_mass_matrix_solve";
     const sd_status st = check_factor_call(m, d, fn, x, y);
     if (st != SD_OK) return st;
-    /* M^-1 = [I - H psi K]* D^-1 [I - H psi K]  (004 Eq 51) */
-    apply_inv(m, d, x, y);
-    for (int k = 0; k < m->n; ++k)
-        if (m->nv_k[k]) {
-            double t[6];
-            for (int i = 0; i < m->nv_k[k]; ++i) t[i] = y[m->v_index[k] + i];
-            sd_dinv_mul(d->Dinv + 36 * k, m->nv_k[k], t, y + m->v_index[k]);
-        }
-    apply_inv_transpose(m, d, y, y);
+    solve(m, d, x, y);
     return sd_check_output(d, fn, "y", y, (size_t)m->nv, SD_CAUSE_TINY_INERTIA);
 }
 
@@ -150,12 +216,12 @@ sd_status sd_mass_matrix_determinant(const sd_model *m, sd_data *d, const double
 {
     const sd_status st = sd_articulated_inertias(m, d, q);
     if (st != SD_OK) return st;
-    double s = 0.0; /* log det M = sum_k log det D(k)  (004 Eq 53) */
-    if (m->nflex) { /* prod det D_f(k) det D_R(k): node_articulated.c */
-        const sd_status st1 = sd_nodes_log_det(m, d, &s);
-        if (st1 != SD_OK) return st1;
-    } else
-        for (int k = 0; k < m->n; ++k) s += sd_cholesky_logdet(d->Dchol + 36 * k, m->nv_k[k]);
+    /* log det M = sum_k log det D(k)  (004 Eq 53): every hinge's D(k) and every node's own D_f(k), the
+     * pivots of the split chain (001 Sec 5; a symmetric reordering of the coordinates leaves det M) */
+    const struct sd_node_data *nd = d->nodes;
+    double s = 0.0;
+    for (int k = 0; k < m->n; ++k) s += sd_cholesky_logdet(d->Dchol + 36 * k, m->nv_k[k]);
+    for (int k = 0; nd && k < m->n; ++k) s += sd_node_modal_log_det(m, nd, k); /* none without nodes */
     const char *fn = "sd_mass_matrix_determinant";
     sd_status st2 = sd_check_output(d, fn, "log_det", &s, 1, SD_CAUSE_OVERFLOW);
     if (st2 != SD_OK) return st2;
@@ -480,16 +546,28 @@ static int minv_dense(const sd_model *m, sd_data *d, const double *q, double *Mi
 
 sd_status sd_mass_matrix_inverse(const sd_model *m, sd_data *d, const double *q, double *Minv)
 {
-    if (m && m->nflex) return sd_nodes_not_offered(m, d, "sd_mass_matrix_inverse");
     const char *fn = "sd_mass_matrix_inverse";
     if (!Minv) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL Minv", fn);
     sd_status st = sd_check_call(m, d, fn, q, NULL, NULL, NULL, NULL);
     if (st != SD_OK) return st;
-    if (m->nv <= MINV_DENSE_MAX_NV && minv_dense(m, d, q, Minv)) return SD_OK;
+    const int nv = m->nv;
+    if (d->nodes) { /* a node of its own coordinates: Eq 51 applied to the columns of I (M^-1 symmetric) */
+        articulated_placements(m, d, q);
+        if ((st = sd_riccati_gather(m, d, NULL)) != SD_OK) return st;
+        for (int i = 0; i < nv; ++i) {
+            double *row = Minv + (size_t)i * nv;
+            memset(row, 0, (size_t)nv * sizeof(double));
+            row[i] = 1.0;
+            solve(m, d, row, row);
+        }
+        d->current &= ~SD_CURRENT_ACCELERATIONS; /* the sweeps used alpha as scratch */
+        if (sd_mirror_upper(Minv, nv)) return SD_OK; /* symmetric to the last bit, as the rigid kernel's */
+        return sd_check_output(d, fn, "Minv", Minv, (size_t)nv * (size_t)nv, SD_CAUSE_TINY_INERTIA);
+    }
+    if (nv <= MINV_DENSE_MAX_NV && minv_dense(m, d, q, Minv)) return SD_OK;
     sd_update_placements(m, d, q, 1);
     if ((st = sd_riccati_gather(m, d, NULL)) != SD_OK) return st;
     world_gains(m, d);
-    const int nv = m->nv;
     /* psi and Y (36 per body each, nv <= 6 n on a rigid model) are the 6 x nv scratch: z then alpha,
      * and the multi-speed hinges' eps in the gather, then the saved alpha of branch bodies */
     minv_gather(m, d, d->psi, d->Y, Minv);

@@ -1,7 +1,6 @@
 /*
  * src/algorithms/node_engine.c — the node engine's workspace (node_engine.h): node sizes and offsets,
- * and every array the sweeps write, carved from one block so that no algorithm allocates; and the
- * refusal of the public functions the engine does not offer.
+ * and every array the sweeps write, carved from one block so that no algorithm allocates.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -116,15 +115,4 @@ void sd_node_data_free(struct sd_node_data *nd)
     if (!nd) return;
     free(nd->dim); /* the first carve is the block's start */
     free(nd);
-}
-
-sd_status sd_nodes_not_offered(const sd_model *m, sd_data *d, const char *fn)
-{
-    int k = 0;
-    while (k < m->n && modes_of(m, k) == 0 && !(m->flex && m->flex[k])) ++k;
-    if (k == m->n) k = 0;
-    return sd_data_fail(d, SD_E_NOT_SUPPORTED,
-                        "%s is not offered for models with flexible bodies (body '%s' has %d mode%s); use "
-                        "sd_mass_matrix and a dense factorisation",
-                        fn, m->desc[k].name, modes_of(m, k), modes_of(m, k) == 1 ? "" : "s");
 }

@@ -4,12 +4,12 @@
  * WHY. 004 Sec 2.3 and Sec 8, 001 Sec 2-5 and 000 Sec 3 and 5 show that one tips-to-base gather and
  * one base-to-tips scatter over the SKO model (H, phi, M) serve rigid bodies, flexible bodies and
  * aggregated loop bodies alike: only the sizes of the blocks change. This engine is that claim in
- * code, in part: the motion scatter (kinematics.c) and Newton-Euler (inverse_dynamics.c) are written
- * once over nodes, asking each node's kind for its operations (node_kinds.h) and instantiated once
- * for models of rigid nodes only (the fixed-size kernels alone) and once for the others. Composite
- * bodies, articulated bodies, energies and the Jacobian still have a rigid fast copy (mass_matrix.c,
- * forward_dynamics.c, kinematics.c) and a node copy here (node_*.c), their public entry points
- * choosing by m->nflex (docs/design.md lists these places).
+ * code, in part: the motion scatter (kinematics.c), Newton-Euler (inverse_dynamics.c) and articulated
+ * bodies (forward_dynamics.c; their factors in innovations.c) are written once over nodes, asking each
+ * node's kind for its operations (node_kinds.h) and instantiated once for models of rigid nodes only
+ * (the fixed-size kernels alone) and once for the others. Composite bodies still have a rigid fast
+ * copy (mass_matrix.c) and a node copy (node_mass_matrix.c), their public entry point choosing by
+ * m->nflex (docs/design.md lists these places).
  *
  * A NODE is what a sweep visits. Node k has a dimension dim[k] = 6 + nm (rigid: nm = 0; flexible:
  * its n_modes; an aggregate (constraint embedding, next issue): the stacked sizes of its bodies) and
@@ -97,11 +97,11 @@ struct sd_node_data {
     /* composite bodies (node_mass_matrix.c, 001 Eq 47-50) */
     double *R;           /* mat_total: composite inertias R(k) */
     double *X;           /* 2 * max_dim * max_cols scratch for the off-diagonal columns (X(k) and X(parent)) */
-    /* articulated bodies (node_articulated.c, 001 Eq 62-63) */
-    double *P;           /* mat_total: P(k) before elimination */
+    /* articulated bodies (forward_dynamics.c, innovations.c; node_flexible.c: 001 Eq 62-63) */
+    double *P;           /* mat_total: P(k) before elimination (started by its first child) */
     double *Dfchol;      /* mat_total (nm^2 used): Cholesky factor of D_f(k) = P^ff(k) */
     double *g;           /* mat_total (6 x nm used): g(k) = P^rf D_f^-1 */
-    double *zm;          /* vec_total: z(k) */
+    double *zm;          /* vec_total: z(k) (its modal part used; the rigid part is sd_data's z) */
     double *eps_f, *nu_f;/* nv each, indexed like u (the modal speeds' entries used): eps_f, nu_f */
     double *scratch;     /* vec_total + mat_total doubles of scratch */
     size_t bytes;
@@ -136,12 +136,13 @@ static inline int sd_node_speed_index(const sd_model *m, int k, int i)
  * sd_kinematics's accelerations (001 Eq 26) are one sweep for every kind too. */
 
 sd_status sd_nodes_mass_matrix(const sd_model *m, sd_data *d, const double *q, double *M);
-/* The contract of sd_forward_dynamics_ex (called after its argument checks): tau is written for
- * prescribed hinges (000 Sec 3), so not const, and options also asks for the inter-body forces. */
-sd_status sd_nodes_forward_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u,
-                                    double *tau, const double *f_ext, double *qdd, const sd_fd_options *options);
-sd_status sd_nodes_articulated_inertias(const sd_model *m, sd_data *d, const double *q);
-sd_status sd_nodes_log_det(const sd_model *m, sd_data *d, double *log_det);
+/* Articulated bodies (forward dynamics, prescribed hinges, inter-body forces, det M) and the
+ * innovations factors, M^-1 and their solves are written once for every node kind
+ * (forward_dynamics.c, innovations.c, node_kinds.h "articulated bodies"). */
+/* y = M^-1 J_body^T f and d->alpha = J qdd for y: the response of every body (its rigid part, body axes)
+ * to a spatial force f on `body` (its frame, its axes), by the residual gather, D^-1 and the scatter
+ * of the factors of the last Riccati gather (004 Eq 58-60 with a = b = 0): Omega(., body) f. */
+void sd_nodes_force_response(const sd_model *m, sd_data *d, int body, const double f[6], double *y);
 
 /* The motion scatter, the accelerations, Newton-Euler, the Jacobian, centre of mass, momentum and
  * energies are written once for every node kind (kinematics.c, inverse_dynamics.c, node_kinds.h);
@@ -159,8 +160,5 @@ sd_status sd_nodes_log_det(const sd_model *m, sd_data *d, double *log_det);
  * placement, or for a body riding on node t, pose(N_t(eta)) * node_placement (sd_interbody_force's
  * joint frame). */
 void sd_nodes_joint_frame(const sd_model *m, const sd_data *d, int k, sd_transform *J);
-/* SD_E_NOT_SUPPORTED naming fn and a flexible body: the refusal of the functions the engine does
- * not offer (innovations factors, M^-1, operational space). */
-sd_status sd_nodes_not_offered(const sd_model *m, sd_data *d, const char *fn);
 
 #endif /* SOADYN_NODE_ENGINE_H */

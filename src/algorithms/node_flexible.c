@@ -4,6 +4,7 @@
  * parent. Node k's vectors are [rigid part (6); modal part (nm)] at nd->vec_off[k], its matrices
  * dim x dim row-major at nd->mat_off[k] (node_engine.h); M_m, b_m are the motion scatter's (below).
  */
+#include <math.h>
 #include <string.h>
 
 #include "flex/flex_body.h"
@@ -160,13 +161,20 @@ void sd_attached_motion_modes(const sd_model *m, const struct sd_node_data *nd, 
         for (int i = 0; i < 6; ++i) alpha[i] += Y[6 * r + i] * eta_ddot[r];
 }
 
-/* f_m^f(p) += Y(c)^T f(c) (001 Eq 38). */
-void sd_attached_force_to_parent_modes(const sd_model *m, struct sd_node_data *nd, int c, const double f[6])
+/* acc_m^f(p) += Y(c)^T f for the node vectors acc_m (fm, zm) of child c's flexible parent p: the second
+ * block of phi(p, c) (001 Eq 16-17). */
+static void add_to_parent_modes(const sd_model *m, const struct sd_node_data *nd, int c, const double f[6], double *acc)
 {
     const int p = m->parent[c];
     const double *Y = nd->Y + nd->att_off[c];
-    double *fp = nd->fm + nd->vec_off[p];
-    for (int r = 0; r < sd_node_nmodes(m, p); ++r) fp[6 + r] += sd_s6_dot(Y + 6 * r, f);
+    double *ap = acc + nd->vec_off[p];
+    for (int r = 0; r < sd_node_nmodes(m, p); ++r) ap[6 + r] += sd_s6_dot(Y + 6 * r, f);
+}
+
+/* f_m^f(p) += Y(c)^T f(c) (001 Eq 38). */
+void sd_attached_force_to_parent_modes(const sd_model *m, struct sd_node_data *nd, int c, const double f[6])
+{
+    add_to_parent_modes(m, nd, c, f, nd->fm);
 }
 
 /* The joint frame of a hinge on a node: pose(N_t(eta)) * node_placement (sd_interbody_force). */
@@ -230,4 +238,155 @@ sd_status sd_strain_energy(const sd_model *m, sd_data *d, double *E)
         if (sd_node_is_flexible(m, d->nodes, k)) sum += sd_flex_strain_energy(m->flex[k], d->nodes->q + m->mode_q_index[k]);
     *E = sum;
     return sd_check_output(d, fn, "E", E, 1, SD_CAUSE_OVERFLOW);
+}
+
+/* ==== articulated bodies: the flexible kind's part of the Riccati gather, the residual gather and the
+ * acceleration scatter (forward_dynamics.c) and of the innovations sweeps (innovations.c) ====
+ *
+ * 001 Sec 5 splits a flexible body in two: the body itself, carrying its modal coordinates, and a
+ * massless body of zero extent at F_k carrying the hinge (soadyn's hinge acts on F_k: 001 Eq 15 with
+ * H(k) = diag(H_hinge, I)). Tips to base the modes are eliminated first by an nm x nm step, then the
+ * hinge by the rigid kind's step on the 6x6 that is left, so the parent receives a 6x6 P_R+ and a
+ * 6-vector z_R+ as from any rigid child. Node k of dimension n = 6 + nm, vectors [rigid 6; modal nm]:
+ *   P(k)    nd->P: M_m(k) + sum over children c of phi(k, c) P_R+(c) phi*(k, c)        (001 Eq 62)
+ *   D_f(k)  P^ff(k), its Cholesky factor in nd->Dfchol (nm x nm)
+ *   g(k)    P^rf D_f^-1 in nd->g (6 x nm, row-major): the modal gain, G_f = [g; I] in node space
+ *   P_R(k)  P^rr - g P^fr, into d->P: the hinge's articulated inertia, as a rigid body's P(k)
+ *   z_f(k)  the modal part of nd->zm: b_m^f(k) (elastic and damping forces) + sum Y(c)^T z_R+(c)
+ *   eps_f   T_f - z_f, z_R = z_r + g eps_f; nu_f = D_f^-1 eps_f; eta-ddot = nu_f - g* alpha_R (001 Eq 63)
+ * The modal node's tau_bar = I - G_f H_f maps its force [f_r; f_f] to f_r - g f_f for the hinge node,
+ * so g carries every modal quantity to the rigid 6 and back (001 Eq 51-56: the split chain's K, D). */
+
+SD_COLD static sd_status singular_modes(const sd_model *m, sd_data *d, int k)
+{
+    return sd_data_fail(d, SD_E_SINGULAR,
+                        "body '%s': the articulated inertia of its modes D_f(k) is singular (001 Eq 62; modes "
+                        "without mass)",
+                        m->desc[k].name);
+}
+
+/* A pivot of D_f below this times the scale of the inertia it came from is round-off: the mass matrix
+ * is singular there (the rigid kind's first test, forward_dynamics.c). */
+static const double modal_singular_tol = 1e-13;
+
+/* P(k) of node k as the gather has it when k's turn comes: M_m(k) for a leaf (no child started it). */
+static const double *node_articulated_inertia(const sd_model *m, const struct sd_node_data *nd, int k)
+{
+    return (m->last_child[k] < 0 ? nd->Mm : nd->P) + nd->mat_off[k];
+}
+
+sd_status sd_flexible_eliminate_modes(const sd_model *m, sd_data *d, struct sd_node_data *nd, int k, double PR[36])
+{
+    const int n = nd->dim[k], nm = n - 6;
+    const double *P = node_articulated_inertia(m, nd, k);
+    for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 6; ++j) PR[6 * i + j] = P[i * n + j];
+    if (nm == 0) return SD_OK;
+    double *L = nd->Dfchol + nd->mat_off[k], *g = nd->g + nd->mat_off[k], scale = 0.0;
+    for (int i = 0; i < nm; ++i) {
+        for (int j = 0; j < nm; ++j) L[i * nm + j] = P[(6 + i) * n + 6 + j];
+        scale = fabs(L[i * nm + i]) > scale ? fabs(L[i * nm + i]) : scale;
+    }
+    if (!(scale > 0.0) || sd_cholesky_factor(L, nm, modal_singular_tol * scale) >= 0) return singular_modes(m, d, k);
+    for (int r = 0; r < 6; ++r) { /* row r of g: D_f^-1 P^fr e_r (D_f symmetric) */
+        double *gr = g + r * nm;
+        for (int i = 0; i < nm; ++i) gr[i] = P[(6 + i) * n + r];
+        sd_cholesky_solve(L, nm, gr);
+    }
+    for (int r = 0; r < 6; ++r) /* P_R = P^rr - g P^fr, symmetric: upper half mirrored */
+        for (int c = r; c < 6; ++c) {
+            double v = PR[6 * r + c];
+            for (int i = 0; i < nm; ++i) v -= g[r * nm + i] * P[(6 + i) * n + c];
+            PR[6 * r + c] = PR[6 * c + r] = v;
+        }
+    return SD_OK;
+}
+
+void sd_flexible_rigid_inertia(const sd_model *m, const struct sd_node_data *nd, int k, double Prr[36])
+{
+    const int n = nd->dim[k];
+    const double *P = node_articulated_inertia(m, nd, k);
+    for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 6; ++j) Prr[6 * i + j] = P[i * n + j];
+}
+
+/* P(p) += phi(p, c) Pc phi*(p, c) = [X Pc X^T, X Pc Y; Y^T Pc X^T, Y^T Pc Y] for child c of the flexible
+ * node p (node_engine.h "parent force"), P(p) started as M_m(p) by its first child (the last index):
+ * the rigid block by the fixed-size kernel, the blocks that touch p's modes through W = Pc Y(c). */
+void sd_flexible_inertia_from_child(const sd_model *m, const sd_data *d, struct sd_node_data *nd, int c,
+                                    const double Pc[36])
+{
+    const int p = m->parent[c], np = nd->dim[p];
+    double *Pp = nd->P + nd->mat_off[p];
+    if (m->last_child[p] == c) memcpy(Pp, nd->Mm + nd->mat_off[p], (size_t)np * (size_t)np * sizeof(double));
+    double rr[36] = {0};
+    sd_sym6_add_to_parent(&d->Xup[c], Pc, rr);
+    for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 6; ++j) Pp[i * np + j] += rr[6 * i + j];
+    const int off = nd->att_off[c];
+    if (off < 0) return;
+    const double *Y = nd->Y + off;
+    for (int r = 0; r < np - 6; ++r) {
+        double w[6], wp[6];
+        sd_sym6_mul(Pc, Y + 6 * r, w);         /* column r of W = Pc Y */
+        sd_force_to_parent(&d->Xup[c], w, wp); /* column r of X W: the rigid-modal block */
+        for (int i = 0; i < 6; ++i) {
+            Pp[i * np + 6 + r] += wp[i];
+            Pp[(6 + r) * np + i] += wp[i];
+        }
+        for (int s = 0; s <= r; ++s) { /* Y^T W, symmetric */
+            const double v = sd_s6_dot(Y + 6 * s, w);
+            Pp[(6 + s) * np + 6 + r] += v;
+            if (s != r) Pp[(6 + r) * np + 6 + s] += v;
+        }
+    }
+}
+
+void sd_flexible_modal_residual(const sd_model *m, const struct sd_node_data *nd, int k, const double *T, double *eps,
+                                double z[6])
+{
+    const int nm = nd->dim[k] - 6, mv = m->mode_v_index[k];
+    const double *zf = nd->zm + nd->vec_off[k] + 6, *g = nd->g + nd->mat_off[k];
+    for (int i = 0; i < nm; ++i) eps[mv + i] = T[mv + i] - zf[i];
+    for (int r = 0; r < 6; ++r)
+        for (int i = 0; i < nm; ++i) z[r] += g[r * nm + i] * eps[mv + i];
+}
+
+void sd_flexible_modal_solve(const sd_model *m, const struct sd_node_data *nd, int k, const double *eps, double *nu)
+{
+    const int nm = nd->dim[k] - 6, mv = m->mode_v_index[k];
+    if (nu != eps) memcpy(nu + mv, eps + mv, (size_t)nm * sizeof(double));
+    sd_cholesky_solve(nd->Dfchol + nd->mat_off[k], nm, nu + mv);
+}
+
+void sd_flexible_modal_scatter(const sd_model *m, const struct sd_node_data *nd, int k, const double *nu, double sign,
+                               const double alpha[6], double *out)
+{
+    const int nm = nd->dim[k] - 6, mv = m->mode_v_index[k];
+    const double *g = nd->g + nd->mat_off[k];
+    for (int i = 0; i < nm; ++i) {
+        double s = 0.0;
+        for (int r = 0; r < 6; ++r) s += g[r * nm + i] * alpha[r];
+        out[mv + i] = nu[mv + i] + sign * s;
+    }
+}
+
+void sd_flexible_modal_ne(const sd_model *m, const struct sd_node_data *nd, int k, const double *x, double *y,
+                          double w[6])
+{
+    const int nm = nd->dim[k] - 6, mv = m->mode_v_index[k];
+    const double *wf = nd->zm + nd->vec_off[k] + 6, *g = nd->g + nd->mat_off[k];
+    for (int r = 0; r < 6; ++r)
+        for (int i = 0; i < nm; ++i) w[r] += g[r * nm + i] * x[mv + i];
+    for (int i = 0; i < nm; ++i) y[mv + i] = x[mv + i] + wf[i];
+}
+
+void sd_attached_residual_to_parent_modes(const sd_model *m, struct sd_node_data *nd, int c, const double f[6])
+{
+    add_to_parent_modes(m, nd, c, f, nd->zm);
+}
+
+double sd_flexible_modal_log_det(const struct sd_node_data *nd, int k)
+{
+    return sd_cholesky_logdet(nd->Dfchol + nd->mat_off[k], nd->dim[k] - 6);
 }

@@ -23,6 +23,8 @@
 #ifndef SOADYN_NODE_KINDS_H
 #define SOADYN_NODE_KINDS_H
 
+#include <string.h>
+
 #include "node_engine.h"
 
 /* The body of a recursion over nodes, written once, taking nd last; each file instantiates it in two
@@ -139,6 +141,123 @@ static inline double sd_node_kinetic_energy(const sd_model *m, const sd_data *d,
     double MV[6];
     sd_rigid_inertia_mul(m->rigid + 13 * k, d->V + 6 * k, MV);
     return 0.5 * sd_s6_dot(d->V + 6 * k, MV);
+}
+
+/* ==== articulated bodies (forward_dynamics.c, innovations.c, operational_space.c): 004 Alg 5.1,
+ * Lemma 11, Eq 33, 50-51, 58; 001 Eq 51-56, 62-63 ====
+ *
+ * The operations a node kind supplies to the articulated-body recursion and to the sweeps of its
+ * factors. The recursion keeps, per body, the hinge's rigid 6x6 and 6-vector quantities in sd_data
+ * (P, P+, D, G, z, z+, alpha+, alpha) and eliminates every hinge by the rigid kind's step; a kind
+ * with coordinates of its own eliminates them first and hands the hinge a 6x6 P(k) and a 6-vector z(k):
+ *   start      P(k) before the hinge's projection (rigid leaf: its inertia; flexible: P_R after the
+ *              modal elimination D_f, g, P_R = P^rr - g P^fr of 001 Eq 62)
+ *   to parent  P(p) += phi(p, k) P+(k) phi*(p, k) (004 Eq 33; 001 Eq 62 through Y(k) on a node)
+ *   residual   the node's own coordinates' eps = T - z, z(k) += g eps (001 Eq 63), nu = D_f^-1 eps
+ *   scatter    the own coordinates' accelerations nu - g* alpha(k) (001 Eq 63, second half)
+ *   log det    log det D_f(k) (004 Cor 6.1 on the split chain)
+ * and the residual's modal part travels to a flexible parent through Y(c)^T as the forces do.
+ * A rigid node has no own coordinates: its residual, scatter and log det are nothing. */
+
+sd_status sd_flexible_eliminate_modes(const sd_model *m, sd_data *d, struct sd_node_data *nd, int k, double PR[36]);
+void sd_flexible_rigid_inertia(const sd_model *m, const struct sd_node_data *nd, int k, double Prr[36]);
+void sd_flexible_inertia_from_child(const sd_model *m, const sd_data *d, struct sd_node_data *nd, int c,
+                                    const double Pc[36]);
+void sd_flexible_modal_residual(const sd_model *m, const struct sd_node_data *nd, int k, const double *T, double *eps,
+                                double z[6]);
+void sd_flexible_modal_solve(const sd_model *m, const struct sd_node_data *nd, int k, const double *eps, double *nu);
+void sd_flexible_modal_scatter(const sd_model *m, const struct sd_node_data *nd, int k, const double *nu, double sign,
+                               const double alpha[6], double *out);
+void sd_flexible_modal_ne(const sd_model *m, const struct sd_node_data *nd, int k, const double *x, double *y,
+                          double w[6]);
+void sd_attached_residual_to_parent_modes(const sd_model *m, struct sd_node_data *nd, int c, const double f[6]);
+double sd_flexible_modal_log_det(const struct sd_node_data *nd, int k);
+
+/* P(k), the 6x6 the hinge's projection starts from (d->P + 36 k): a rigid leaf's inertia (a rigid
+ * node with children had its P started by its first child, sd_node_inertia_to_parent); a flexible
+ * node's P_R after eliminating its modes (SD_E_SINGULAR when D_f is). */
+static inline sd_status sd_node_articulated_start(const sd_model *m, sd_data *d, struct sd_node_data *nd, int k,
+                                                  double P[36])
+{
+    if (sd_node_is_flexible(m, nd, k)) return sd_flexible_eliminate_modes(m, d, nd, k, P);
+    if (m->last_child[k] < 0) sd_rigid_inertia_to_sym6(m->rigid + 13 * k, P);
+    return SD_OK;
+}
+
+/* The rigid block of P(k) before any elimination (the hinge's singularity test asks what D(k) was
+ * computed from); 0: the rigid kind, whose test forms it from the body's inertia and its children. */
+static inline int sd_node_rigid_inertia(const sd_model *m, const struct sd_node_data *nd, int k, double Prr[36])
+{
+    if (!sd_node_is_flexible(m, nd, k)) return 0;
+    sd_flexible_rigid_inertia(m, nd, k, Prr);
+    return 1;
+}
+
+/* P(p) += phi(p, k) P+(k) phi*(p, k) for body k's parent p, P(p) started as M(p) by its first child
+ * (the one with the largest index): one pass over memory (004 Eq 33; 001 Eq 62). */
+static inline void sd_node_inertia_to_parent(const sd_model *m, sd_data *d, struct sd_node_data *nd, int k,
+                                             const double Pplus[36])
+{
+    const int p = m->parent[k];
+    if (sd_node_is_flexible(m, nd, p)) {
+        sd_flexible_inertia_from_child(m, d, nd, k, Pplus);
+        return;
+    }
+    if (m->last_child[p] == k) sd_rigid_inertia_to_sym6(m->rigid + 13 * p, d->P + 36 * p);
+    sd_sym6_add_to_parent_plane(&d->Xup[k], d->hinge_plane[k], Pplus, d->P + 36 * p);
+}
+
+/* The modal parts of the residuals z(k) before a gather: b_m^f (forward dynamics) or zero (the
+ * factors applied to a vector, a = b = 0). Nothing without a node workspace. */
+static inline void sd_node_residual_begin(struct sd_node_data *nd, int with_bias)
+{
+    if (!nd) return;
+    if (with_bias) memcpy(nd->zm, nd->bm, (size_t)nd->vec_total * sizeof(double));
+    else memset(nd->zm, 0, (size_t)nd->vec_total * sizeof(double));
+}
+
+/* eps_f = T_f - z_f into eps (indexed like u), z(k) += g eps_f: the node's own coordinates in the
+ * residual gather (001 Eq 63; 004 Eq 58a-c); nothing for a rigid node. */
+static inline void sd_node_modal_residual(const sd_model *m, const struct sd_node_data *nd, int k, const double *T,
+                                          double *eps, double z[6])
+{
+    if (sd_node_is_flexible(m, nd, k)) sd_flexible_modal_residual(m, nd, k, T, eps, z);
+}
+
+/* nu_f = D_f^-1 eps_f (nu may be eps). */
+static inline void sd_node_modal_solve(const sd_model *m, const struct sd_node_data *nd, int k, const double *eps,
+                                       double *nu)
+{
+    if (sd_node_is_flexible(m, nd, k)) sd_flexible_modal_solve(m, nd, k, eps, nu);
+}
+
+/* out_f = nu_f + sign g* alpha (sign -1: the acceleration scatter's eta-ddot = nu_f - g* alpha_R,
+ * 001 Eq 63; +1: the transposed factor [I + H phi K]*); nu may be out. */
+static inline void sd_node_modal_scatter(const sd_model *m, const struct sd_node_data *nd, int k, const double *nu,
+                                         double sign, const double alpha[6], double *out)
+{
+    if (sd_node_is_flexible(m, nd, k)) sd_flexible_modal_scatter(m, nd, k, nu, sign, alpha, out);
+}
+
+/* The factor [I + H phi K] x at the node's own coordinates: y_f = x_f + w_f, w(k) += g x_f. */
+static inline void sd_node_modal_ne(const sd_model *m, const struct sd_node_data *nd, int k, const double *x,
+                                    double *y, double w[6])
+{
+    if (sd_node_is_flexible(m, nd, k)) sd_flexible_modal_ne(m, nd, k, x, y, w);
+}
+
+/* z_f(p) += Y(c)^T z+(c): a child's residual in its flexible parent's modes (001 Eq 63 through
+ * phi(p, c)); nothing for a child on a frame. */
+static inline void sd_node_residual_to_parent_modes(const sd_model *m, struct sd_node_data *nd, int c,
+                                                    const double f[6])
+{
+    if (sd_node_is_attached(nd, c)) sd_attached_residual_to_parent_modes(m, nd, c, f);
+}
+
+/* log det D_f(k) (0 for a rigid node). */
+static inline double sd_node_modal_log_det(const sd_model *m, const struct sd_node_data *nd, int k)
+{
+    return sd_node_is_flexible(m, nd, k) ? sd_flexible_modal_log_det(nd, k) : 0.0;
 }
 
 #endif /* SOADYN_NODE_KINDS_H */

@@ -110,10 +110,38 @@ static void motion_matrix(const sd_transform *X, double *Tm)
     }
 }
 
+/* Lambda_inv = B* Omega B by columns on a model with a node workspace (a flexible body's modes): for each
+ * task direction i of frame a, the force B_a e_i on its body goes through the gather (psi, H), D^-1 and
+ * the scatter (H*, psi*) of the factors (004 Eq 59-60 applied to a vector, node_kinds.h), and every
+ * frame b reads its body's response, B_b* alpha. 6 nframes O(N) sweeps: the 6x6 Lyapunov recursion
+ * above is the rigid kind's (its psi(parent, k) would be dim(parent) x dim(k) on nodes). */
+static void compliance_by_columns(const sd_model *m, sd_data *d, int nframes, const sd_task_frame *frames,
+                                  double *Lambda_inv)
+{
+    const int N = 6 * nframes;
+    double *y = d->nodes->nu_f; /* nv of scratch */
+    for (int a = 0; a < nframes; ++a) {
+        double Ma[36];
+        motion_matrix(&frames[a].placement, Ma);
+        for (int i = 0; i < 6; ++i) {
+            double f[6];
+            for (int r = 0; r < 6; ++r) f[r] = Ma[6 * i + r]; /* B_a e_i: row i of the motion map */
+            sd_nodes_force_response(m, d, frames[a].body, f, y);
+            for (int b = 0; b < nframes; ++b) {
+                double Mb[36];
+                const double *alpha = d->alpha + 6 * frames[b].body;
+                motion_matrix(&frames[b].placement, Mb);
+                for (int j = 0; j < 6; ++j) Lambda_inv[(6 * b + j) * N + 6 * a + i] = sd_s6_dot(Mb + 6 * j, alpha);
+            }
+        }
+    }
+    d->current &= ~SD_CURRENT_ACCELERATIONS; /* the sweeps used alpha as scratch */
+    sd_mirror_upper(Lambda_inv, N); /* symmetric to the last bit, as the recursion's */
+}
+
 sd_status sd_operational_space_compliance(const sd_model *m, sd_data *d, const double *q, int nframes,
                                           const sd_task_frame *frames, double *Lambda_inv)
 {
-    if (m && m->nflex) return sd_nodes_not_offered(m, d, "sd_operational_space_compliance");
     const char *fn = "sd_operational_space_compliance";
     if (!frames || !Lambda_inv || nframes < 1) return sd_data_fail(d, SD_E_ARGUMENT, "%s: no frames or no output", fn);
     for (int i = 0; i < nframes; ++i)
@@ -122,6 +150,10 @@ sd_status sd_operational_space_compliance(const sd_model *m, sd_data *d, const d
                                 fn, i, frames[i].body, m ? m->n : 0);
     sd_status st = sd_articulated_inertias(m, d, q);
     if (st != SD_OK) return st;
+    if (d->nodes) {
+        compliance_by_columns(m, d, nframes, frames, Lambda_inv);
+        return sd_check_output(d, fn, "Lambda_inv", Lambda_inv, (size_t)6 * nframes * 6 * nframes, SD_CAUSE_TINY_INERTIA);
+    }
     lyapunov_scatter(m, d);
     const int N = 6 * nframes;
     for (int a = 0; a < nframes; ++a)
@@ -156,7 +188,6 @@ sd_status sd_operational_space_compliance(const sd_model *m, sd_data *d, const d
 sd_status sd_operational_space_inertia(const sd_model *m, sd_data *d, const double *q, int nframes,
                                        const sd_task_frame *frames, double *Lambda)
 {
-    if (m && m->nflex) return sd_nodes_not_offered(m, d, "sd_operational_space_inertia");
     sd_status st = sd_operational_space_compliance(m, d, q, nframes, frames, Lambda);
     if (st != SD_OK) return st;
     const int N = 6 * nframes;

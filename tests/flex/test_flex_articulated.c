@@ -1,6 +1,6 @@
 /*
  * tests/flex/test_flex_articulated.c — the node engine's articulated-body algorithms
- * (src/algorithms/node_articulated.c: 001 Eq 62-63, 000 Sec 3) on random flexible trees (1-10 modes
+ * (src/algorithms/forward_dynamics.c over nodes: 001 Eq 62-63, 000 Sec 3) on random flexible trees (1-10 modes
  * per flexible body, rigid bodies of every hinge type, children on random nodes, full and linearised
  * modal mass matrices, a third of them with hinge armature, damping and springs), each against an
  * independent computation:
@@ -10,7 +10,7 @@
  *   inter-body forces from the ABA by-products (000 Eq 41) = those of inverse dynamics at ABA's qdd;
  *   prescribed hinges (mixed dynamics): ID at the completed qdd gives the completed tau;
  *   log det M (prod det D_f det D_R) = log det of the dense M;
- * and rigid models through sd_nodes_forward_dynamics = the rigid fast path to 1e-12 (with and without
+ * and rigid models through the node instance (a workspace given a node part) = the rigid fast path to 1e-12 (with and without
  * hinge armature and damping).
  */
 #include <stdlib.h>
@@ -132,12 +132,6 @@ static void check_flexible(const sd_model *m, uint64_t *rng)
     CHECK_ARRAY_CLOSE(s.f1, s.f2, 6 * n, test_cond_tolerance(1e-10, cond), "mixed dynamics: f vs f from ID");
     free(pres);
 
-    /* the articulated inertias alone leave what the determinant reads */
-    if (d->nodes) { /* a model the random draw left without a flexible body takes the fast path */
-        CHECK(sd_articulated_inertias(m, d, s.q) == SD_OK);
-        CHECK(sd_nodes_log_det(m, d, &ld) == SD_OK);
-        CHECK_CLOSE(ld, ld_ref, 1e-10);
-    }
 
     sd_data_free(d);
     sd_data_free(d2);
@@ -165,7 +159,7 @@ static void check_rigid(const sd_model *m, uint64_t *rng)
         memcpy(s.tau2, s.tau, (size_t)nv * 8);
         sd_fd_options opt = {.interbody_forces = 1, .prescribed = pass ? pres : NULL};
         CHECK(sd_forward_dynamics_ex(m, d, s.q, s.u, s.tau, s.fext, s.qdd, &opt) == SD_OK);
-        CHECK(sd_nodes_forward_dynamics(m, dn, s.q, s.u, s.tau2, s.fext, s.qdd2, &opt) == SD_OK);
+        CHECK(sd_forward_dynamics_ex(m, dn, s.q, s.u, s.tau2, s.fext, s.qdd2, &opt) == SD_OK);
         track(&worst_rigid, fmax(test_rel_diff(s.qdd2, s.qdd, nv), test_rel_diff(s.tau2, s.tau, nv)));
         CHECK_ARRAY_CLOSE(s.qdd2, s.qdd, nv, 1e-12, "rigid model: node engine qdd vs fast path");
         CHECK_ARRAY_CLOSE(s.tau2, s.tau, nv, 1e-12, "rigid model: node engine tau vs fast path");
@@ -178,8 +172,7 @@ static void check_rigid(const sd_model *m, uint64_t *rng)
     }
     double ld = 0, ld2 = 0;
     CHECK(sd_mass_matrix_determinant(m, d, s.q, NULL, &ld) == SD_OK);
-    CHECK(sd_nodes_articulated_inertias(m, dn, s.q) == SD_OK);
-    CHECK(sd_nodes_log_det(m, dn, &ld2) == SD_OK);
+    CHECK(sd_mass_matrix_determinant(m, dn, s.q, NULL, &ld2) == SD_OK);
     track(&worst_rigid, fabs(ld2 - ld) / fmax(1.0, fabs(ld)));
     CHECK_CLOSE(ld2, ld, 1e-12);
     free(pres);

@@ -17,7 +17,7 @@
  *   (e) Jacobian columns against finite differences of positions and orientations;
  *   (f) power balance: d/dt (T + U_gravity + U_strain + U_springs) = u.tau - damping u.u - eta-dot.D eta-dot
  *       along the motion (armature, joint damping and springs on half the trees);
- *   (g) a point force changes ID by -J^T F; the functions not offered on flexible models say so.
+ *   (g) a point force changes ID by -J^T F.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -873,7 +873,7 @@ static void test_stiff_limit(void)
     sd_model_free(mr);
 }
 
-/* ---------------------------------------------------------------- (g) external forces, refusals */
+/* ---------------------------------------------------------------- (g) external forces */
 
 /* A force F at a point of a body (sd_external_force_at_point) changes the inverse dynamics by
  * -J_lin^T F, J the point's Jacobian: f_ext and the Jacobian agree on what a point on a flexible body is
@@ -914,19 +914,6 @@ static void test_point_force_and_refusals(void)
             sd_force_to_parent(&XJ, fb, fr);
             worst_joint = fmax(worst_joint, test_rel_diff(fj, fr, 6));
         }
-        /* the functions the engine does not offer say so */
-        if (!m->nflex) goto done;
-        sd_status st = sd_mass_matrix_solve(m, d, u, r);
-        CHECK(st == SD_E_NOT_SUPPORTED && strstr(sd_data_error(d), "flexible bodies") != NULL);
-        CHECK(sd_mass_matrix_inverse(m, d, q, J) == SD_E_NOT_SUPPORTED);
-        CHECK(sd_innovations_apply(m, d, SD_FACTOR_NE, u, r) == SD_E_NOT_SUPPORTED);
-        sd_task_frame tf;
-        memset(&tf, 0, sizeof tf);
-        tf.body = body;
-        CHECK(sd_operational_space_compliance(m, d, q, 1, &tf, J) == SD_E_NOT_SUPPORTED);
-        CHECK(sd_operational_space_inertia(m, d, q, 1, &tf, J) == SD_E_NOT_SUPPORTED);
-        if (trial == 1) printf("    refusal: %s\n", sd_data_error(d));
-    done:
         free(q); free(u); free(qdd); free(f); free(t0); free(t1); free(J); free(r);
         sd_data_free(d);
         sd_model_free(m);
