@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "fuzz_folder.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size);
 
@@ -32,7 +33,7 @@ FILE *fuzz_cli_stderr;
 
 #define MAX_ARGS 24
 
-static char dir[] = "/tmp/soadyn-fuzz-cli-XXXXXX";
+static char dir[64]; /* /dev/shm/soadyn-fuzz-cli-XXXXXX (fuzz_folder.h) */
 static int stderr_saved = -1;
 static FILE *caught; /* the command's stderr */
 
@@ -53,7 +54,8 @@ static void leave_folder(void)
 
 static void start(void)
 {
-    if (mkdtemp(dir) == NULL || chdir(dir) != 0) {
+    fuzz_make_folder(dir, sizeof dir, "soadyn-fuzz-cli");
+    if (chdir(dir) != 0) {
         perror("fuzz_cli: folder");
         abort();
     }

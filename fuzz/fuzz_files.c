@@ -4,7 +4,7 @@
  * expansion bounds) and URDF <soadyn:flexible file> data files. The input is several files: its
  * first byte picks the format (even: MJCF, odd: URDF), the rest is split at each "\n----\n" into the
  * main file and up to three more, written as a.xml, b.xml, sub/c.xml (MJCF) or a.json, b.json,
- * sub/c.json (URDF) in a folder of this process; the main file is then loaded from disk
+ * sub/c.json (URDF) in a folder of this process (in memory: fuzz_folder.h); the main file is then loaded from disk
  * (sd_mjcf_load_file / sd_urdf_load_file) and judged by fuzz_check_load (model_check.c), and
  * libxml2 must print nothing (libxml2_trap.c).
  */
@@ -20,12 +20,13 @@
 #include <soadyn/mjcf.h>
 #include <soadyn/urdf.h>
 
+#include "fuzz_folder.h"
 #include "libxml2_trap.h"
 #include "model_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size);
 
-static char dir[] = "/tmp/soadyn-fuzz-files-XXXXXX";
+static char dir[64]; /* /dev/shm/soadyn-fuzz-files-XXXXXX (fuzz_folder.h) */
 static const char *const mjcf_names[4] = {"main.xml", "a.xml", "b.xml", "sub/c.xml"};
 static const char *const urdf_names[4] = {"main.urdf", "a.json", "b.json", "sub/c.json"};
 
@@ -49,10 +50,7 @@ static void remove_all(void)
 static void make_folder(void)
 {
     char sub[128];
-    if (mkdtemp(dir) == NULL) {
-        perror("fuzz_files: mkdtemp");
-        abort();
-    }
+    fuzz_make_folder(dir, sizeof dir, "soadyn-fuzz-files");
     path_of("sub", sub, sizeof sub);
     if (mkdir(sub, 0700) != 0) {
         perror("fuzz_files: mkdir");

@@ -1,5 +1,5 @@
 /*
- * fuzz/fuzz_sdf_model.c — soadyn's SDF layer (src/io/sdf_reader.cc: frames, the spanning tree,
+ * fuzz/fuzz_sdf_model.c — soadyn's SDF layer (src/io/sdf_reader.cc, sdf_build.cc: frames, the spanning tree,
  * loops, inertials, axes, the model for the builder) on SDF documents built from the fuzz input,
  * so that every input is well-formed XML of known elements that libsdformat accepts or refuses on
  * its merits and, most of the time, hands to soadyn: up to 6 links (poses relative to one another,

@@ -10,7 +10,7 @@
 #                   comes first)
 #     --corpus DIR  keep each target's working corpus in DIR/TARGET (created, reused by later runs;
 #                   scripts/fuzz_coverage.sh replays it) instead of a temporary copy
-#     TARGET        urdf, values, ... (default: every fuzz/fuzz_*.c)
+#     TARGET        urdf, values, ... (default: every fuzz/fuzz_*.c and fuzz_*.cc)
 #   A long campaign, one target after another (docs/robustness.md):
 #     nice -n 10 scripts/fuzz.sh --seconds 3600
 set -euo pipefail
@@ -36,7 +36,7 @@ while [ $# -gt 0 ]; do
 done
 case "$seconds$runs" in *[!0-9]*) echo "fuzz.sh: --seconds and --runs take whole numbers" >&2; exit 1 ;; esac
 if [ ${#targets[@]} -eq 0 ]; then
-  for f in fuzz/fuzz_*.c; do t=${f#fuzz/fuzz_}; targets+=("${t%.c}"); done
+  for f in fuzz/fuzz_*.c fuzz/fuzz_*.cc; do t=${f#fuzz/fuzz_}; targets+=("${t%.c*}"); done
 fi
 
 # Seeds of each target beyond its own fuzz/corpus/TARGET: the models the project ships and the
@@ -47,7 +47,7 @@ seeds_of() {
     flex) echo tests/io/broken/*.json ;;
     sdf) echo tests/io/broken_sdf/*.sdf ;;
     mjcf) echo tests/io/broken_mjcf/*.xml ;;
-    sdf_model|loops) ;; # built from the input's bytes: no text seeds
+    sdf_model|sdf_dom|loops) ;; # built from the input's bytes: no text seeds
     files|cli) ;;       # their own corpus/TARGET only
   esac
 }

@@ -13,7 +13,7 @@ corpus=${1:?usage: scripts/fuzz_coverage.sh CORPUS_DIR [TARGET...]}
 shift
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  for d in "$corpus"/*/; do t=$(basename "$d"); [ -f "fuzz/fuzz_$t.c" ] && targets+=("$t"); done
+  for d in "$corpus"/*/; do t=$(basename "$d"); { [ -f "fuzz/fuzz_$t.c" ] || [ -f "fuzz/fuzz_$t.cc" ]; } && targets+=("$t"); done
 fi
 cc=${CC:-clang}
 cxx=${CXX:-$(dirname "$(command -v "$cc")")/$(basename "$cc" | sed 's/^clang/clang++/')}

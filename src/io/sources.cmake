@@ -39,7 +39,7 @@ else()
   list(APPEND SOADYN_COMPONENT_SOURCES io/not_built.c io/mjcf_not_built.c io/model_load.c io/io_common.c)
 endif()
 
-# SDF files (soadyn/sdf.h) through libsdformat 12: io/sdf_reader.cc, the library's only C++, compiled
+# SDF files (soadyn/sdf.h) through libsdformat 12: io/sdf_reader.cc and io/sdf_build.cc, the library's only C++, compiled
 # in an object library of its own (C++17; the C flags and warnings do not apply to it) whose objects
 # join the libraries through SOADYN_COMPONENT_OBJECTS. libstdc++ is a private dependency: a C program
 # linking the static library gets -lsdformat12 -lignition-math6 -lconsole_bridge -lstdc++ from
@@ -57,7 +57,7 @@ if(SOADYN_WITH_IO AND SOADYN_WITH_SDF)
                         "apt-get install libsdformat-dev libconsole-bridge-dev), or configure with "
                         "-DSOADYN_WITH_SDF=OFF (SDF files are then refused as not offered in this build)")
   endif()
-  add_library(soadyn_sdf_objects OBJECT io/sdf_reader.cc)
+  add_library(soadyn_sdf_objects OBJECT io/sdf_reader.cc io/sdf_build.cc)
   set_target_properties(soadyn_sdf_objects PROPERTIES POSITION_INDEPENDENT_CODE ON CXX_VISIBILITY_PRESET hidden
                         VISIBILITY_INLINES_HIDDEN ON CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF)
   target_include_directories(soadyn_sdf_objects PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/include
