@@ -228,7 +228,10 @@ sd_status sd_constraint_jacobian(const sd_model *m, sd_data *d, const double *q,
     if (!G) return sd_data_fail(d, SD_E_ARGUMENT, "sd_constraint_jacobian: NULL G");
     const sd_loops_model *L = m->loops;
     if (!L) return SD_OK; /* no rows */
-    sd_update_placements(m, d, q, 0);
+    /* a child riding on a node is placed by the motion scatter (the rigid placement pass does not
+     * know nodes); its velocities at zero speed are a by-product */
+    if (d->nodes) sd_update_motion(m, d, q, NULL, NULL, 0);
+    else sd_update_placements(m, d, q, 0);
     sd_loops_world_placements(m, d);
     if ((st = sd_loops_frame_weights(m, d)) != SD_OK) return st;
     sd_loops_dense_jacobian(m, d, G);
