@@ -322,10 +322,14 @@ static int rank_groups(const sd_model *m, sd_loops_model *L)
         for (int c = 0; c < L->ncons; ++c) {
             const sd_loop_constraint *con = &L->cons[c];
             const int top = sd_loops_loop_top(m, con), ends[2] = {con->body_a, con->body_b};
+            /* a flexible top's modes move the loop when a path leaves it at a node, and two loops
+             * hanging on it share them: its modal speeds are the loop's too */
+            const int top_modes = top >= 0 && m->n_modes && m->n_modes[top] > 0;
             for (int s = 0; s < 2; ++s)
-                for (int k = ends[s]; k >= 0 && k != top; k = m->parent[k]) {
+                for (int k = ends[s]; k >= 0 && (k != top || top_modes); k = m->parent[k]) {
                     if (owner[k] >= 0) uf[find_root(uf, c)] = find_root(uf, owner[k]);
                     else owner[k] = c;
+                    if (k == top) break;
                 }
         }
         L->ngroups = 0;

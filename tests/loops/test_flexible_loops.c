@@ -17,8 +17,8 @@
 #include <soadyn/sim.h>
 #include <soadyn/urdf.h>
 
-#include "flex/random_flex.h"
 #include "loops/closed_loop_check.h"
+#include "loops/random_flex_loops.h"
 
 static double worst_projection = 0.0;
 
@@ -61,27 +61,6 @@ static void check_projection(const sd_model *m, uint64_t *rng, const double *q0)
     }
     free(u); free(up); free(M); free(G); free(r); free(Gr); free(GGt); free(mu); free(vel);
     sd_data_free(d);
-}
-
-/* A random tree of rigid and flexible bodies closed by random constraints that hold at q0 (the
- * same draws give the tree, for the constraints' geometry, and the builder they are added to). */
-static sd_model *random_closed_flex(uint64_t *rng, const random_flex_spec *spec, double **q0_out)
-{
-    uint64_t draws = *rng;
-    sd_model *tree = random_flex_tree(rng, spec);
-    sd_builder *b = random_flex_builder(&draws, spec);
-    double *q0 = malloc((size_t)sd_model_nq(tree) * sizeof(double));
-    random_flex_state(tree, rng, 0.05, q0, NULL, NULL);
-    sd_model *m = NULL;
-    sd_error err;
-    if (add_random_constraints(b, tree, rng, q0, kinds_seen) > 0 && sd_builder_build(b, &m, &err) != SD_OK) {
-        fprintf(stderr, "random_closed_flex: %s\n", err.message);
-        abort();
-    }
-    sd_builder_free(b);
-    sd_model_free(tree);
-    *q0_out = q0;
-    return m;
 }
 
 static void check_four_bar(const char *models)
@@ -161,7 +140,7 @@ int main(int argc, char **argv)
                      (trial % 5 == 3 ? RF_MIXED_MASS : 0) | (trial % 7 == 4 ? RF_JOINT_DYNAMICS : 0) |
                      (trial % 2 == 0 ? RF_ON_NODES : 0);
         double *q0 = NULL;
-        sd_model *m = random_closed_flex(&rng, &spec, &q0);
+        sd_model *m = random_closed_flex(&rng, &spec, &q0, kinds_seen);
         if (m) {
             flexible_cases += sd_model_nflexible(m) > 0;
             check_model(m, &rng, q0);
