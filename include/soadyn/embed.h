@@ -146,11 +146,31 @@ SD_API sd_status sd_embedded_forward_dynamics(const sd_embedding *embedding, sd_
                                               const double *q, const double *u, const double *tau,
                                               const double *f_ext, double *qdd, double *qdd_tree,
                                               const sd_embedded_fd_options *options);
-/* tau (embedded speeds) producing qdd; tree-augmented constraints, when any, are SD_E_NOT_SUPPORTED
- * here (use sd_constrained_inverse_dynamics on the tree). */
+/* tau (embedded speeds) producing qdd: tau = M_e qdd + C_e by Newton-Euler over nodes.
+ * With constraints left tree-augmented beside the embedded ones (rows G_ta on the tree speeds,
+ * G_e = G_ta N on the embedded ones), the equations are M_e qdd + C_e - G_e* lambda_ta = tau and
+ * G_e qdd + (Gdot u)_ta = 0 (000 Eq 44 on the embedded speeds). The motion must be one the
+ * tree-augmented loops allow: qdd that breaks them is SD_E_ARGUMENT naming the constraints. Then
+ * lambda_ta is not fixed by the motion alone but by which speeds the actuators drive: here every
+ * embedded speed is driven, and lambda_ta is the one of least norm, zero (the loops carry no force
+ * the actuators could take; as sd_constrained_inverse_dynamics with every speed actuated), so tau
+ * = M_e qdd + C_e, and sd_embedded_forward_dynamics under this tau returns qdd with lambda_ta = 0. */
 SD_API sd_status sd_embedded_inverse_dynamics(const sd_embedding *embedding, sd_embedded_data *data,
                                               const double *q, const double *u, const double *qdd,
                                               const double *f_ext, double *tau);
+/* The same with only the embedded speeds flagged in `actuated` driven (one flag per embedded speed;
+ * NULL: none): tau is zero on the others, and the tree-augmented loops carry what the unactuated
+ * speeds need: G_e,U* lambda_ta = (M_e qdd + C_e)_U over the unactuated speeds U, lambda_ta of
+ * minimum norm where several do (over-actuation, redundant rows), tau = M_e qdd + C_e - G_e*
+ * lambda_ta. lambda_ta (may be NULL): one multiplier per tree-augmented row, the model's rows
+ * (loops.h) of the constraints not embedded, in their order. Errors as above, and SD_E_SINGULAR
+ * naming an unactuated joint when the actuated speeds and the tree-augmented loops cannot produce
+ * the motion. (The forces inside the aggregates: sd_embedded_forward_dynamics under this tau, with
+ * interbody_forces, and sd_embedded_constraint_forces.) */
+SD_API sd_status sd_embedded_constrained_inverse_dynamics(const sd_embedding *embedding, sd_embedded_data *data,
+                                                          const double *q, const double *u, const double *qdd,
+                                                          const double *f_ext, const unsigned char *actuated,
+                                                          double *tau, double *lambda_ta);
 /* The mass matrix in the embedded speeds (= N* M N of the tree, armature included), by composite
  * nodes; the bias forces C (N* of the tree's C plus the Xdot terms). */
 SD_API sd_status sd_embedded_mass_matrix(const sd_embedding *embedding, sd_embedded_data *data, const double *q,

@@ -147,6 +147,19 @@ typedef struct sd_closed_loop_options {
      * correction by-products combined, 000 Sec 4), read with sd_interbody_force() and
      * sd_constraint_force_components(). */
     int interbody_forces;
+    /* NULL, or one flag per body: nonzero marks its hinge prescribed (mixed dynamics, 000 Sec 3, with
+     * the loops closed): qdd holds the given accelerations of those hinges' speeds on input, and
+     * their hinge forces are unknowns beside the free accelerations and the multipliers. The
+     * partitioned system solved is, with f the free speeds and p the prescribed ones,
+     *     M_ff qdd_f + C_f - G_f* lambda = tau_f - M_fp qdd_p
+     *     G_f qdd_f = -(G_p qdd_p + Gdot u)
+     *     tau_p = M_pf qdd_f + M_pp qdd_p + C_p - G_p* lambda
+     * (lambda minimum-norm over the rows G_f leaves independent). Prescribed accelerations the
+     * constraints cannot follow are SD_E_SINGULAR naming the constraints. */
+    const unsigned char *prescribed;
+    /* With `prescribed`: nv entries receiving tau with the prescribed hinges' forces written (the
+     * others copied from tau; may be tau itself). Required when `prescribed` is set. */
+    double *tau_out;
 } sd_closed_loop_options;
 
 /* qdd of the closed system (000 Eq 45-46): free accelerations by the articulated-body sweep, the
@@ -159,7 +172,14 @@ typedef struct sd_closed_loop_options {
  * else the full path runs; its multipliers are not the minimum-norm ones, so sd_constraint_force()
  * then refuses (SD_E_ARGUMENT) until a call asks for lambda or forces. SD_E_SINGULAR when the constraints contradict each other (names them) or a
  * DISTANCE constraint's frames coincide. The state should satisfy the constraints (see
- * sd_assemble_configuration and sd_project_velocities); the call does not check it. */
+ * sd_assemble_configuration and sd_project_velocities); the call does not check it.
+ * Models with flexible bodies (soadyn/flex.h) and calls with prescribed hinges take the engine path:
+ * the multipliers from the same compliance (on a flexible model formed from M(q) and a dense
+ * Cholesky factorisation, O(nv^3)), then qdd, the prescribed hinges' forces and the inter-body
+ * forces from a second forward-dynamics sweep with the constraint forces as loads. A constraint
+ * frame on a flexible body moves with its body frame F_k, as every frame and Jacobian point does
+ * (sd_jacobian_world): to close a loop at a deformed point, hang the next body of the loop on the
+ * node (sd_body_desc.parent_node) and put the frame there. */
 SD_API sd_status sd_closed_loop_forward_dynamics(const sd_model *model, sd_data *data, const double *q,
                                                  const double *u, const double *tau, const double *f_ext,
                                                  double *qdd, double *lambda, const sd_closed_loop_options *options);

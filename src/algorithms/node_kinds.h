@@ -260,4 +260,19 @@ static inline double sd_node_modal_log_det(const sd_model *m, const struct sd_no
     return sd_node_is_flexible(m, nd, k) ? sd_flexible_modal_log_det(nd, k) : 0.0;
 }
 
+/* ---- closure constraints (src/loops: the rows of G and the constraint forces as loads) ---- */
+
+/* tau[the parent's modal speeds] += w Y(c)^T F: the share of a force F (child c's frame) in the modal
+ * generalized forces of c's flexible parent when c rides on one of its nodes (001 Eq 38, the second
+ * block of phi(p, c)); nothing for a child on a frame. With w = 1 it is the parent-mode entries of
+ * a row of G = J* F; the loops layer walks the rest of the path with the rigid maps. */
+static inline void sd_node_attachment_force(const sd_model *m, const struct sd_node_data *nd, int c,
+                                            const double F[6], double w, double *tau)
+{
+    if (!sd_node_is_attached(nd, c)) return;
+    const int p = m->parent[c];
+    const double *Y = nd->Y + nd->att_off[c];
+    for (int r = 0; r < sd_node_nmodes(m, p); ++r) tau[m->mode_v_index[p] + r] += w * sd_s6_dot(Y + 6 * r, F);
+}
+
 #endif /* SOADYN_NODE_KINDS_H */

@@ -160,4 +160,13 @@ void sd_embed_mixed_ws_free(struct sd_embed_mixed_ws *w);
  * the bodies' forces of the correction added to the tree's f when want_forces. */
 sd_status sd_embed_mixed_correct(const sd_embedding *e, sd_embedded_data *ed, double *qdd, int want_forces);
 
+/* After Newton-Euler over nodes left tau_ID (embedded nv) in tau for the accelerations qdd: the
+ * embedded inverse dynamics with the tree-augmented rows (embed.h, sd_embedded_inverse_dynamics and
+ * sd_embedded_constrained_inverse_dynamics): qdd checked against the rows (SD_E_ARGUMENT naming
+ * them), tau = tau_ID - G_e* lambda_ta with lambda_ta of minimum norm making tau zero on the speeds
+ * not actuated (all_actuated: every speed actuated, lambda_ta = 0), SD_E_SINGULAR naming a joint
+ * when that is impossible; lambda_ta (may be NULL) one per tree-augmented row. */
+sd_status sd_embed_mixed_inverse(const sd_embedding *e, sd_embedded_data *ed, const double *qdd,
+                                 const unsigned char *actuated, int all_actuated, double *tau, double *lambda_ta);
+
 #endif /* SOADYN_EMBED_INTERNAL_H */

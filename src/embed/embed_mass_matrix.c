@@ -267,18 +267,30 @@ static sd_status inverse_dynamics(const char *fn, const char *out, const sd_embe
     return sd_check_output(ed->tree, fn, out, tau, (size_t)e->nv, SD_CAUSE_OVERFLOW);
 }
 
+/* Newton-Euler over nodes, then the tree-augmented rows (embed_mixed.c). */
+static sd_status constrained_inverse(const sd_embedding *e, sd_embedded_data *ed, const double *q, const double *u,
+                                     const double *qdd, const double *f_ext, const unsigned char *actuated,
+                                     int all_actuated, double *tau, double *lambda_ta)
+{
+    const char *fn = "sd_embedded_inverse_dynamics";
+    if (!qdd && e && ed) return sd_data_fail(ed->tree, SD_E_ARGUMENT, "%s: NULL qdd", fn);
+    sd_status st = inverse_dynamics(fn, "tau", e, ed, q, u, qdd, f_ext, tau);
+    if (st != SD_OK || (all_actuated && !ed->mixed)) return st;
+    if ((st = sd_embed_mixed_inverse(e, ed, qdd, actuated, all_actuated, tau, lambda_ta)) != SD_OK) return st;
+    return sd_check_output(ed->tree, fn, "tau", tau, (size_t)e->nv, SD_CAUSE_OVERFLOW);
+}
+
 sd_status sd_embedded_inverse_dynamics(const sd_embedding *e, sd_embedded_data *ed, const double *q,
                                        const double *u, const double *qdd, const double *f_ext, double *tau)
 {
-    const char *fn = "sd_embedded_inverse_dynamics";
-    if (e && ed && e->n_ta > 0)
-        return sd_data_fail(ed->tree, SD_E_NOT_SUPPORTED,
-                            "%s: the embedding leaves %d constraint(s) tree-augmented, whose multipliers the "
-                            "inverse dynamics of the embedded speeds cannot give; use "
-                            "sd_constrained_inverse_dynamics on the tree (loops.h), or embed every loop",
-                            fn, e->n_ta);
-    if (!qdd && e && ed) return sd_data_fail(ed->tree, SD_E_ARGUMENT, "%s: NULL qdd", fn);
-    return inverse_dynamics(fn, "tau", e, ed, q, u, qdd, f_ext, tau);
+    return constrained_inverse(e, ed, q, u, qdd, f_ext, NULL, 1, tau, NULL);
+}
+
+sd_status sd_embedded_constrained_inverse_dynamics(const sd_embedding *e, sd_embedded_data *ed, const double *q,
+                                                   const double *u, const double *qdd, const double *f_ext,
+                                                   const unsigned char *actuated, double *tau, double *lambda_ta)
+{
+    return constrained_inverse(e, ed, q, u, qdd, f_ext, actuated, 0, tau, lambda_ta);
 }
 
 /* The bias forces C (tau at qdd = 0). Tree-augmented constraints, when some are left, add no force

@@ -289,15 +289,15 @@ static double gamma_floor(const sd_model *m, const sd_data *d, struct sd_embed_m
     return floor;
 }
 
-sd_status sd_embed_mixed_correct(const sd_embedding *e, sd_embedded_data *ed, double *qdd, int want_forces)
+/* G_ta, G_e = G_ta N and gamma = G_ta (N qdd + qdd_c) + (Gdot u)_ta (000 Eq 46b) at the embedded
+ * accelerations qdd, from the placements, frame weights and velocities that sd_embed_prepare and
+ * sd_embed_velocities left; w->qt keeps the tree accelerations N qdd + qdd_c. Returns max |gamma|. */
+static double ta_rows_and_rates(const sd_embedding *e, sd_embedded_data *ed, struct sd_embed_mixed_ws *w,
+                                const double *qdd)
 {
-    struct sd_embed_mixed_ws *w = ed->mixed;
-    if (!w) return SD_OK;
     const sd_model *m = e->model;
-    const sd_loops_model *L = m->loops;
     sd_data *d = ed->tree;
     const int mr = w->nrows, ne = e->nv, nv = m->nv;
-    /* the frame weights Ew_f and world placements are those sd_embed_prepare left at ed->q */
     ta_jacobian(m, d, w);
     for (int i = 0; i < mr; ++i) apply_NT(e, ed, w->Gt + (size_t)i * nv, w->Ge + (size_t)i * ne);
     /* gamma = G_ta (N qdd_f + qdd_c) + (Gdot u)_ta (000 Eq 46b) */
@@ -315,6 +315,19 @@ sd_status sd_embed_mixed_correct(const sd_embedding *e, sd_embedded_data *ed, do
         w->gamma[i] = s;
         gnorm = max2(gnorm, fabs(s));
     }
+    return gnorm;
+}
+
+sd_status sd_embed_mixed_correct(const sd_embedding *e, sd_embedded_data *ed, double *qdd, int want_forces)
+{
+    struct sd_embed_mixed_ws *w = ed->mixed;
+    if (!w) return SD_OK;
+    const sd_model *m = e->model;
+    const sd_loops_model *L = m->loops;
+    sd_data *d = ed->tree;
+    const int mr = w->nrows, ne = e->nv;
+    /* the frame weights Ew_f and world placements are those sd_embed_prepare left at ed->q */
+    const double gnorm = ta_rows_and_rates(e, ed, w, qdd);
     /* Lambda_e = G_e M_e^-1 G_e*, one solve per row */
     for (int i = 0; i < mr; ++i) sd_embed_solve(e, ed, w->Ge + (size_t)i * ne, w->K + (size_t)i * ne);
     double ref = 0.0;
@@ -366,5 +379,97 @@ sd_status sd_embed_mixed_correct(const sd_embedding *e, sd_embedded_data *ed, do
     double *lambda = d->loops->lambda;
     for (int i = 0; i < mr; ++i) lambda[w->ta_row[i]] = w->lambda[i];
     if (want_forces) correction_forces(e, ed, w);
+    return SD_OK;
+}
+
+/* "'a', 'b'": the tree-augmented constraints with a row of |r| above tol (r over the m rows). */
+static void ta_names(const sd_embedding *e, const struct sd_embed_mixed_ws *w, const double *r, double tol,
+                     char *names, size_t size)
+{
+    const sd_loops_model *L = e->model->loops;
+    size_t used = 0;
+    names[0] = '\0';
+    for (int c = 0; c < L->ncons; ++c) {
+        const sd_loop_constraint *con = &L->cons[c];
+        if (e->embedded[c]) continue;
+        int bad = 0;
+        for (int i = 0; i < con->nrows; ++i) bad |= !(fabs(r[w->row_of[con->row + i]]) <= tol);
+        if (bad && used + strlen(con->name) + 4 < size)
+            used += (size_t)snprintf(names + used, size - used, "%s'%s'", used ? ", " : "", con->name);
+    }
+}
+
+sd_status sd_embed_mixed_inverse(const sd_embedding *e, sd_embedded_data *ed, const double *qdd,
+                                 const unsigned char *actuated, int all_actuated, double *tau, double *lambda_ta)
+{
+    const char *fn = "sd_embedded_inverse_dynamics";
+    struct sd_embed_mixed_ws *w = ed->mixed;
+    const sd_model *m = e->model;
+    sd_data *d = ed->tree;
+    const int ne = e->nv, mr = w ? w->nrows : 0;
+    double tscale = 1e-300;
+    for (int v = 0; v < ne; ++v) tscale = max2(tscale, fabs(tau[v]));
+    if (mr > 0) {
+        /* qdd must keep the tree-augmented loops closed: G_e qdd + (Gdot u)_ta = 0 */
+        const double gmax = ta_rows_and_rates(e, ed, w, qdd);
+        const sd_loops_model *L = m->loops;
+        double scale = 1.0; /* the size of the terms the rates are made of (as the tree layer's) */
+        body_accelerations(m, d, w->qt, 1, w->alpha);
+        for (int fi = 0; fi < L->nframes; ++fi)
+            if (w->row_of[L->cons[L->frames[fi].constraint].row] >= 0)
+                for (int r = 0; r < 6; ++r) scale = max2(scale, fabs(w->alpha[6 * L->frames[fi].body + r]));
+        if (!(gmax <= 1e-8 * scale)) {
+            char names[200];
+            ta_names(e, w, w->gamma, 1e-8 * scale, names, sizeof names);
+            return sd_data_fail(d, SD_E_ARGUMENT,
+                                "%s: qdd does not keep the tree-augmented constraints %s closed (G qdd + Gdot u up "
+                                "to %.3g)",
+                                fn, names, gmax);
+        }
+        if (all_actuated) { /* the least loop force: the tree-augmented rows carry none */
+            if (lambda_ta) memset(lambda_ta, 0, (size_t)mr * sizeof(double));
+            return SD_OK;
+        }
+        /* G_e,U* lambda = tau_ID,U over the unactuated speeds U, minimum norm: A = G_e,U G_e,U*,
+         * b = G_e,U tau_ID,U */
+        double ref = 0.0;
+        for (int a = 0; a < mr; ++a) {
+            const double *ga = w->Ge + (size_t)a * ne;
+            double s = 0.0, rowsq = 0.0;
+            for (int v = 0; v < ne; ++v) {
+                rowsq += ga[v] * ga[v];
+                if (!(actuated && actuated[v])) s += ga[v] * tau[v];
+            }
+            w->res[a] = s;
+            ref = max2(ref, rowsq);
+            for (int c = 0; c <= a; ++c) {
+                const double *gc = w->Ge + (size_t)c * ne;
+                double t = 0.0;
+                for (int v = 0; v < ne; ++v)
+                    if (!(actuated && actuated[v])) t += ga[v] * gc[v];
+                w->A[a * mr + c] = w->A[c * mr + a] = t;
+            }
+        }
+        if (sd_loops_psd_solve(d, w->A, mr, w->res, w->lambda, max2(ref, 1e-12), 1e-10) < 0)
+            return sd_data_fail(d, SD_E_SINGULAR, "%s: pivoted Cholesky failed", fn);
+        for (int v = 0; v < ne; ++v) { /* tau = tau_ID - G_e* lambda */
+            double s = 0.0;
+            for (int a = 0; a < mr; ++a) s += w->Ge[(size_t)a * ne + v] * w->lambda[a];
+            tau[v] -= s;
+        }
+        if (lambda_ta) memcpy(lambda_ta, w->lambda, (size_t)mr * sizeof(double));
+    }
+    if (all_actuated) return SD_OK;
+    double worst = 0.0; /* zero on the unactuated speeds when the motion is producible */
+    int worst_v = -1;
+    for (int v = 0; v < ne; ++v)
+        if (!(actuated && actuated[v]) && fabs(tau[v]) > worst) worst = fabs(tau[v]), worst_v = v;
+    if (worst > 1e-8 * tscale)
+        return sd_data_fail(d, SD_E_SINGULAR,
+                            "%s: the actuated speeds and the tree-augmented constraints cannot produce this motion: "
+                            "unactuated joint '%s' would need a force of %.3g",
+                            fn, m->desc[m->v_body[e->speed_tree[worst_v]]].joint_name, worst);
+    for (int v = 0; v < ne; ++v)
+        if (!(actuated && actuated[v])) tau[v] = 0.0;
     return SD_OK;
 }

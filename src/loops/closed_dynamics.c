@@ -65,7 +65,8 @@ static double compliance_columns(const sd_model *m, sd_data *d, int nc, const in
     }
     memset(Sc, 0, (size_t)nc * (size_t)nc * sizeof(double));
     for (int i = L->nfb - 1; i >= 0; --i) { /* tips-to-base gather */
-        const int k = L->fb_bodies[i], nk = m->nv_k[k], vk = m->v_index[k], p = m->parent[k];
+        const int k = L->fb_bodies[i], vk = m->v_index[k], p = m->parent[k];
+        const int nk = w->held && w->held[k] ? 0 : m->nv_k[k]; /* a prescribed hinge: phi passes F on */
         const int lo = lo_of[i], hi = hi_of[i];
         const double *F = w->F + (size_t)6 * nc * i;
         const double *S = d->S + 6 * vk, *Gk = d->G + 6 * vk, *Dinv = d->Dinv + 36 * k;
@@ -211,6 +212,17 @@ static void record_subset(const sd_model *m, sd_loops_data *w, double dropped)
     }
 }
 
+/* Zero the columns of G (n_c x nv, row-major) of the prescribed hinges' speeds: with their
+ * accelerations given, only the free speeds' columns say which rows are independent. */
+static void held_columns_zero(const sd_model *m, const sd_loops_data *w, double *G)
+{
+    if (!w->held) return;
+    for (int k = 0; k < m->n; ++k)
+        if (w->held[k])
+            for (int i = 0; i < m->loops->nrows; ++i)
+                for (int s = 0; s < m->nv_k[k]; ++s) G[(size_t)i * m->nv + m->v_index[k] + s] = 0.0;
+}
+
 /* lambda = -B (B^T Lambda_c B)^-1 B^T gamma with B the kept row combinations of the rank rule
  * (rank_rule.h, on G's rows): the multipliers of minimum norm when rows are exactly redundant (B
  * spans Lambda_c's range), and when they are only nearly so, those of the combinations the embedded
@@ -221,6 +233,7 @@ static double solve_kept_combinations(const sd_model *m, sd_data *d)
     const int nc = m->loops->nrows;
     double dropped = 0.0;
     sd_loops_dense_jacobian(m, d, w->dense);
+    held_columns_zero(m, w, w->dense);
     const int r = sd_loops_rank_of_rows(m, w, &dropped);
     if (r < 0) return -1.0;
     w->rank = r;
@@ -298,8 +311,8 @@ sd_status sd_loops_solve_multipliers(const sd_model *m, sd_data *d, double ref)
         }
     }
     return sd_data_fail(d, SD_E_SINGULAR,
-                        "constraints %s contradict each other: no accelerations satisfy them (rank %d of %d)", names,
-                        w->rank, nc);
+                        "constraints %s contradict each other%s: no accelerations satisfy them (rank %d of %d)", names,
+                        w->held ? " or the prescribed accelerations" : "", w->rank, nc);
 }
 
 /* qdd_delta = M^-1 G* lambda with the step-1 factors (004 Eq 58 with T = 0, no velocity terms and
@@ -395,15 +408,109 @@ static int fast_subset_solve(const sd_model *m, sd_data *d, double *qdd, const d
     return 0;
 }
 
+/* Why a dense compliance on flexible models: a flexible node eliminates its modes inside the
+ * Riccati step (001 Eq 62), so psi of 004 Eq 35 is no longer phi (I - G H) on the per-body arrays
+ * that compliance_columns reads. O(nv^3); the one place to switch to an O(N) M^-1 solve once the
+ * engine offers it on flexible models. Calls sd_mass_matrix, which recomputes the placements and
+ * clears the velocities: the callers have used them already. */
+sd_status sd_loops_compliance_dense(const sd_model *m, sd_data *d, const double *q, double *ref)
+{
+    const sd_loops_model *L = m->loops;
+    sd_loops_data *w = d->loops;
+    const int nv = m->nv, nc = L->nrows;
+    sd_loops_dense_jacobian(m, d, w->dense); /* at the placements of step 1 */
+    sd_status st = sd_mass_matrix(m, d, q, w->Mff);
+    if (st != SD_OK) return st;
+    int nf = 0;
+    for (int j = 0; j < nv; ++j) {
+        const int k = m->v_body[j];
+        const int hinge = j >= m->v_index[k] && j < m->v_index[k] + m->nv_k[k];
+        if (!(w->held && w->held[k] && hinge)) w->free_speed[nf++] = j;
+    }
+    w->nfree = nf;
+    double *A = w->Mff; /* M_ff packed in place (row i of M_ff only reads rows >= i of M) */
+    for (int a = 0; a < nf; ++a)
+        for (int b = 0; b < nf; ++b) A[a * nf + b] = w->Mff[(size_t)w->free_speed[a] * nv + w->free_speed[b]];
+    double mmax = 0.0;
+    for (int a = 0; a < nf; ++a) mmax = max2(mmax, A[a * nf + a]);
+    if (nf > 0 && sd_cholesky_factor(A, nf, 1e-13 * mmax) >= 0)
+        return sd_data_fail(d, SD_E_SINGULAR,
+                            "sd_closed_loop_forward_dynamics: the mass matrix over the free speeds is singular (a "
+                            "massless subtree that a free hinge moves)");
+    memset(w->Z, 0, (size_t)nc * (size_t)nv * sizeof(double));
+    for (int c = 0; c < nc; ++c) {
+        double *z = w->Z + (size_t)c * nv;
+        for (int a = 0; a < nf; ++a) z[a] = w->dense[(size_t)c * nv + w->free_speed[a]];
+        sd_cholesky_solve(A, nf, z); /* packed on the free speeds, scattered below */
+        for (int a = nf - 1; a >= 0; --a) {
+            const double v = z[a];
+            z[a] = 0.0;
+            z[w->free_speed[a]] = v;
+        }
+    }
+    double *Sc = w->Sc, r = 0.0;
+    for (int a = 0; a < nc; ++a)
+        for (int b = 0; b <= a; ++b) {
+            double t = 0.0;
+            for (int j = 0; j < nv; ++j) t += w->dense[(size_t)a * nv + j] * w->Z[(size_t)b * nv + j];
+            Sc[a * nc + b] = Sc[b * nc + a] = t;
+            if (a == b) r = max2(r, t);
+        }
+    *ref = max2(r, 1e-14 / m->total_mass); /* the floor of compliance_columns */
+    return SD_OK;
+}
+
+/* The engine path of the forward dynamics (the top of this file, steps 1-4), for flexible models
+ * and prescribed hinges: the compliance by the gather on step 1's factors (a prescribed hinge
+ * passes its row forces on unprojected: 000 Sec 3, P+ = P) or densely (flexible models), and step 3
+ * as a second forward-dynamics sweep with the constraint forces as loads, which gives qdd, the
+ * prescribed hinges' forces and every inter-body force of the closed system at once (000 Sec 4: the
+ * multipliers are the cut joints' forces, external to the tree). tau_io: nv, tau on input (the
+ * prescribed entries ignored), the prescribed hinges' forces on output. */
+static sd_status engine_path(const sd_model *m, sd_data *d, const double *q, const double *u, double *tau_io,
+                             const double *f_ext, double *qdd, const sd_fd_options *o)
+{
+    const sd_loops_model *L = m->loops;
+    sd_loops_data *w = d->loops;
+    double ref = 0.0;
+    sd_status st;
+    if (m->nflex > 0) {
+        if ((st = sd_loops_compliance_dense(m, d, q, &ref)) != SD_OK) return st;
+    } else
+        ref = sd_loops_compliance(m, d);
+    if ((st = sd_loops_solve_multipliers(m, d, ref)) != SD_OK) return st;
+    if (tau_io) memcpy(w->tau_work, tau_io, (size_t)m->nv * sizeof(double));
+    else memset(w->tau_work, 0, (size_t)m->nv * sizeof(double));
+    sd_loops_constraint_loads(m, d, w->lambda, f_ext, w->fx, w->tau_work);
+    if ((st = sd_forward_dynamics_ex(m, d, q, u, w->tau_work, w->fx, qdd, o)) != SD_OK) return st;
+    if (o->prescribed)
+        for (int k = 0; k < m->n; ++k)
+            if (o->prescribed[k])
+                for (int i = 0; i < m->nv_k[k]; ++i) tau_io[m->v_index[k] + i] = w->tau_work[m->v_index[k] + i];
+    return sd_check_output(d, "sd_closed_loop_forward_dynamics", "lambda", w->lambda, (size_t)L->nrows,
+                           SD_CAUSE_TINY_INERTIA);
+}
+
 sd_status sd_closed_loop_forward_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u,
                                           const double *tau, const double *f_ext, double *qdd, double *lambda,
                                           const sd_closed_loop_options *options)
 {
+    const char *fn = "sd_closed_loop_forward_dynamics";
     sd_fd_options o = {0};
     o.interbody_forces = options && options->interbody_forces;
+    o.prescribed = options ? options->prescribed : NULL;
     if (!m || !d) return SD_E_ARGUMENT;
-    if (d->loops) d->loops->lambda_valid = 0;
-    sd_status st = sd_forward_dynamics_ex(m, d, q, u, (double *)tau, f_ext, qdd, &o); /* step 1: tau only read */
+    if (o.prescribed && !options->tau_out)
+        return sd_data_fail(d, SD_E_ARGUMENT, "%s: prescribed hinges need tau_out for their forces", fn);
+    if (d->loops) d->loops->lambda_valid = 0, d->loops->held = NULL;
+    /* step 1; with prescribed hinges their forces are written, so it works on tau_out */
+    double *tau_io = (double *)tau; /* only read without prescribed hinges */
+    if (o.prescribed) {
+        if (!tau) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL tau", fn);
+        if (tau != options->tau_out) memmove(options->tau_out, tau, (size_t)m->nv * sizeof(double));
+        tau_io = options->tau_out;
+    }
+    sd_status st = sd_forward_dynamics_ex(m, d, q, u, tau_io, f_ext, qdd, &o);
     if (st != SD_OK || !m->loops) return st;
     const sd_loops_model *L = m->loops;
     sd_loops_world_placements(m, d);
@@ -411,18 +518,25 @@ sd_status sd_closed_loop_forward_dynamics(const sd_model *m, sd_data *d, const d
     double a0[6];
     sd_base_acceleration(m, a0);
     sd_loops_row_rates(m, d, d->alpha, a0, qdd, d->loops->gamma); /* gamma = G qdd_f + Gdot u */
-    const char *fn = "sd_closed_loop_forward_dynamics";
-    const int multipliers_wanted = lambda || o.interbody_forces;
-    if (!multipliers_wanted && d->loops->nsub > 0 && fast_subset_solve(m, d, qdd, a0)) {
-        /* lambda solves the rows but is not the minimum-norm one: not readable as forces */
-        return sd_check_output(d, fn, "qdd", qdd, (size_t)m->nv, SD_CAUSE_TINY_INERTIA);
+    if (m->nflex > 0 || o.prescribed) {
+        d->loops->held = o.prescribed;
+        st = engine_path(m, d, q, u, tau_io, f_ext, qdd, &o);
+        d->loops->held = NULL;
+        if (st != SD_OK) return st;
+    } else {
+        const int multipliers_wanted = lambda || o.interbody_forces;
+        if (!multipliers_wanted && d->loops->nsub > 0 && fast_subset_solve(m, d, qdd, a0)) {
+            /* lambda solves the rows but is not the minimum-norm one: not readable as forces */
+            return sd_check_output(d, fn, "qdd", qdd, (size_t)m->nv, SD_CAUSE_TINY_INERTIA);
+        }
+        const double ref = sd_loops_compliance(m, d);
+        if ((st = sd_loops_solve_multipliers(m, d, ref)) != SD_OK) return st;
+        sd_loops_correction_sweep(m, d, qdd, o.interbody_forces, 1);
+        if ((st = sd_check_output(d, fn, "lambda", d->loops->lambda, (size_t)L->nrows, SD_CAUSE_TINY_INERTIA)) !=
+                SD_OK ||
+            (st = sd_check_output(d, fn, "qdd", qdd, (size_t)m->nv, SD_CAUSE_TINY_INERTIA)) != SD_OK)
+            return st;
     }
-    const double ref = sd_loops_compliance(m, d);
-    if ((st = sd_loops_solve_multipliers(m, d, ref)) != SD_OK) return st;
-    sd_loops_correction_sweep(m, d, qdd, o.interbody_forces, 1);
-    if ((st = sd_check_output(d, fn, "lambda", d->loops->lambda, (size_t)L->nrows, SD_CAUSE_TINY_INERTIA)) != SD_OK ||
-        (st = sd_check_output(d, fn, "qdd", qdd, (size_t)m->nv, SD_CAUSE_TINY_INERTIA)) != SD_OK)
-        return st;
     d->loops->lambda_valid = 1;
     if (lambda) memcpy(lambda, d->loops->lambda, (size_t)L->nrows * sizeof(double));
     return SD_OK;

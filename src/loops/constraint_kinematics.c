@@ -22,6 +22,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "algorithms/node_kinds.h"
 #include "loops_internal.h"
 
 void sd_loops_world_placements(const sd_model *m, sd_data *d)
@@ -199,21 +200,24 @@ void sd_loops_row_rates(const sd_model *m, const sd_data *d, const double *alpha
     }
 }
 
-void sd_loops_add_generalized_force(const sd_model *m, const sd_data *d, const double *lambda, double *tau)
+void sd_loops_constraint_loads(const sd_model *m, const sd_data *d, const double *lambda, const double *f_ext,
+                               double *fx, double *tau)
 {
     const sd_loops_model *L = m->loops;
-    for (int fi = 0; fi < L->nframes; ++fi) { /* J(k_f)* F_f: F carried to the base, H(j) F at each hinge */
+    if (f_ext) memcpy(fx, f_ext, 6 * (size_t)m->n * sizeof(double));
+    else memset(fx, 0, 6 * (size_t)m->n * sizeof(double));
+    for (int fi = 0; fi < L->nframes; ++fi) {
         const sd_loop_frame *f = &L->frames[fi];
         const sd_loop_constraint *c = &L->cons[f->constraint];
         const double *W = d->loops->Ew + f->ew;
-        double F[6] = {0, 0, 0, 0, 0, 0}, Fp[6];
+        double F[6] = {0, 0, 0, 0, 0, 0};
         for (int i = 0; i < c->nrows; ++i)
             for (int r = 0; r < 6; ++r) F[r] += W[6 * i + r] * lambda[c->row + i];
-        for (int j = f->body; j >= 0; j = m->parent[j]) {
-            for (int i = 0; i < m->nv_k[j]; ++i) tau[m->v_index[j] + i] += sd_s6_dot(d->S + 6 * (m->v_index[j] + i), F);
-            sd_force_to_parent(&d->Xup[j], F, Fp);
-            memcpy(F, Fp, sizeof F);
-        }
+        for (int r = 0; r < 6; ++r) fx[6 * f->body + r] += F[r];
+        /* a coupling's reaction on the hinge's parent is phi(p, k) of the force on k (constraint
+         * frame weights, roles 2 and 4): its modal part goes to the parent's modal speeds */
+        if (c->type == SD_CONSTRAINT_COUPLING && (f->role == 2 || f->role == 4))
+            sd_node_attachment_force(m, d->nodes, f->body, F, -1.0, tau);
     }
 }
 
@@ -224,7 +228,10 @@ sd_status sd_constraint_jacobian(const sd_model *m, sd_data *d, const double *q,
     if (!G) return sd_data_fail(d, SD_E_ARGUMENT, "sd_constraint_jacobian: NULL G");
     const sd_loops_model *L = m->loops;
     if (!L) return SD_OK; /* no rows */
-    sd_update_placements(m, d, q, 0);
+    /* a child riding on a node is placed by the motion scatter (the rigid placement pass does not
+     * know nodes); its velocities at zero speed are a by-product */
+    if (d->nodes) sd_update_motion(m, d, q, NULL, NULL, 0);
+    else sd_update_placements(m, d, q, 0);
     sd_loops_world_placements(m, d);
     if ((st = sd_loops_frame_weights(m, d)) != SD_OK) return st;
     sd_loops_dense_jacobian(m, d, G);
@@ -235,16 +242,28 @@ void sd_loops_dense_jacobian(const sd_model *m, const sd_data *d, double *G)
 {
     const sd_loops_model *L = m->loops;
     memset(G, 0, (size_t)L->nrows * (size_t)m->nv * sizeof(double));
+    for (int ci = 0; ci < L->ncons; ++ci) { /* a coupling's row is u_a - ratio u_b, whatever the tree */
+        const sd_loop_constraint *c = &L->cons[ci];
+        if (c->type != SD_CONSTRAINT_COUPLING) continue;
+        double *row = G + (size_t)c->row * (size_t)m->nv;
+        row[m->v_index[c->body_a]] += 1.0;
+        row[m->v_index[c->body_b]] -= c->ratio;
+    }
     for (int fi = 0; fi < L->nframes; ++fi) { /* row i of G = J* applied to a unit multiplier */
         const sd_loop_frame *f = &L->frames[fi];
         const sd_loop_constraint *c = &L->cons[f->constraint];
+        if (c->type == SD_CONSTRAINT_COUPLING) continue;
         for (int i = 0; i < c->nrows; ++i) {
             double F[6], Fp[6];
             memcpy(F, d->loops->Ew + f->ew + 6 * i, sizeof F);
             double *row = G + (size_t)(c->row + i) * (size_t)m->nv;
+            /* the path of 004 Sec 7: each hinge's speeds, and the modes of a flexible ancestor that
+             * the path leaves at a node (a frame moves with its body's F_k, as sd_jacobian_world's
+             * points: the body's own modes have zero columns) */
             for (int j = f->body; j >= 0; j = m->parent[j]) {
                 for (int s = 0; s < m->nv_k[j]; ++s)
                     row[m->v_index[j] + s] += sd_s6_dot(d->S + 6 * (m->v_index[j] + s), F);
+                sd_node_attachment_force(m, d->nodes, j, F, 1.0, row);
                 sd_force_to_parent(&d->Xup[j], F, Fp);
                 memcpy(F, Fp, sizeof F);
             }
@@ -268,7 +287,13 @@ sd_status sd_constraint_residuals(const sd_model *m, sd_data *d, const double *q
         for (int fi = 0; fi < L->nframes; ++fi) {
             const sd_loop_frame *f = &L->frames[fi];
             const sd_loop_constraint *c = &L->cons[f->constraint];
+            if (c->type == SD_CONSTRAINT_COUPLING) continue; /* below, from the speeds themselves */
             for (int i = 0; i < c->nrows; ++i) vel[c->row + i] += sd_s6_dot(d->loops->Ew + f->ew + 6 * i, d->V + 6 * f->body);
+        }
+        for (int ci = 0; ci < L->ncons; ++ci) {
+            const sd_loop_constraint *c = &L->cons[ci];
+            if (c->type == SD_CONSTRAINT_COUPLING)
+                vel[c->row] = u[m->v_index[c->body_a]] - c->ratio * u[m->v_index[c->body_b]];
         }
     }
     if (!pos) return SD_OK;

@@ -322,10 +322,14 @@ static int rank_groups(const sd_model *m, sd_loops_model *L)
         for (int c = 0; c < L->ncons; ++c) {
             const sd_loop_constraint *con = &L->cons[c];
             const int top = sd_loops_loop_top(m, con), ends[2] = {con->body_a, con->body_b};
+            /* a flexible top's modes move the loop when a path leaves it at a node, and two loops
+             * hanging on it share them: its modal speeds are the loop's too */
+            const int top_modes = top >= 0 && m->n_modes && m->n_modes[top] > 0;
             for (int s = 0; s < 2; ++s)
-                for (int k = ends[s]; k >= 0 && k != top; k = m->parent[k]) {
+                for (int k = ends[s]; k >= 0 && (k != top || top_modes); k = m->parent[k]) {
                     if (owner[k] >= 0) uf[find_root(uf, c)] = find_root(uf, owner[k]);
                     else owner[k] = c;
+                    if (k == top) break;
                 }
         }
         L->ngroups = 0;
@@ -368,12 +372,6 @@ sd_status sd_loops_build(struct sd_loops_builder *lb, sd_model *m, sd_error *err
 {
     m->loops = NULL;
     if (!lb || lb->n == 0) return SD_OK;
-    /* the closed-loop solvers work on the rigid fast path's quantities (G, Jacobians of body frames) */
-    if (m->nflex > 0)
-        return sd_error_set(err, SD_E_NOT_SUPPORTED,
-                            "closure constraints (%d, the first '%s') on a model with %d flexible bodies are not "
-                            "offered: closed loops need rigid bodies only",
-                            lb->n, lb->items[0].name ? lb->items[0].name : "(unnamed)", m->nflex);
     const int n = m->n, nb = n > 0 ? n : 1;
     sd_loops_model *L = calloc(1, sizeof *L);
     if (!L) return sd_error_set(err, SD_E_MEMORY, "out of memory");
@@ -550,6 +548,21 @@ sd_loops_data *sd_loops_data_new(const sd_model *m)
     w->qdd_save = calloc(nv, sizeof(double));
     w->alpha_save = calloc(6 * n, sizeof(double));
     w->basis = calloc(nc * nc, sizeof(double));
+    w->fx = calloc(6 * n, sizeof(double));
+    w->tau_work = calloc(nv, sizeof(double));
+    if (!w->fx || !w->tau_work) {
+        sd_loops_data_free(w);
+        return NULL;
+    }
+    if (m->nflex > 0) { /* the dense compliance of the engine path (closed_dynamics.c) */
+        w->Mff = calloc(nv * nv, sizeof(double));
+        w->Z = calloc(nc * nv, sizeof(double));
+        w->free_speed = calloc(nv, sizeof(int));
+        if (!w->Mff || !w->Z || !w->free_speed) {
+            sd_loops_data_free(w);
+            return NULL;
+        }
+    }
     if (!w->basis || !sd_row_space_init(&w->rows, L->max_group_rows, m->nv)) {
         sd_loops_data_free(w);
         return NULL;
@@ -587,6 +600,11 @@ void sd_loops_data_free(sd_loops_data *w)
     free(w->qdd_save);
     free(w->alpha_save);
     free(w->basis);
+    free(w->fx);
+    free(w->tau_work);
+    free(w->Mff);
+    free(w->Z);
+    free(w->free_speed);
     sd_row_space_free(&w->rows);
     free(w->gamma);
     free(w->lambda);

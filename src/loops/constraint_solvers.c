@@ -185,6 +185,30 @@ sd_status sd_assemble_configuration(const sd_model *m, sd_data *d, const double 
                         names, it, err, tol);
 }
 
+/* The projection on a flexible model (the compliance of closed_dynamics.c's engine path):
+ * lambda = -(G M^-1 G*)^+ G u, u_out = u + M^-1 G* lambda, with G and M^-1 G* dense. */
+static sd_status project_dense(const sd_model *m, sd_data *d, const double *q, const double *u, double *u_out)
+{
+    const sd_loops_model *L = m->loops;
+    sd_loops_data *w = d->loops;
+    const int nc = L->nrows, nv = m->nv;
+    sd_loops_world_placements(m, d);
+    sd_status st = sd_loops_frame_weights(m, d);
+    double ref = 0.0;
+    if (st != SD_OK || (st = sd_loops_compliance_dense(m, d, q, &ref)) != SD_OK) return st;
+    for (int i = 0; i < nc; ++i) { /* G u */
+        double s = 0.0;
+        for (int j = 0; j < nv; ++j) s += w->dense[(size_t)i * nv + j] * u[j];
+        w->gamma[i] = s;
+    }
+    w->rank = sd_loops_psd_solve(d, w->Sc, nc, w->gamma, w->lambda, ref, 1e-10);
+    if (w->rank < 0) return sd_data_fail(d, SD_E_SINGULAR, "sd_project_velocities: eigen-solver failed");
+    memmove(u_out, u, (size_t)nv * sizeof(double));
+    for (int i = 0; i < nc; ++i) /* u_out -= M^-1 G* (G M^-1 G*)^+ G u */
+        for (int j = 0; j < nv; ++j) u_out[j] -= w->Z[(size_t)i * nv + j] * w->lambda[i];
+    return sd_check_output(d, "sd_project_velocities", "u_out", u_out, (size_t)nv, SD_CAUSE_TINY_INERTIA);
+}
+
 sd_status sd_project_velocities(const sd_model *m, sd_data *d, const double *q, const double *u, double *u_out)
 {
     sd_status st = sd_check_call(m, d, "sd_project_velocities", q, u, NULL, NULL, NULL);
@@ -198,6 +222,7 @@ sd_status sd_project_velocities(const sd_model *m, sd_data *d, const double *q, 
     sd_loops_data *w = d->loops;
     w->lambda_valid = 0;
     sd_update_motion(m, d, q, u, NULL, 0);
+    if (m->nflex > 0) return project_dense(m, d, q, u, u_out);
     if ((st = sd_riccati_gather(m, d, NULL)) != SD_OK) return st; /* the factors of M at q (004 Eq 33) */
     sd_loops_world_placements(m, d);
     if ((st = sd_loops_frame_weights(m, d)) != SD_OK) return st;

@@ -85,6 +85,16 @@ typedef struct sd_loops_data {
     int *fb_slo, *fb_shi;  /* per gather slot: the subset columns [slo, shi) that reach it */
     double *qdd_save, *alpha_save; /* nv, 6 per body: step 1's results while the fast path is tried */
     sd_row_space rows;     /* the rank rule's SVD of one group's rows of G (max_group_rows x nv) */
+    /* the engine path (closed_dynamics.c): models whose articulated factors the compliance gather
+     * cannot read (flexible nodes), and prescribed hinges */
+    const unsigned char *held; /* per body, during one call: prescribed hinges (their columns of G
+                                  are not the system's); NULL: none */
+    double *fx;            /* 6 per body: f_ext plus the constraint forces (step 3 as a second sweep) */
+    double *tau_work;      /* nv: tau plus the constraint forces' modal part, the prescribed outputs */
+    double *Mff;           /* flexible models: nv x nv, M over the free speeds, then its Cholesky factor */
+    double *Z;             /* flexible models: n_c x nv, row c = M_ff^-1 G_f(c)^T over the free speeds */
+    int *free_speed;       /* flexible models: nv, the speeds not held */
+    int nfree;
     double *basis;         /* n_c x n_c, column-major: the kept row combinations of every group */
     int rank;              /* of the last solve, -1 before */
     int lambda_valid;      /* lambda holds the multipliers of the last solve */
@@ -114,8 +124,12 @@ void sd_loops_frame_residual(const sd_loop_constraint *c, const sd_transform *XA
  * accelerations qdd (couplings); the world's acceleration is a0 (world axes). */
 void sd_loops_row_rates(const sd_model *m, const sd_data *d, const double *alpha, const double a0[6],
                         const double *qdd, double *ydot);
-/* tau += G* lambda (generalized forces of the constraint forces), through each task frame's path. */
-void sd_loops_add_generalized_force(const sd_model *m, const sd_data *d, const double *lambda, double *tau);
+/* The constraint forces of lambda as loads of a forward-dynamics sweep: fx (6 per body) = f_ext
+ * (NULL: zero) plus Ew_f lambda on each frame's body; and, for a coupling whose hinge rides on a node
+ * of a flexible parent, tau (nv) += the modal part of the reaction on that parent (-Y^T F, which no
+ * force on the parent's rigid part carries), so that the loads' generalized force is G* lambda. */
+void sd_loops_constraint_loads(const sd_model *m, const sd_data *d, const double *lambda, const double *f_ext,
+                               double *fx, double *tau);
 
 /* The dense G (n_c x nv, row-major) from the current placements and frame weights. */
 void sd_loops_dense_jacobian(const sd_model *m, const sd_data *d, double *G);
@@ -126,6 +140,10 @@ void sd_loops_dense_jacobian(const sd_model *m, const sd_data *d, double *G);
 double sd_loops_compliance(const sd_model *m, sd_data *d);
 /* The same over the recorded row subset only (nsub x nsub into Sc). */
 double sd_loops_compliance_subset(const sd_model *m, sd_data *d);
+/* Lambda_c = G_f M_ff^-1 G_f* into Sc over the free speeds (those of hinges not held) from the
+ * engine's M(q) and a dense Cholesky factorisation of M_ff (flexible models); leaves G in dense,
+ * Z = M_ff^-1 G_f* by rows (zero on held speeds) and the rank's scale in *ref. */
+sd_status sd_loops_compliance_dense(const sd_model *m, sd_data *d, const double *q, double *ref);
 /* lambda = -Lambda_c^+ gamma (minimum norm), the rank, and the consistency check. */
 sd_status sd_loops_solve_multipliers(const sd_model *m, sd_data *d, double ref);
 /* x = A^+ b for a symmetric positive semi-definite n x n A (n <= n_c), pivots below

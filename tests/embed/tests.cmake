@@ -22,3 +22,6 @@ if(SOADYN_WITH_SDF)
   soadyn_add_test(test_embed_cassie_sdf SOURCES embed/test_embed_cassie_sdf.c loops/random_loops.c random_tree.c
                   LABELS shared_models ARGS ${SOADYN_SHARED_MODELS})
 endif()
+# The embedded inverse dynamics with tree-augmented constraints beside (dense reference).
+soadyn_add_test(test_embed_inverse_mixed SOURCES embed/test_embed_inverse_mixed.c loops/random_loops.c random_tree.c
+                LABELS "unit;embed")

@@ -96,7 +96,7 @@ static void flex_gen_free(flex_gen *g)
     free(g->D);
 }
 
-sd_model *random_flex_tree(uint64_t *rng, const random_flex_spec *spec)
+sd_builder *random_flex_builder(uint64_t *rng, const random_flex_spec *spec)
 {
     const int n = spec->n_bodies, flags = spec->flags;
     int *parent = malloc((size_t)n * sizeof(int)), *order = malloc((size_t)n * sizeof(int));
@@ -169,12 +169,6 @@ sd_model *random_flex_tree(uint64_t *rng, const random_flex_spec *spec)
             abort();
         }
     }
-    sd_model *m = NULL;
-    if (sd_builder_build(b, &m, &err) != SD_OK) {
-        fprintf(stderr, "random_flex_tree: %s\n", err.message);
-        abort();
-    }
-    sd_builder_free(b);
     for (int k = 0; k < n; ++k)
         if (flexible[k]) flex_gen_free(&gen[k]);
     free(gen);
@@ -182,6 +176,19 @@ sd_model *random_flex_tree(uint64_t *rng, const random_flex_spec *spec)
     free(parent);
     free(order);
     free(names);
+    return b;
+}
+
+sd_model *random_flex_tree(uint64_t *rng, const random_flex_spec *spec)
+{
+    sd_builder *b = random_flex_builder(rng, spec);
+    sd_model *m = NULL;
+    sd_error err;
+    if (sd_builder_build(b, &m, &err) != SD_OK) {
+        fprintf(stderr, "random_flex_tree: %s\n", err.message);
+        abort();
+    }
+    sd_builder_free(b);
     return m;
 }
 

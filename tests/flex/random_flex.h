@@ -37,6 +37,9 @@ typedef struct random_flex_spec {
 
 /* A random model; aborts the test on a builder error (which is then a bug). */
 sd_model *random_flex_tree(uint64_t *rng, const random_flex_spec *spec);
+/* The builder random_flex_tree builds, holding the bodies and their flexible descriptions (the same
+ * draws from rng): for a caller that adds to the model (closure constraints) before building. */
+sd_builder *random_flex_builder(uint64_t *rng, const random_flex_spec *spec);
 /* A random state: q (hinges on the manifold, eta uniform in [-eta_scale, eta_scale]), u (each speed
  * uniform in [-1, 1]) and a third vector w (same); any of u, w may be NULL. */
 void random_flex_state(const sd_model *m, uint64_t *rng, double eta_scale, double *q, double *u, double *w);

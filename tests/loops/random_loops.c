@@ -27,9 +27,7 @@ static int one_dof(const sd_model *m, int k)
 
 sd_model *close_randomly(const sd_model *tree, uint64_t *rng, const double *q0, int *kinds_seen)
 {
-    const int n = sd_model_nbodies(tree), nv = sd_model_nv(tree);
-    sd_data *d0 = sd_data_new(tree);
-    sd_kinematics(tree, d0, q0, NULL, NULL);
+    const int n = sd_model_nbodies(tree);
     sd_builder *b = sd_builder_new();
     double g[3];
     sd_model_gravity(tree, g);
@@ -37,6 +35,24 @@ sd_model *close_randomly(const sd_model *tree, uint64_t *rng, const double *q0, 
     sd_error err;
     for (int k = 0; k < n; ++k)
         if (sd_builder_add_body(b, sd_model_body_desc(tree, k), &err) != SD_OK) abort();
+    const int added = add_random_constraints(b, tree, rng, q0, kinds_seen);
+    sd_model *m = NULL;
+    if (added > 0) {
+        if (sd_builder_build(b, &m, &err) != SD_OK) {
+            fprintf(stderr, "close_randomly: %s\n", err.message);
+            abort();
+        }
+    }
+    sd_builder_free(b);
+    return m;
+}
+
+int add_random_constraints(sd_builder *b, const sd_model *tree, uint64_t *rng, const double *q0, int *kinds_seen)
+{
+    const int n = sd_model_nbodies(tree), nv = sd_model_nv(tree);
+    sd_data *d0 = sd_data_new(tree);
+    sd_kinematics(tree, d0, q0, NULL, NULL);
+    sd_error err;
     int rows = 0, added = 0;
     const int first = (int)(sd_random_uniform(rng) * SD_CONSTRAINT_TYPE_COUNT);
     for (int attempt = 0; attempt < 12 && added < 4; ++attempt) {
@@ -94,16 +110,8 @@ sd_model *close_randomly(const sd_model *tree, uint64_t *rng, const double *q0, 
         rows += r;
         ++added;
     }
-    sd_model *m = NULL;
-    if (added > 0) {
-        if (sd_builder_build(b, &m, &err) != SD_OK) {
-            fprintf(stderr, "close_randomly: %s\n", err.message);
-            abort();
-        }
-    }
-    sd_builder_free(b);
     sd_data_free(d0);
-    return m;
+    return added;
 }
 
 void project_on_nullspace(const double *G, int nc, int nv, double *u)

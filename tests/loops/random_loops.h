@@ -14,6 +14,9 @@
  * NULL if none could be added. kinds_seen (may be NULL) counts the kinds added. Aborts on a
  * builder error (a bug). */
 sd_model *close_randomly(const sd_model *tree, uint64_t *rng, const double *q0, int *kinds_seen);
+/* The constraints of close_randomly added to a builder that holds the tree's bodies (by the same
+ * names); returns how many. */
+int add_random_constraints(sd_builder *b, const sd_model *tree, uint64_t *rng, const double *q0, int *kinds_seen);
 /* u <- u - G* (G G*)^+ G u (Euclidean projection, written independently of the library's). */
 void project_on_nullspace(const double *G, int nc, int nv, double *u);
 
