@@ -18,6 +18,7 @@
 #include <soadyn/soadyn.h>
 
 #include "flex/random_flex.h"
+#include "loops/random_loops.h"
 #include "random_tree.h"
 #include "test_util.h"
 
@@ -323,38 +324,20 @@ static void check_refusals(uint64_t *rng)
     sd_data_free(d);
     sd_model_free(m);
 
-    /* a closed loop: a chain of three revolute links tied to the ground by a distance constraint */
-    sd_builder *b = sd_builder_new();
-    sd_error err;
-    static const char *names[3] = {"l1", "l2", "l3"};
-    for (int k = 0; k < 3; ++k) {
-        sd_body_desc bd;
-        sd_body_desc_init(&bd);
-        bd.name = names[k];
-        bd.parent = k ? names[k - 1] : NULL;
-        bd.hinge = SD_HINGE_REVOLUTE;
-        bd.placement.p[0] = k ? 1.0 : 0.0;
-        bd.mass = 1.0;
-        bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = 0.1;
-        must(sd_builder_add_body(b, &bd, &err), &err, "loop body");
-    }
-    sd_constraint_desc c;
-    sd_constraint_desc_init(&c);
-    c.name = "tie";
-    c.type = SD_CONSTRAINT_DISTANCE;
-    c.body_a = "l3";
-    c.frame_a.p[0] = 1.0;
-    c.frame_b.p[0] = 2.5;
-    c.distance = 1.2;
-    must(sd_builder_add_constraint(b, &c, &err), &err, "constraint");
+    /* a closed loop: a random tree closed by random constraints (tests/loops/random_loops.c) */
     sd_model *loop = NULL;
-    must(sd_builder_build(b, &loop, &err), &err, "loop build");
-    sd_builder_free(b);
+    while (!loop) {
+        sd_model *tree = random_tree(rng, 6, RT_ONLY_1DOF);
+        double q0[8];
+        sd_configuration_neutral(tree, q0);
+        loop = close_randomly(tree, rng, q0, NULL);
+        sd_model_free(tree);
+    }
     sd_data *dl = sd_data_new(loop);
-    const double ql[3] = {0.3, -0.7, 0.4}, ul[3] = {0.1, 0.2, -0.3}, tl[3] = {0.5, 0, -0.2};
-    CHECK(sd_forward_dynamics_derivatives(loop, dl, ql, ul, tl, NULL, NULL, J, NULL, NULL) == SD_E_NOT_SUPPORTED);
+    random_state(loop, rng, q, u, x);
+    CHECK(sd_forward_dynamics_derivatives(loop, dl, q, u, x, NULL, NULL, J, NULL, NULL) == SD_E_NOT_SUPPORTED);
     CHECK(strstr(sd_data_error(dl), "closure constraints") != NULL);
-    CHECK(sd_inverse_dynamics_derivatives(loop, dl, ql, ul, tl, NULL, NULL, J, NULL) == SD_E_NOT_SUPPORTED);
+    CHECK(sd_inverse_dynamics_derivatives(loop, dl, q, u, x, NULL, NULL, J, NULL) == SD_E_NOT_SUPPORTED);
     sd_data_free(dl);
     sd_model_free(loop);
 

@@ -1,7 +1,7 @@
 /*
  * src/derivatives/derivatives_internal.h — the pieces of the derivatives (soadyn/derivatives.h)
  * shared by their files: the recursion (id_derivatives.c), the hinge's own partials
- * (hinge_partials.c) and the entry points (derivatives.c).
+ * (hinge_partials.c), M's tree-sparse factors (mass_factor.c) and the entry points (derivatives.c).
  */
 #ifndef SOADYN_DERIVATIVES_INTERNAL_H
 #define SOADYN_DERIVATIVES_INTERNAL_H
