@@ -47,8 +47,8 @@ static int program_dir(char *out, size_t size)
 static int has_campaign(const char *dir)
 {
     char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/soadyn/campaign/__main__.py", dir);
-    return access(path, R_OK) == 0;
+    const int len = snprintf(path, sizeof path, "%s/soadyn/campaign/__main__.py", dir);
+    return len > 0 && (size_t)len < sizeof path && access(path, R_OK) == 0;
 }
 #endif
 

@@ -39,7 +39,14 @@ static char dir[] = "/tmp/soadyn_io_hostile_XXXXXX";
 static char written[64][64]; /* the names written, removed at the end */
 static int nwritten;
 
-static void path_of(const char *name, char *path, size_t size) { snprintf(path, size, "%s/%s", dir, name); }
+static void path_of(const char *name, char *path, size_t size)
+{
+    const int len = snprintf(path, size, "%s/%s", dir, name);
+    if (len < 0 || (size_t)len >= size) {
+        fprintf(stderr, "test_io_hostile: the path of '%s' does not fit %zu bytes\n", name, size);
+        exit(1);
+    }
+}
 
 static void remember(const char *name)
 {
