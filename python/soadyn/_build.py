@@ -22,7 +22,9 @@ import cffi
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-CDEF = r"""
+# The library's public declarations (soadyn/soadyn.h), shared with the campaign's extension
+# (soadyn/campaign/_build_run.py), then the helpers of _helpers.c this extension compiles.
+CDEF_LIBRARY = r"""
 typedef enum sd_status {
     SD_OK = 0, SD_E_ARGUMENT, SD_E_MODEL, SD_E_SINGULAR, SD_E_MEMORY, SD_E_IO, SD_E_PARSE,
     SD_E_NOT_SUPPORTED, SD_E_SOLVER, SD_E_NOT_FINITE
@@ -82,6 +84,9 @@ sd_status sd_model_set_armature(sd_model *model, int v, double armature, sd_erro
 sd_status sd_model_set_damping(sd_model *model, int v, double damping, sd_error *err);
 sd_status sd_model_set_stiffness(sd_model *model, int v, double stiffness, sd_error *err);
 sd_status sd_model_set_spring_ref(sd_model *model, int v, double spring_ref, sd_error *err);
+sd_status sd_model_set_flex_modes(sd_model *model, int body, const double *omega, const double *zeta,
+                                  sd_error *err);
+sd_status sd_model_flex_damping_ratios(const sd_model *model, int body, double *zeta, sd_error *err);
 int sd_model_nframes(const sd_model *model);
 int sd_model_frame_index(const sd_model *model, const char *frame_name);
 const char *sd_model_frame_name(const sd_model *model, int frame);
@@ -176,7 +181,9 @@ typedef struct sd_sim_stats {
     double max_position_residual, max_velocity_residual; long projections;
     long jacobian_evals; sd_sim_jacobian jacobian;
 } sd_sim_stats;
+"""
 
+CDEF_HELPERS = r"""
 typedef struct sdpy_strides { long q, u, x, f; } sdpy_strides;
 sd_status sdpy_forward_dynamics(const sd_model *m, sd_data *d, long n, const sdpy_strides *s, const double *q,
     const double *u, const double *tau, const double *f, double *qdd, int cholesky, long *row);
@@ -227,6 +234,8 @@ sd_status sdpy_write_view(const sd_model *m, long n, const double *t, const doub
 
 extern "Python" void sdpy_control_callback(void *user, double t, const double *q, const double *u, double *tau);
 """
+
+CDEF = CDEF_LIBRARY + CDEF_HELPERS
 
 
 def _split(value):
