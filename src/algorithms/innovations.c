@@ -19,11 +19,15 @@
 #include "node_kinds.h"
 
 /* Placements and what the Riccati gather reads: a node's mass M(k) depends on its own coordinates, so
- * a model with a node workspace runs the motion scatter (at rest), which leaves it (node_kinds.h). */
+ * a model with a node workspace runs the motion scatter (at rest), which leaves it (node_kinds.h); its
+ * zero velocities are not the state's, so only the placements are current, as on the rigid path. */
 static void articulated_placements(const sd_model *m, sd_data *d, const double *q)
 {
-    if (d->nodes) sd_update_motion(m, d, q, NULL, NULL, 1);
-    else sd_update_placements(m, d, q, 1);
+    if (d->nodes) {
+        sd_update_motion(m, d, q, NULL, NULL, 1);
+        d->current = SD_CURRENT_PLACEMENTS | SD_CURRENT_WORLD;
+    } else
+        sd_update_placements(m, d, q, 1);
 }
 
 sd_status sd_articulated_inertias(const sd_model *m, sd_data *d, const double *q)
