@@ -84,6 +84,8 @@ static void check_factors(const sd_model *m, sd_data *d, const double *q, const 
     speed_blocks(m, block);
     for (int i = 0; i < nv; ++i) Id[i * nv + i] = 1.0;
     CHECK(sd_articulated_inertias(m, d, q) == SD_OK);
+    double kinetic;
+    CHECK(sd_kinetic_energy(m, d, &kinetic) != SD_OK); /* placements only: no velocities of a state are current */
     factor_matrix(m, d, SD_FACTOR_NE, A);
     factor_matrix(m, d, SD_FACTOR_INV, B);
     /* B = A^-1 */
