@@ -272,7 +272,7 @@ sd_embedding *sd_embedding_new(const sd_model *m, const sd_embed_options *option
     if (m->nflex > 0) {
         sd_error_set(err, SD_E_NOT_SUPPORTED,
                      "sd_embedding_new: model '%s' has flexible bodies; embedding over flexible nodes is not offered "
-                     "(nor are closed loops of any kind on such a model)",
+                     "(its loops run tree-augmented: embed none)",
                      m->name ? m->name : "");
         return NULL;
     }

@@ -18,7 +18,7 @@ endif()
 # The program on a closed-loop model (a URDF+ four-bar) against the library at the same state.
 if(SOADYN_WITH_IO)
   soadyn_add_test(test_cli_loops SOURCES sim/test_cli_loops.c sim/cli_child.c sim/mini_json.c LABELS unit
-    ARGS $<TARGET_FILE:soadyn_cli>)
+    ARGS $<TARGET_FILE:soadyn_cli> ${PROJECT_SOURCE_DIR}/models)
   add_dependencies(test_cli_loops soadyn_cli)
 endif()
 # The program with --embed (info, eval, simulate on models/four_bar.urdf) against the library.
