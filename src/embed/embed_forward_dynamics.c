@@ -260,30 +260,47 @@ SD_COLD static int node_singular(const sd_embedding *e, sd_embedded_data *ed, in
     return sd_cholesky_factor(L, ni, 1e-13) >= 0;
 }
 
-/* The 004 Eq 33 projection of a rigid node with one speed (the common node), the kernel of
- * forward_dynamics.c's project_one_speed: U = P h, D = h U + J, G = U / D, P+ = P - G U^T. Returns 0
- * when done, 1 when not such a node or when D is negligible against the cheap scale (the general
- * path then decides with the careful test). */
-static int rigid_one_speed_kernel(const double *restrict P, const double *restrict h, double J, double *restrict Pp,
-                                  double *restrict U, double *restrict G, double *D, double *L, double *Dinv,
-                                  double *logdet)
+/* max(a, b) for the scales below, inline (libm's fmax is a call); a NaN b leaves a, as fmax does. */
+static inline double max2(double a, double b) { return b > a ? b : a; }
+
+/* The 004 Eq 33 projection of a node with one speed (every rigid revolute or prismatic node, and an
+ * aggregate with one independent speed): U = P h block by block, D = h U + J, G = U / D, the
+ * kernel of forward_dynamics.c's project_one_speed. Returns 0 when done, 1 when D is negligible
+ * against the cheap scale (the general path then decides with the careful test). */
+static int one_speed_kernel(const double *restrict P, const double *restrict h, int nb, double J, double *restrict U,
+                            double *restrict G, double *D, double *L, double *Dinv, double *logdet)
 {
-    double pscale = 0.0, h2 = 0.0;
-    sd_sym6_mul(P, h, U);
-    for (int r = 0; r < 6; ++r) {
-        pscale = fmax(pscale, fabs(P[7 * r]));
-        h2 += h[r] * h[r];
+    double pscale = 0.0, h2 = 0.0, d = J;
+    for (int l = 0; l < nb; ++l) {
+        sd_sym6_mul(P + 36 * l, h + 6 * l, U + 6 * l);
+        for (int r = 0; r < 6; ++r) {
+            pscale = max2(pscale, fabs(P[36 * l + 7 * r]));
+            h2 += h[6 * l + r] * h[6 * l + r];
+        }
+        d += sd_s6_dot(h + 6 * l, U + 6 * l);
     }
-    const double d = sd_s6_dot(h, U) + J, dinv = 1.0 / d;
+    const double dinv = 1.0 / d;
     if (!(d > 1e-13 * (pscale * h2 + J)) || !(dinv <= DBL_MAX)) return 1;
     D[0] = d;
     L[0] = sqrt(d);
     Dinv[0] = dinv;
     *logdet += log(d);
-    for (int r = 0; r < 6; ++r) G[r] = U[r] * dinv;
-    for (int r = 0; r < 6; ++r)
-        for (int c = 0; c < 6; ++c) Pp[6 * r + c] = P[6 * r + c] - G[r] * U[c];
+    for (int r = 0; r < 6 * nb; ++r) G[r] = U[r] * dinv;
     return 0;
+}
+
+/* B (the parent body's block of P(parent)) += phi P+ phi* for a rigid node (004 Eq 33), P+ = P - G U^T. */
+static void rigid_to_parent(const sd_embedded_data *ed, int k, int ni, const double *P, const double *U,
+                            const double *G, double *B)
+{
+    double Pp[36];
+    for (int r = 0; r < 6; ++r)
+        for (int c = 0; c < 6; ++c) {
+            double v = P[6 * r + c];
+            for (int i = 0; i < ni; ++i) v -= G[r * ni + i] * U[c * ni + i];
+            Pp[6 * r + c] = v;
+        }
+    sd_sym6_add_to_parent_plane(&ed->tree->Xup[k], ed->tree->hinge_plane[k], Pp, B);
 }
 
 /* B (the parent body's 6x6 block of P(parent)) += W^T P+ W (000 Eq 62's last line) for a node whose
@@ -350,15 +367,8 @@ static sd_status riccati_gather(const sd_embedding *e, sd_embedded_data *ed)
         const double *P = w->P + 6 * (size_t)o, *H = nw->Hbar + e->hbar_off[s], *J = nw->Jbar + nw->jb_off[s];
         double *U = w->U + e->hbar_off[s], *G = w->G + e->hbar_off[s], *B = ps >= 0 ? w->P + 6 * (size_t)ps : NULL;
         double *D = w->D + w->d_off[s], *L = w->Dchol + w->d_off[s], *Dinv = w->Dinv + w->d_off[s];
-        if (nd->kind == SD_EMBED_RIGID && ni == 1) {
-            double Pp[36];
-            if (!rigid_one_speed_kernel(P, H, J[0], Pp, U, G, D, L, Dinv, &w->logdet)) {
-                const int k = e->node_bodies[nd->body0];
-                if (B) sd_sym6_add_to_parent_plane(&ed->tree->Xup[k], ed->tree->hinge_plane[k], Pp, B);
-                continue;
-            }
-        }
-        if (ni > 0) {
+        const int one_speed = ni == 1 && !one_speed_kernel(P, H, nd->nb, J[0], U, G, D, L, Dinv, &w->logdet);
+        if (!one_speed && ni > 0) {
             double pscale = 0.0, hscale = 0.0;
             for (int l = 0; l < nd->nb; ++l) /* U = P Hbar*, block by block */
                 for (int i = 0; i < ni; ++i) {
@@ -368,11 +378,11 @@ static sd_status riccati_gather(const sd_embedding *e, sd_embedded_data *ed)
                     for (int r = 0; r < 6; ++r) U[(size_t)(6 * l + r) * ni + i] = u[r];
                 }
             for (int l = 0; l < nd->nb; ++l)
-                for (int r = 0; r < 6; ++r) pscale = fmax(pscale, fabs(P[36 * l + 7 * r]));
+                for (int r = 0; r < 6; ++r) pscale = max2(pscale, fabs(P[36 * l + 7 * r]));
             for (int i = 0; i < ni; ++i) {
                 double h2 = 0.0;
                 for (int r = 0; r < dim; ++r) h2 += H[(size_t)r * ni + i] * H[(size_t)r * ni + i];
-                hscale = fmax(hscale, h2);
+                hscale = max2(hscale, h2);
             }
             for (int i = 0; i < ni; ++i) /* D = Hbar P Hbar* + Jbar (symmetric: the lower half, mirrored) */
                 for (int j = 0; j <= i; ++j) {
@@ -382,7 +392,7 @@ static sd_status riccati_gather(const sd_embedding *e, sd_embedded_data *ed)
                 }
             /* a pivot below 1e-13 of what P and Hbar* could give is round-off: M_e is singular there */
             double jscale = 0.0;
-            for (int i = 0; i < ni; ++i) jscale = fmax(jscale, J[i * ni + i]);
+            for (int i = 0; i < ni; ++i) jscale = max2(jscale, J[i * ni + i]);
             if (sd_cholesky_factor(L, ni, 1e-13 * (pscale * hscale + jscale)) >= 0) { /* negligible: look closer */
                 if (node_singular(e, ed, s, L)) return singular_node(e, ed, s, 0);
                 memcpy(L, D, (size_t)ni * (size_t)ni * sizeof(double));
@@ -399,7 +409,8 @@ static sd_status riccati_gather(const sd_embedding *e, sd_embedded_data *ed)
                     G[(size_t)r * ni + i] = v;
                 }
         }
-        if (B) inertia_to_parent(e, ed, s, B);
+        if (B && nd->kind == SD_EMBED_RIGID) rigid_to_parent(ed, e->node_bodies[nd->body0], ni, P, U, G, B);
+        else if (B) inertia_to_parent(e, ed, s, B);
     }
     w->factors_valid = 1;
     return SD_OK;

@@ -117,18 +117,18 @@ static void aggregate_pieces(const sd_embedding *e, sd_embedded_data *ed, int s,
         if (with_w) w_rows(&d->Xup[k], inside ? W + 6 * (size_t)(w->slot[p] - o) : NULL, W + 6 * row);
         /* Hbar*_k column i = phi*(k, parent) Hbar*_parent + H*(k) (X_S)_k (000 Eq 56) */
         for (int i = 0; i < ni; ++i) {
-            double in[6] = {0, 0, 0, 0, 0, 0}, out[6];
-            if (inside)
+            double in[6], out[6] = {0, 0, 0, 0, 0, 0};
+            if (inside) {
                 for (int r = 0; r < 6; ++r) in[r] = H[((size_t)(w->slot[p] - o) + r) * ni + i];
-            sd_motion_to_child(&d->Xup[k], in, out);
+                sd_motion_to_child_plane(&d->Xup[k], d->hinge_plane[k], in, out);
+            }
             for (int j = 0; j < nk; ++j)
                 for (int r = 0; r < 6; ++r) out[r] += S[6 * j + r] * X[(t + j) * ni + i];
             for (int r = 0; r < 6; ++r) H[(row + r) * ni + i] = out[r];
         }
         if (with_velocity) { /* a_s = phi*_S (a_S + H*_S Xdot_S u) (000 Eq 59-60), b_s = b - f_ext */
-            double in[6] = {0, 0, 0, 0, 0, 0}, out[6];
-            if (inside) memcpy(in, w->a + w->slot[p], sizeof in);
-            sd_motion_to_child(&d->Xup[k], in, out);
+            double out[6] = {0, 0, 0, 0, 0, 0};
+            if (inside) sd_motion_to_child_plane(&d->Xup[k], d->hinge_plane[k], w->a + w->slot[p], out);
             const double *qc = ed->qdd_c + m->v_index[k];
             for (int r = 0; r < 6; ++r) {
                 double v = out[r] + d->a[6 * k + r];
