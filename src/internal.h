@@ -255,6 +255,11 @@ void sd_world_rotation(const sd_model *m, const sd_data *d, int k, double R[9]);
  * NULL (all zero). Marks every part but these stale. */
 void sd_update_motion(const sd_model *m, sd_data *d, const double *q, const double *u, const double *f_ext,
                       int with_world);
+/* V(k), a(k), b(k) (with f_ext) at speeds u (may be NULL), as sd_update_motion leaves them, where
+ * the placements are already current at q (sd_update_placements, or a caller that placed some bodies
+ * again): the velocity part of the scatter alone. A model with flexible bodies takes
+ * sd_update_motion. */
+void sd_update_velocities(const sd_model *m, sd_data *d, const double *q, const double *u, const double *f_ext);
 /* M(q) of a rigid model (the composite-body algorithm in world axes, mass_matrix.c) into the nv x nv
  * row-major M, for a caller that has checked the arguments; returns whether every entry is finite. */
 int sd_mass_matrix_fill(const sd_model *m, sd_data *d, const double *q, double *M);

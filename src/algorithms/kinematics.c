@@ -160,6 +160,16 @@ void sd_update_motion(const sd_model *m, sd_data *d, const double *q, const doub
     d->params_generation = m->params_generation;
 }
 
+void sd_update_velocities(const sd_model *m, sd_data *d, const double *q, const double *u, const double *f_ext)
+{
+    if (d->nodes) {
+        sd_update_motion(m, d, q, u, f_ext, 0);
+        return;
+    }
+    for (int k = 0; k < m->n; ++k) body_velocities(m, d, k, q, u, f_ext);
+    d->current = (d->current & (SD_CURRENT_PLACEMENTS | SD_CURRENT_WORLD)) | SD_CURRENT_VELOCITIES;
+}
+
 /* alpha(k) = phi*(parent, k) alpha(parent) + H*(k) qdd(k) + a(k) over nodes (001 Eq 26; the base at
  * rest, so without gravity), a child on a flexible parent's node with Y(k) eta-ddot(parent); a
  * flexible node keeps alpha_m = [alpha; eta-ddot] in the workspace too. Not a hot path: one instance. */

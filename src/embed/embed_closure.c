@@ -62,7 +62,7 @@ struct sd_embed_closure_ws *sd_embed_closure_ws_new(const sd_embedding *e)
         qr_total += e->aggs[a].nrows * nt;
         tau_total += nt;
     }
-    w->lwork = 64 * (mt + 1) + 3 * mt + 1; /* above dgeqrf's n nb and dgeqp3's 2n + (n+1) nb for nb <= 64 */
+    w->lwork = 64 * (mt + 1) + 3 * mt + 1; /* above dgeqp3's 2n + (n+1) nb for nb <= 64 */
     w->local = calloc((size_t)(m->n > 0 ? m->n : 1), sizeof(int));
     w->T = calloc((size_t)max_nb, sizeof(sd_transform));
     w->Vl = calloc((size_t)(6 * max_nb), sizeof(double));
@@ -220,6 +220,37 @@ void sd_embed_aggregate_rows(const sd_embedding *e, const struct sd_embed_closur
 
 /* ---------------------------------------------------------------- Y1's QR and its solves */
 
+/* Householder QR of the nr x n column-major Q in place, in LAPACK dgeqr2's form (R on and above the
+ * diagonal; below it each reflector's v with v_j = 1 implied, H_j = I - tau_j v v^T), which
+ * solve_y1 and sd_embed_multipliers apply. Written here because Y1 is a few rows by a few columns
+ * and is factored at every evaluation: LAPACK's calls, workspace queries and safe-scaling loops cost
+ * several times the arithmetic at this size. The entries are a mechanism's lengths and direction
+ * cosines, far from overflow, so the norms are plain sums of squares; a zero column below the
+ * diagonal gives H_j = I (tau_j = 0), as dlarfg does. */
+static void householder_qr(double *Q, int nr, int n, double *tau)
+{
+    for (int j = 0; j < n; ++j) {
+        double *v = Q + (size_t)j * nr, below = 0.0;
+        for (int i = j + 1; i < nr; ++i) below += v[i] * v[i];
+        if (below == 0.0) {
+            tau[j] = 0.0;
+            continue;
+        }
+        const double alpha = v[j], beta = -copysign(sqrt(alpha * alpha + below), alpha);
+        const double scale = 1.0 / (alpha - beta);
+        tau[j] = (beta - alpha) / beta;
+        for (int i = j + 1; i < nr; ++i) v[i] *= scale;
+        v[j] = beta;
+        for (int c = j + 1; c < n; ++c) { /* H_j applied to the columns to its right */
+            double *x = Q + (size_t)c * nr, t = x[j];
+            for (int i = j + 1; i < nr; ++i) t += v[i] * x[i];
+            t *= tau[j];
+            x[j] -= t;
+            for (int i = j + 1; i < nr; ++i) x[i] -= t * v[i];
+        }
+    }
+}
+
 /* Householder QR of Y1 (Y's dependent columns) into aggregate a's slot; returns cond(Y1) from
  * R's diagonal (1 when rank is 0, inf when a diagonal entry is 0). */
 static double factor_y1(const sd_embedding *e, struct sd_embed_closure_ws *w, int a, const double *Y)
@@ -229,7 +260,7 @@ static double factor_y1(const sd_embedding *e, struct sd_embed_closure_ws *w, in
     double *Q = w->qr + w->qr_off[a], *tau = w->qtau + w->tau_off[a];
     if (rk == 0) return 1.0;
     for (int j = 0; j < rk; ++j) memcpy(Q + (size_t)j * nr, Y + (size_t)A->dep[j] * nr, (size_t)nr * sizeof(double));
-    LAPACKE_dgeqrf_work(LAPACK_COL_MAJOR, nr, rk, Q, nr, tau, w->work, w->lwork);
+    householder_qr(Q, nr, rk, tau);
     double dmax = 0.0, dmin = INFINITY;
     for (int j = 0; j < rk; ++j) {
         const double d = fabs(Q[j + (size_t)j * nr]);
@@ -309,11 +340,13 @@ static double max_abs(const double *x, int n)
     return r;
 }
 
-/* Evaluate aggregate a at q: placements, frames, Y and r; returns max |r|. */
-static double evaluate(const sd_embedding *e, struct sd_embed_closure_ws *w, sd_data *tree, const double *q, int a)
+/* Evaluate aggregate a at q: placements (unless `placed`: the tree's are current at q), frames, Y
+ * and r; returns max |r|. */
+static double evaluate(const sd_embedding *e, struct sd_embed_closure_ws *w, sd_data *tree, const double *q, int a,
+                       int placed)
 {
     const sd_embed_aggregate *A = &e->aggs[a];
-    place_bodies(e, tree, q, &e->nodes[A->node]);
+    if (!placed) place_bodies(e, tree, q, &e->nodes[A->node]);
     sd_embed_aggregate_frames(e, w, tree, a);
     sd_embed_aggregate_rows(e, w, tree, q, a, w->Y, w->r);
     return max_abs(w->r, A->nrows);
@@ -395,7 +428,7 @@ static sd_status close_one(const sd_embedding *e, struct sd_embed_closure_ws *w,
     const sd_embed_node *nd = &e->nodes[A->node];
     const int nr = A->nrows, rk = A->rank;
     double *Q = w->qr + w->qr_off[a], *tau = w->qtau + w->tau_off[a];
-    double rmax = evaluate(e, w, tree, q, a), rprev = INFINITY;
+    double rmax = evaluate(e, w, tree, q, a, 1), rprev = INFINITY; /* placed on entry */
     double scale = 1.0; /* lengths of the loop: residuals mix metres and radians */
     for (int l = 0; l < nd->nb; ++l) {
         const double d = sd_v3_norm(w->T[l].p);
@@ -411,10 +444,10 @@ static sd_status close_one(const sd_embedding *e, struct sd_embed_closure_ws *w,
                 ++halvings;
                 for (int i = 0; i < nd->nt; ++i) w->dstep[i] *= 0.5;
                 apply_step(e, nd, q, w->dstep);
-                rmax = evaluate(e, w, tree, q, a);
+                rmax = evaluate(e, w, tree, q, a, 0);
                 continue;
             }
-            rmax = evaluate(e, w, tree, q, a); /* round-off reached (or no step helps): the best point */
+            rmax = evaluate(e, w, tree, q, a, 0); /* round-off reached (or no step helps): the best point */
             break;
         }
         if (steps == NEWTON_MAX_STEPS) break;
@@ -429,7 +462,7 @@ static sd_status close_one(const sd_embedding *e, struct sd_embed_closure_ws *w,
         apply_step(e, nd, q, delta);
         rprev = rmax;
         halvings = 0;
-        rmax = evaluate(e, w, tree, q, a);
+        rmax = evaluate(e, w, tree, q, a, 0);
         ++steps;
     }
     /* nearly redundant rows: X_S, the dependent accelerations and the multipliers from the kept
@@ -502,14 +535,20 @@ sd_status sd_embed_prepare(const sd_embedding *e, sd_embedded_data *ed, const do
     if (q0 != ed->q) memcpy(ed->q, q0, (size_t)m->nq * sizeof(double));
     ed->have_q = 0;
     sd_update_placements(m, tree, ed->q, 0);
+    if (tree->loops) tree->loops->lambda_valid = 0; /* lambda belongs to the placements it came with */
     sd_status st = sd_embed_close_aggregates(e, ed->closure, tree, ed->q, ed->X, ed->cond);
     if (st != SD_OK) return st;
-    if (m->loops) { /* the tree-augmented rows and the readers of constraint frames need them */
-        sd_loops_world_placements(m, tree);
-        if ((st = sd_loops_frame_weights(m, tree)) != SD_OK) return st;
-    }
+    if (e->n_ta > 0 && (st = sd_embed_loop_frames(e, ed)) != SD_OK) return st; /* the rows on top need them */
     ed->have_q = 1;
     return SD_OK;
+}
+
+sd_status sd_embed_loop_frames(const sd_embedding *e, sd_embedded_data *ed)
+{
+    const sd_model *m = e->model;
+    if (!m->loops) return SD_OK;
+    sd_loops_world_placements(m, ed->tree);
+    return sd_loops_frame_weights(m, ed->tree);
 }
 
 /* u_tree = N u (block-diag(I, X_S), node by node). */
@@ -610,13 +649,14 @@ sd_status sd_embed_velocities(const sd_embedding *e, sd_embedded_data *ed, const
     const sd_model *m = e->model;
     struct sd_embed_closure_ws *w = ed->closure;
     memset(ed->qdd_c, 0, (size_t)m->nv * sizeof(double));
+    /* the placements are current at ed->q (sd_embed_prepare): the velocities alone */
     if (!u) {
         memset(ed->u_tree, 0, (size_t)m->nv * sizeof(double));
-        sd_update_motion(m, ed->tree, ed->q, NULL, NULL, 0);
+        sd_update_velocities(m, ed->tree, ed->q, NULL, NULL);
         return SD_OK;
     }
     tree_speeds(e, ed->X, u, ed->u_tree);
-    sd_update_motion(m, ed->tree, ed->q, ed->u_tree, NULL, 0);
+    sd_update_velocities(m, ed->tree, ed->q, ed->u_tree, NULL);
     const sd_data *tree = ed->tree;
     for (int a = 0; a < e->naggs; ++a) {
         const sd_embed_aggregate *A = &e->aggs[a];

@@ -6,7 +6,9 @@
  * constraints (000 Eq 68-69).
  *
  * Glossary (node s of dimension dim, ni speeds; embed_internal.h for W, Hbar*, a_s, b_s, Jbar):
- *   P(s), P+(s)   dim x dim articulated inertia of the node and after its hinge is freed
+ *   P(s), P+(s)   dim x dim articulated inertia of the node and after its hinge is freed; P(s) is
+ *                 block-diagonal (kept as its bodies' 6x6 blocks), P+ is never formed
+ *   U(s)          dim x ni: P Hbar*
  *   D(s)          ni x ni: Hbar P Hbar* + Jbar; Dchol its Cholesky factor, Dinv its inverse
  *   G(s)          dim x ni: P Hbar* D^-1 (the Kalman gain)
  *   z, z+         dim: residual forces; eps, nu per speed (000 Eq 64-65)
@@ -23,7 +25,8 @@
 
 struct sd_embed_fd_ws {
     int *d_off;                 /* per node: offset of its ni x ni blocks */
-    double *P, *Pplus;          /* mat_total, at mat_off[s] */
+    double *P;                  /* 36 per body at 6 slot[k]: body k's diagonal block of P(s) */
+    double *U;                  /* hbar_total: P Hbar*, dim x ni row-major at hbar_off[s] */
     double *D, *Dchol, *Dinv;   /* ni x ni per node, at d_off[s] */
     double *G;                  /* hbar_total: G(s), dim x ni row-major at hbar_off[s] */
     double *z, *zplus, *alpha, *fp; /* vec_total */
@@ -31,14 +34,17 @@ struct sd_embed_fd_ws {
     double *eps, *nu;           /* embedded nv */
     double *sz, *szplus, *salpha; /* vec_total: sd_embed_solve's own sweep (the FD state survives it) */
     double *seps, *snu;         /* embedded nv */
-    double *PH;                 /* max_dim x max_ni scratch: P Hbar* */
-    double *PW;                 /* max_dim x 6 scratch: P+ W */
+    double *C;                  /* 36 max_nb: a node's inertias carried up body by body (W^T P W) */
+    double *K;                  /* 6 max_ni (max_nb + 2): its P Hbar* carried up likewise (W^T P Hbar*),
+                                   then K at the parent body and K D^-1 */
+    double *acc;                /* max_dim: a node's forces carried up body by body */
     double *col;                /* embedded nv: a unit column (M^-1) */
     double *r, *lam;            /* max_nt, max_rows: the multipliers' right side and rows */
     double *f;                  /* 6 n: the bodies' forces without the embedded constraints' */
     double *qt;                 /* model nv: the tree accelerations when the caller wants none */
     double *sap;                /* max_dim: sd_embed_solve's alpha+ */
     double *wh, *ref;           /* max_dim, max_ni: the singularity test's scratch */
+    double *uta;                /* max_ni: (P Hbar*)^T alpha+ of a node (the inter-body forces) */
     double *tp;                 /* max_nt: an aggregate's unbalanced tree generalized forces */
     double *tau_e;              /* embedded nv: N^T tau_tree when the caller gives tree forces */
     int *agg_of_con;            /* per constraint: its aggregate, -1 when tree-augmented */
@@ -58,13 +64,13 @@ struct sd_embed_fd_ws *sd_embed_fd_ws_new(const sd_embedding *e)
         w->d_off[s] = (int)d_total;
         d_total += (size_t)e->nodes[s].ni * (size_t)e->nodes[s].ni;
     }
-    const size_t vec = (size_t)e->vec_total + 1, nv = (size_t)e->nv + 1;
+    const size_t vec = (size_t)e->vec_total + 1, nv = (size_t)e->nv + 1, max_nb = (size_t)e->max_dim / 6 + 1;
 #define SD_EMBED_ALLOC(p, count)                                   \
     do {                                                           \
         if (!((p) = calloc((count), sizeof *(p)))) goto fail;      \
     } while (0)
-    SD_EMBED_ALLOC(w->P, (size_t)e->mat_total + 1);
-    SD_EMBED_ALLOC(w->Pplus, (size_t)e->mat_total + 1);
+    SD_EMBED_ALLOC(w->P, 36 * (size_t)m->n + 1);
+    SD_EMBED_ALLOC(w->U, (size_t)e->hbar_total + 1);
     SD_EMBED_ALLOC(w->D, d_total + 1);
     SD_EMBED_ALLOC(w->Dchol, d_total + 1);
     SD_EMBED_ALLOC(w->Dinv, d_total + 1);
@@ -82,8 +88,9 @@ struct sd_embed_fd_ws *sd_embed_fd_ws_new(const sd_embedding *e)
     SD_EMBED_ALLOC(w->salpha, vec);
     SD_EMBED_ALLOC(w->seps, nv);
     SD_EMBED_ALLOC(w->snu, nv);
-    SD_EMBED_ALLOC(w->PH, (size_t)e->max_dim * (size_t)e->max_ni + 1);
-    SD_EMBED_ALLOC(w->PW, (size_t)e->max_dim * 6 + 1);
+    SD_EMBED_ALLOC(w->C, 36 * max_nb);
+    SD_EMBED_ALLOC(w->K, 6 * ((size_t)e->max_ni + 1) * (max_nb + 2));
+    SD_EMBED_ALLOC(w->acc, (size_t)e->max_dim + 1);
     SD_EMBED_ALLOC(w->col, nv);
     SD_EMBED_ALLOC(w->r, (size_t)e->max_nt + 1);
     SD_EMBED_ALLOC(w->lam, (size_t)e->max_rows + 1);
@@ -92,6 +99,7 @@ struct sd_embed_fd_ws *sd_embed_fd_ws_new(const sd_embedding *e)
     SD_EMBED_ALLOC(w->sap, (size_t)e->max_dim + 1);
     SD_EMBED_ALLOC(w->wh, (size_t)e->max_dim + 1);
     SD_EMBED_ALLOC(w->ref, (size_t)e->max_ni + 1);
+    SD_EMBED_ALLOC(w->uta, (size_t)e->max_ni + 1);
     SD_EMBED_ALLOC(w->tp, (size_t)e->max_nt + 1);
     const int ncons = m->loops ? m->loops->ncons : 0;
     SD_EMBED_ALLOC(w->agg_of_con, (size_t)ncons + 1);
@@ -110,7 +118,7 @@ void sd_embed_fd_ws_free(struct sd_embed_fd_ws *w)
     if (!w) return;
     free(w->d_off);
     free(w->P);
-    free(w->Pplus);
+    free(w->U);
     free(w->D);
     free(w->Dchol);
     free(w->Dinv);
@@ -127,8 +135,9 @@ void sd_embed_fd_ws_free(struct sd_embed_fd_ws *w)
     free(w->salpha);
     free(w->seps);
     free(w->snu);
-    free(w->PH);
-    free(w->PW);
+    free(w->C);
+    free(w->K);
+    free(w->acc);
     free(w->col);
     free(w->r);
     free(w->lam);
@@ -138,29 +147,56 @@ void sd_embed_fd_ws_free(struct sd_embed_fd_ws *w)
     free(w->sap);
     free(w->wh);
     free(w->ref);
+    free(w->uta);
     free(w->tp);
     free(w->agg_of_con);
     free(w);
 }
 
-/* The 6x6 block of body slot `off` (its offset in its node's stacked vectors) in the node's dim x dim
- * row-major matrix A. */
-static inline double *block(double *A, int dim, int off) { return A + (size_t)off * (size_t)dim + off; }
-
-/* The parent body's 6-vector in a stacked array (alpha, z): NULL when the node hangs on the
- * inertial frame. */
+/* The parent body's 6-vector in a stacked array (alpha, z): -1 when the node hangs on the inertial
+ * frame. */
 static inline int parent_slot(const sd_embedding *e, const sd_embedded_data *ed, int s)
 {
     const int pb = e->nodes[s].parent_body;
     return pb < 0 ? -1 : ed->nodes->slot[pb];
 }
 
-/* out (6) += W^T x (W dim x 6 row-major, x dim): a node's force carried to its parent body
- * (000 Eq 62's last line, 64-65: E_S phi_S). */
-static void add_wt(const double *W, int dim, const double *x, double *out)
+/* Where body k (of node s, whose stacked vectors start at o) hangs: the offset of its parent's
+ * 6-vector within the node (parent inside the node), or -1 (it hangs on the node's parent body). */
+static inline int parent_inside(const sd_embedding *e, const sd_embedded_data *ed, int s, int k, int o)
 {
-    for (int r = 0; r < dim; ++r)
-        for (int c = 0; c < 6; ++c) out[c] += W[6 * r + c] * x[r];
+    const int p = e->model->parent[k];
+    return p >= 0 && e->node_of_body[p] == s ? ed->nodes->slot[p] - o : -1;
+}
+
+/* out (6) += W(s)^T f, f the node's stacked forces (dim): carried to the parent body (000 Eq 62's
+ * last line, 64-65: E_S phi_S) body by body, phi(parent, k) of the rigid kernels, through the
+ * node's bodies (children after parents, so descending order reaches each parent after all its
+ * children). acc: max_dim scratch. */
+static void forces_to_parent(const sd_embedding *e, const sd_embedded_data *ed, int s, const double *f, double *acc,
+                             double *out)
+{
+    const sd_embed_node *nd = &e->nodes[s];
+    const int o = e->vec_off[s];
+    memcpy(acc, f, (size_t)nd->dim * sizeof(double));
+    for (int l = nd->nb - 1; l >= 0; --l) {
+        const int k = e->node_bodies[nd->body0 + l], pi = parent_inside(e, ed, s, k, o);
+        double t[6], *dst = pi >= 0 ? acc + pi : out;
+        sd_force_to_parent_plane(&ed->tree->Xup[k], ed->tree->hinge_plane[k], acc + 6 * l, t);
+        for (int r = 0; r < 6; ++r) dst[r] += t[r];
+    }
+}
+
+/* ap (dim) = W(s) src, src the parent body's motion (6): phi*(k, parent) body by body (000 Eq 52:
+ * phi*_S E*_S), each body after its parent. */
+static void motion_from_parent(const sd_embedding *e, const sd_embedded_data *ed, int s, const double *src, double *ap)
+{
+    const sd_embed_node *nd = &e->nodes[s];
+    const int o = e->vec_off[s];
+    for (int l = 0; l < nd->nb; ++l) {
+        const int k = e->node_bodies[nd->body0 + l], pi = parent_inside(e, ed, s, k, o);
+        sd_motion_to_child_plane(&ed->tree->Xup[k], ed->tree->hinge_plane[k], pi >= 0 ? ap + pi : src, ap + 6 * l);
+    }
 }
 
 /* Report a singular D(s): the hinge of a rigid node's body, or the embedded loop's independent
@@ -204,17 +240,17 @@ SD_COLD static int node_singular(const sd_embedding *e, sd_embedded_data *ed, in
             sd_rigid_inertia_mul(m->rigid + 13 * k, h, Mh);
             ref += sd_s6_dot(h, Mh);
         }
-        for (int c = s + 1; c < e->nnodes; ++c) { /* (W(c) h_j)^T P(c) (W(c) h_j) over the child nodes */
+        for (int c = s + 1; c < e->nnodes; ++c) { /* (W(c) h)^T P(c) (W(c) h) over the child nodes */
             if (e->nodes[c].parent_node != s) continue;
-            const int dc = e->nodes[c].dim, r0 = nw->slot[e->nodes[c].parent_body] - o;
-            const double *W = nw->W + 6 * (size_t)e->vec_off[c], *Pc = w->P + e->mat_off[c];
-            for (int r = 0; r < dc; ++r) {
-                double v = 0.0;
-                for (int t = 0; t < 6; ++t) v += W[6 * r + t] * H[(size_t)(r0 + t) * ni + i];
-                w->wh[r] = v;
+            const int r0 = nw->slot[e->nodes[c].parent_body] - o, oc = e->vec_off[c];
+            double h[6];
+            for (int t = 0; t < 6; ++t) h[t] = H[(size_t)(r0 + t) * ni + i];
+            motion_from_parent(e, ed, c, h, w->wh);
+            for (int l = 0; l < e->nodes[c].nb; ++l) { /* P(c) is block-diagonal */
+                double Pv[6];
+                sd_sym6_mul(w->P + 6 * (size_t)(oc + 6 * l), w->wh + 6 * l, Pv);
+                ref += sd_s6_dot(w->wh + 6 * l, Pv);
             }
-            for (int r = 0; r < dc; ++r)
-                for (int t = 0; t < dc; ++t) ref += w->wh[r] * Pc[(size_t)r * dc + t] * w->wh[t];
         }
         if (!(ref > 0.0)) return 1; /* the speed carries nothing at all */
         w->ref[i] = ref;
@@ -224,84 +260,139 @@ SD_COLD static int node_singular(const sd_embedding *e, sd_embedded_data *ed, in
     return sd_cholesky_factor(L, ni, 1e-13) >= 0;
 }
 
-/* The 004 Eq 33 projection of a rigid node with one speed (the common node), the kernel of
- * forward_dynamics.c's project_one_speed: U = P h, D = h U + J, G = U / D, P+ = P - G U^T. Returns 0
- * when done, 1 when not such a node or when D is negligible against the cheap scale (the general
- * path then decides with the careful test). */
-static int rigid_one_speed_kernel(const double *restrict P, const double *restrict h, double J, double *restrict Pp,
-                                  double *restrict G, double *D, double *L, double *Dinv, double *logdet)
+/* max(a, b) for the scales below, inline (libm's fmax is a call); a NaN b leaves a, as fmax does. */
+static inline double max2(double a, double b) { return b > a ? b : a; }
+
+/* The 004 Eq 33 projection of a node with one speed (every rigid revolute or prismatic node, and an
+ * aggregate with one independent speed): U = P h block by block, D = h U + J, G = U / D, the
+ * kernel of forward_dynamics.c's project_one_speed. Returns 0 when done, 1 when D is negligible
+ * against the cheap scale (the general path then decides with the careful test). */
+static int one_speed_kernel(const double *restrict P, const double *restrict h, int nb, double J, double *restrict U,
+                            double *restrict G, double *D, double *L, double *Dinv, double *logdet)
 {
-    double U[6], pscale = 0.0, h2 = 0.0;
-    sd_sym6_mul(P, h, U);
-    for (int r = 0; r < 6; ++r) {
-        pscale = fmax(pscale, fabs(P[7 * r]));
-        h2 += h[r] * h[r];
+    double pscale = 0.0, h2 = 0.0, d = J;
+    for (int l = 0; l < nb; ++l) {
+        sd_sym6_mul(P + 36 * l, h + 6 * l, U + 6 * l);
+        for (int r = 0; r < 6; ++r) {
+            pscale = max2(pscale, fabs(P[36 * l + 7 * r]));
+            h2 += h[6 * l + r] * h[6 * l + r];
+        }
+        d += sd_s6_dot(h + 6 * l, U + 6 * l);
     }
-    const double d = sd_s6_dot(h, U) + J, dinv = 1.0 / d;
+    const double dinv = 1.0 / d;
     if (!(d > 1e-13 * (pscale * h2 + J)) || !(dinv <= DBL_MAX)) return 1;
     D[0] = d;
     L[0] = sqrt(d);
     Dinv[0] = dinv;
     *logdet += log(d);
-    for (int r = 0; r < 6; ++r) G[r] = U[r] * dinv;
-    for (int r = 0; r < 6; ++r)
-        for (int c = 0; c < 6; ++c) Pp[6 * r + c] = P[6 * r + c] - G[r] * U[c];
+    for (int r = 0; r < 6 * nb; ++r) G[r] = U[r] * dinv;
     return 0;
+}
+
+/* B (the parent body's block of P(parent)) += phi P+ phi* for a rigid node (004 Eq 33), P+ = P - G U^T. */
+static void rigid_to_parent(const sd_embedded_data *ed, int k, int ni, const double *P, const double *U,
+                            const double *G, double *B)
+{
+    double Pp[36];
+    for (int r = 0; r < 6; ++r)
+        for (int c = 0; c < 6; ++c) {
+            double v = P[6 * r + c];
+            for (int i = 0; i < ni; ++i) v -= G[r * ni + i] * U[c * ni + i];
+            Pp[6 * r + c] = v;
+        }
+    sd_sym6_add_to_parent_plane(&ed->tree->Xup[k], ed->tree->hinge_plane[k], Pp, B);
+}
+
+/* B (the parent body's 6x6 block of P(parent)) += W^T P+ W (000 Eq 62's last line) for a node whose
+ * P+ is not formed: P+ = P - U D^-1 U^T with U = P Hbar*, so W^T P+ W = W^T P W - K D^-1 K^T with
+ * K = W^T U. Both products are carried up the node's bodies by the rigid kernels (phi(parent, k)
+ * applied to a 6x6 and to U's columns), so the cost is the node's bodies times 6x6 work, never
+ * dim x dim. */
+static void inertia_to_parent(const sd_embedding *e, sd_embedded_data *ed, int s, double *B)
+{
+    struct sd_embed_fd_ws *w = ed->fd;
+    const sd_embed_node *nd = &e->nodes[s];
+    const int ni = nd->ni, nb = nd->nb, o = e->vec_off[s];
+    const double *U = w->U + e->hbar_off[s], *Dinv = w->Dinv + w->d_off[s];
+    double *C = w->C, *K = w->K, *Kp = K + (size_t)6 * ni * nb, *KD = Kp + (size_t)6 * ni, Cp[36] = {0};
+    memcpy(C, w->P + 6 * (size_t)o, (size_t)36 * nb * sizeof(double));
+    memcpy(K, U, (size_t)6 * ni * nb * sizeof(double));
+    memset(Kp, 0, (size_t)6 * ni * sizeof(double));
+    for (int l = nb - 1; l >= 0; --l) { /* children before parents: each body's sums are complete */
+        const int k = e->node_bodies[nd->body0 + l], pi = parent_inside(e, ed, s, k, o);
+        const sd_transform *X = &ed->tree->Xup[k];
+        const int plane = ed->tree->hinge_plane[k];
+        sd_sym6_add_to_parent_plane(X, plane, C + 36 * l, pi >= 0 ? C + 6 * pi : Cp);
+        double *Kdst = pi >= 0 ? K + (size_t)pi * ni : Kp;
+        for (int i = 0; i < ni; ++i) {
+            double f[6], t[6];
+            for (int r = 0; r < 6; ++r) f[r] = K[(size_t)(6 * l + r) * ni + i];
+            sd_force_to_parent_plane(X, plane, f, t);
+            for (int r = 0; r < 6; ++r) Kdst[r * ni + i] += t[r];
+        }
+    }
+    for (int r = 0; r < 6; ++r) /* KD = K D^-1 */
+        for (int i = 0; i < ni; ++i) {
+            double v = 0.0;
+            for (int j = 0; j < ni; ++j) v += Kp[r * ni + j] * Dinv[j * ni + i];
+            KD[r * ni + i] = v;
+        }
+    for (int r = 0; r < 6; ++r) /* symmetric: the upper half, mirrored */
+        for (int c = r; c < 6; ++c) {
+            double v = Cp[6 * r + c];
+            for (int i = 0; i < ni; ++i) v -= KD[r * ni + i] * Kp[c * ni + i];
+            B[6 * r + c] += v;
+            if (c != r) B[6 * c + r] += v;
+        }
 }
 
 /* The Riccati gather over nodes (000 Eq 62; 004 Eq 33 with the node pieces): P(s) = M_s + the
  * children's W^T P+ W at the bodies they hang on, D = Hbar P Hbar* + Jbar, G = P Hbar* D^-1,
- * P+ = P - G Hbar P. log det M_e = sum log det D(s) (004 Cor 6.1) on the way. */
+ * P+ = P - G Hbar P. log det M_e = sum log det D(s) (004 Cor 6.1) on the way. P(s) is block-diagonal
+ * (each child adds to the block of the one body it hangs on), so it is kept as its bodies' 6x6
+ * blocks, and P+ (dense: P minus a rank-ni term) is never formed: what the sweeps need of it is
+ * W^T P+ W (inertia_to_parent) and P+ alpha+ = P alpha+ - G (P Hbar*)^T alpha+ (the forces). */
 static sd_status riccati_gather(const sd_embedding *e, sd_embedded_data *ed)
 {
     const sd_model *m = e->model;
     struct sd_embed_nodes_ws *nw = ed->nodes;
     struct sd_embed_fd_ws *w = ed->fd;
     w->factors_valid = 0;
-    memset(w->P, 0, (size_t)e->mat_total * sizeof(double));
-    for (int s = 0; s < e->nnodes; ++s) { /* P(s) starts as the block-diagonal M_s */
-        const sd_embed_node *nd = &e->nodes[s];
-        for (int bi = 0; bi < nd->nb; ++bi) {
-            const int k = e->node_bodies[nd->body0 + bi];
-            double I6[36];
-            sd_rigid_inertia_to_sym6(m->rigid + 13 * k, I6);
-            double *B = block(w->P + e->mat_off[s], nd->dim, nw->slot[k] - e->vec_off[s]);
-            for (int r = 0; r < 6; ++r) memcpy(B + (size_t)r * nd->dim, I6 + 6 * r, 6 * sizeof(double));
-        }
-    }
+    for (int k = 0; k < m->n; ++k) /* P(s) starts as the block-diagonal M_s */
+        sd_rigid_inertia_to_sym6(m->rigid + 13 * k, w->P + 6 * (size_t)nw->slot[k]);
     w->logdet = 0.0;
     for (int s = e->nnodes - 1; s >= 0; --s) {
         const sd_embed_node *nd = &e->nodes[s];
-        const int dim = nd->dim, ni = nd->ni;
-        const double *P = w->P + e->mat_off[s], *H = nw->Hbar + e->hbar_off[s], *J = nw->Jbar + nw->jb_off[s];
-        double *Pp = w->Pplus + e->mat_off[s], *G = w->G + e->hbar_off[s], *PH = w->PH;
+        const int dim = nd->dim, ni = nd->ni, o = e->vec_off[s], ps = parent_slot(e, ed, s);
+        const double *P = w->P + 6 * (size_t)o, *H = nw->Hbar + e->hbar_off[s], *J = nw->Jbar + nw->jb_off[s];
+        double *U = w->U + e->hbar_off[s], *G = w->G + e->hbar_off[s], *B = ps >= 0 ? w->P + 6 * (size_t)ps : NULL;
         double *D = w->D + w->d_off[s], *L = w->Dchol + w->d_off[s], *Dinv = w->Dinv + w->d_off[s];
-        const int fast = nd->kind == SD_EMBED_RIGID && ni == 1 &&
-                         !rigid_one_speed_kernel(P, H, J[0], Pp, G, D, L, Dinv, &w->logdet);
-        if (!fast) memcpy(Pp, P, (size_t)dim * (size_t)dim * sizeof(double));
-        if (!fast && ni > 0) {
-            for (int r = 0; r < dim; ++r) /* PH = P Hbar* */
-                for (int i = 0; i < ni; ++i) {
-                    double v = 0.0;
-                    for (int c = 0; c < dim; ++c) v += P[(size_t)r * dim + c] * H[(size_t)c * ni + i];
-                    PH[(size_t)r * ni + i] = v;
-                }
+        const int one_speed = ni == 1 && !one_speed_kernel(P, H, nd->nb, J[0], U, G, D, L, Dinv, &w->logdet);
+        if (!one_speed && ni > 0) {
             double pscale = 0.0, hscale = 0.0;
-            for (int r = 0; r < dim; ++r) pscale = fmax(pscale, fabs(P[(size_t)r * dim + r]));
+            for (int l = 0; l < nd->nb; ++l) /* U = P Hbar*, block by block */
+                for (int i = 0; i < ni; ++i) {
+                    double h[6], u[6];
+                    for (int r = 0; r < 6; ++r) h[r] = H[(size_t)(6 * l + r) * ni + i];
+                    sd_sym6_mul(P + 36 * l, h, u);
+                    for (int r = 0; r < 6; ++r) U[(size_t)(6 * l + r) * ni + i] = u[r];
+                }
+            for (int l = 0; l < nd->nb; ++l)
+                for (int r = 0; r < 6; ++r) pscale = max2(pscale, fabs(P[36 * l + 7 * r]));
             for (int i = 0; i < ni; ++i) {
                 double h2 = 0.0;
                 for (int r = 0; r < dim; ++r) h2 += H[(size_t)r * ni + i] * H[(size_t)r * ni + i];
-                hscale = fmax(hscale, h2);
+                hscale = max2(hscale, h2);
             }
             for (int i = 0; i < ni; ++i) /* D = Hbar P Hbar* + Jbar (symmetric: the lower half, mirrored) */
                 for (int j = 0; j <= i; ++j) {
                     double v = J[i * ni + j];
-                    for (int r = 0; r < dim; ++r) v += H[(size_t)r * ni + i] * PH[(size_t)r * ni + j];
+                    for (int r = 0; r < dim; ++r) v += H[(size_t)r * ni + i] * U[(size_t)r * ni + j];
                     D[i * ni + j] = D[j * ni + i] = L[i * ni + j] = L[j * ni + i] = v;
                 }
             /* a pivot below 1e-13 of what P and Hbar* could give is round-off: M_e is singular there */
             double jscale = 0.0;
-            for (int i = 0; i < ni; ++i) jscale = fmax(jscale, J[i * ni + i]);
+            for (int i = 0; i < ni; ++i) jscale = max2(jscale, J[i * ni + i]);
             if (sd_cholesky_factor(L, ni, 1e-13 * (pscale * hscale + jscale)) >= 0) { /* negligible: look closer */
                 if (node_singular(e, ed, s, L)) return singular_node(e, ed, s, 0);
                 memcpy(L, D, (size_t)ni * (size_t)ni * sizeof(double));
@@ -314,44 +405,12 @@ static sd_status riccati_gather(const sd_embedding *e, sd_embedded_data *ed)
             for (int r = 0; r < dim; ++r) /* G = P Hbar* D^-1 */
                 for (int i = 0; i < ni; ++i) {
                     double v = 0.0;
-                    for (int j = 0; j < ni; ++j) v += PH[(size_t)r * ni + j] * Dinv[j * ni + i];
+                    for (int j = 0; j < ni; ++j) v += U[(size_t)r * ni + j] * Dinv[j * ni + i];
                     G[(size_t)r * ni + i] = v;
                 }
-            for (int r = 0; r < dim; ++r) /* P+ = P - G (P Hbar*)^T */
-                for (int c = 0; c < dim; ++c) {
-                    double v = 0.0;
-                    for (int i = 0; i < ni; ++i) v += G[(size_t)r * ni + i] * PH[(size_t)c * ni + i];
-                    Pp[(size_t)r * dim + c] -= v;
-                }
         }
-        const int ps = parent_slot(e, ed, s);
-        if (ps >= 0 && nd->kind == SD_EMBED_RIGID) { /* W = phi*(parent, k): the rigid kernel (004 Eq 33) */
-            const int pn = nd->parent_node, pdim = e->nodes[pn].dim, k = e->node_bodies[nd->body0];
-            double *B = block(w->P + e->mat_off[pn], pdim, ps - e->vec_off[pn]);
-            if (pdim == 6) sd_sym6_add_to_parent(&ed->tree->Xup[k], Pp, B);
-            else {
-                double T[36] = {0};
-                sd_sym6_add_to_parent(&ed->tree->Xup[k], Pp, T);
-                for (int r = 0; r < 6; ++r)
-                    for (int c = 0; c < 6; ++c) B[(size_t)r * pdim + c] += T[6 * r + c];
-            }
-        } else if (ps >= 0) { /* P(parent) block at the parent body += W^T P+ W (000 Eq 62) */
-            const int pn = nd->parent_node, pdim = e->nodes[pn].dim;
-            const double *W = nw->W + 6 * (size_t)e->vec_off[s];
-            double *PW = w->PW, *B = block(w->P + e->mat_off[pn], pdim, ps - e->vec_off[pn]);
-            for (int r = 0; r < dim; ++r)
-                for (int c = 0; c < 6; ++c) {
-                    double v = 0.0;
-                    for (int t = 0; t < dim; ++t) v += Pp[(size_t)r * dim + t] * W[6 * t + c];
-                    PW[6 * r + c] = v;
-                }
-            for (int a = 0; a < 6; ++a)
-                for (int c = 0; c < 6; ++c) {
-                    double v = 0.0;
-                    for (int r = 0; r < dim; ++r) v += W[6 * r + a] * PW[6 * r + c];
-                    B[(size_t)a * pdim + c] += v;
-                }
-        }
+        if (B && nd->kind == SD_EMBED_RIGID) rigid_to_parent(ed, e->node_bodies[nd->body0], ni, P, U, G, B);
+        else if (B) inertia_to_parent(e, ed, s, B);
     }
     w->factors_valid = 1;
     return SD_OK;
@@ -367,15 +426,15 @@ static void residual_gather(const sd_embedding *e, sd_embedded_data *ed, const d
     memset(z, 0, (size_t)e->vec_total * sizeof(double));
     for (int s = e->nnodes - 1; s >= 0; --s) {
         const sd_embed_node *nd = &e->nodes[s];
-        const int dim = nd->dim, ni = nd->ni, o = e->vec_off[s];
-        const double *P = w->P + e->mat_off[s], *H = nw->Hbar + e->hbar_off[s], *G = w->G + e->hbar_off[s];
+        const int dim = nd->dim, ni = nd->ni, o = e->vec_off[s], ps = parent_slot(e, ed, s);
+        const double *P = w->P + 6 * (size_t)o, *H = nw->Hbar + e->hbar_off[s], *G = w->G + e->hbar_off[s];
         const double *Dinv = w->Dinv + w->d_off[s];
         double *zs = z + o, *zp = zplus + o;
         if (bias)
-            for (int r = 0; r < dim; ++r) {
-                double v = nw->b[o + r];
-                for (int c = 0; c < dim; ++c) v += P[(size_t)r * dim + c] * nw->a[o + c];
-                zs[r] += v;
+            for (int l = 0; l < nd->nb; ++l) { /* + b_s + P a_s, block by block */
+                double Pa[6];
+                sd_sym6_mul(P + 36 * l, nw->a + o + 6 * l, Pa);
+                for (int r = 0; r < 6; ++r) zs[6 * l + r] += nw->b[o + 6 * l + r] + Pa[r];
             }
         for (int i = 0; i < ni; ++i) {
             double v = T[nd->v0 + i] + (bias ? nw->tau_j[nd->v0 + i] : 0.0);
@@ -388,13 +447,7 @@ static void residual_gather(const sd_embedding *e, sd_embedded_data *ed, const d
             for (int i = 0; i < ni; ++i) v += G[(size_t)r * ni + i] * eps[nd->v0 + i];
             zp[r] = v;
         }
-        const int ps = parent_slot(e, ed, s);
-        if (ps >= 0 && nd->kind == SD_EMBED_RIGID) { /* W^T z+ = phi(parent, k) z+ */
-            double f[6];
-            sd_force_to_parent(&ed->tree->Xup[e->node_bodies[nd->body0]], zp, f);
-            for (int r = 0; r < 6; ++r) z[ps + r] += f[r];
-        } else if (ps >= 0)
-            add_wt(nw->W + 6 * (size_t)o, dim, zp, z + ps);
+        if (ps >= 0) forces_to_parent(e, ed, s, zp, w->acc, z + ps);
     }
 }
 
@@ -409,17 +462,9 @@ static void acceleration_scatter(const sd_embedding *e, sd_embedded_data *ed, co
     for (int s = 0; s < e->nnodes; ++s) {
         const sd_embed_node *nd = &e->nodes[s];
         const int dim = nd->dim, ni = nd->ni, o = e->vec_off[s], ps = parent_slot(e, ed, s);
-        const double *W = nw->W + 6 * (size_t)o, *H = nw->Hbar + e->hbar_off[s], *G = w->G + e->hbar_off[s];
-        const double *src = ps >= 0 ? alpha + ps : a0;
+        const double *H = nw->Hbar + e->hbar_off[s], *G = w->G + e->hbar_off[s];
         double *aps = keep_ap ? ap + o : ap, *al = alpha + o;
-        if (nd->kind == SD_EMBED_RIGID) /* W alpha = phi*(parent, k) alpha */
-            sd_motion_to_child(&ed->tree->Xup[e->node_bodies[nd->body0]], src, aps);
-        else
-            for (int r = 0; r < dim; ++r) {
-                double v = 0.0;
-                for (int c = 0; c < 6; ++c) v += W[6 * r + c] * src[c];
-                aps[r] = v;
-            }
+        motion_from_parent(e, ed, s, ps >= 0 ? alpha + ps : a0, aps);
         for (int i = 0; i < ni; ++i) {
             double v = nu[nd->v0 + i];
             for (int r = 0; r < dim; ++r) v -= G[(size_t)r * ni + i] * aps[r];
@@ -456,13 +501,24 @@ static void interbody_forces(const sd_embedding *e, sd_embedded_data *ed, const 
     sd_data *d = ed->tree;
     const struct sd_embed_nodes_ws *nw = ed->nodes;
     struct sd_embed_fd_ws *w = ed->fd;
-    for (int s = 0; s < e->nnodes; ++s) { /* f' = P+ alpha+ + z+ (000 Eq 68) */
-        const int dim = e->nodes[s].dim, o = e->vec_off[s];
-        const double *Pp = w->Pplus + e->mat_off[s];
-        for (int r = 0; r < dim; ++r) {
-            double v = w->zplus[o + r];
-            for (int c = 0; c < dim; ++c) v += Pp[(size_t)r * dim + c] * w->alpha_plus[o + c];
-            w->fp[o + r] = v;
+    for (int s = 0; s < e->nnodes; ++s) { /* f' = P+ alpha+ + z+ (000 Eq 68), P+ alpha+ = P alpha+ - G U^T alpha+ */
+        const sd_embed_node *nd = &e->nodes[s];
+        const int ni = nd->ni, o = e->vec_off[s];
+        const double *P = w->P + 6 * (size_t)o, *U = w->U + e->hbar_off[s], *G = w->G + e->hbar_off[s];
+        const double *ap = w->alpha_plus + o;
+        for (int i = 0; i < ni; ++i) {
+            double v = 0.0;
+            for (int r = 0; r < nd->dim; ++r) v += U[(size_t)r * ni + i] * ap[r];
+            w->uta[i] = v;
+        }
+        for (int l = 0; l < nd->nb; ++l) {
+            double Pa[6];
+            sd_sym6_mul(P + 36 * l, ap + 6 * l, Pa);
+            for (int r = 0; r < 6; ++r) {
+                double v = w->zplus[o + 6 * l + r] + Pa[r];
+                for (int i = 0; i < ni; ++i) v -= G[(size_t)(6 * l + r) * ni + i] * w->uta[i];
+                w->fp[o + 6 * l + r] = v;
+            }
         }
     }
     for (int k = 0; k < m->n; ++k) memcpy(w->f + 6 * k, w->fp + nw->slot[k], 6 * sizeof(double));
@@ -577,7 +633,7 @@ sd_status sd_embedded_forward_dynamics(const sd_embedding *e, sd_embedded_data *
         }
         tau = w->tau_e;
     }
-    sd_embed_node_pieces(e, ed, 1, f_ext);
+    sd_embed_node_pieces_without_w(e, ed, 1, f_ext);
     if ((st = riccati_gather(e, ed)) != SD_OK) return st;
     residual_gather(e, ed, tau, 1, w->z, w->zplus, w->eps, w->nu);
     double a0[6];
@@ -585,7 +641,10 @@ sd_status sd_embedded_forward_dynamics(const sd_embedding *e, sd_embedded_data *
     acceleration_scatter(e, ed, a0, 1, w->nu, qdd, w->alpha, w->alpha_plus, 1);
     double *qt = qdd_tree ? qdd_tree : w->qt;
     tree_accelerations(e, ed, qdd, qt);
-    if (want_forces) interbody_forces(e, ed, qt, tau_tree);
+    if (want_forces) {
+        if (e->n_ta == 0 && (st = sd_embed_loop_frames(e, ed)) != SD_OK) return st; /* Ew, sd_constraint_force */
+        interbody_forces(e, ed, qt, tau_tree);
+    }
     if (e->n_ta > 0) { /* tree-augmented constraints on top (000 Eq 45-46, embed_mixed.c) */
         if ((st = sd_embed_mixed_correct(e, ed, qdd, want_forces)) != SD_OK) return st;
         tree_accelerations(e, ed, qdd, qt);
@@ -610,7 +669,7 @@ static sd_status factor_at(const sd_embedding *e, sd_embedded_data *ed, const do
 {
     sd_status st = sd_embed_prepare(e, ed, q);
     if (st != SD_OK) return st;
-    sd_embed_node_pieces(e, ed, 0, NULL);
+    sd_embed_node_pieces_without_w(e, ed, 0, NULL);
     return riccati_gather(e, ed);
 }
 

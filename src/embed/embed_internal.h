@@ -101,11 +101,18 @@ struct sd_embedded_data {
 struct sd_embed_closure_ws *sd_embed_closure_ws_new(const sd_embedding *e);
 void sd_embed_closure_ws_free(struct sd_embed_closure_ws *w);
 /* Close the embedded loops from q (warm start; NULL: ed->q if have_q, else e->q_start) into ed->q,
- * leave the tree placements in ed->tree current at it (SD_CURRENT_PLACEMENTS, loop frame weights),
+ * leave the tree placements in ed->tree current at it (SD_CURRENT_PLACEMENTS; the loop frame weights
+ * with tree-augmented rows, sd_embed_loop_frames),
  * and compute every aggregate's X_S (ed->X) and cond(Y1) (ed->cond). SD_E_SINGULAR names the loop
  * that cannot close, or whose Y1 is ill-conditioned (cond > 1e10: the split must change; the
  * message names the split the pivoting would choose there). */
 sd_status sd_embed_prepare(const sd_embedding *e, sd_embedded_data *ed, const double *q);
+/* The loops layer's world placements and constraint frame weights Ew at ed->q (after
+ * sd_embed_prepare): what the tree-augmented rows (embed_mixed.c), the embedded constraints' forces
+ * on bodies and the readers of constraint frames (sd_constraint_force) use. sd_embed_prepare leaves
+ * them current only when the embedding has tree-augmented rows: the other evaluations ask for them
+ * when they compute forces. */
+sd_status sd_embed_loop_frames(const sd_embedding *e, sd_embedded_data *ed);
 /* After sd_embed_prepare: u_tree = N u into ed->u_tree, the tree velocities (V, a, b without f_ext)
  * current in ed->tree at (ed->q, ed->u_tree), and ed->qdd_c = Xdot_S u: the dependent accelerations
  * that keep Y qdd + Ydot u = 0 when the independent ones and every speed outside are 0 (000 Eq 58,
@@ -135,6 +142,10 @@ void sd_embed_nodes_ws_free(struct sd_embed_nodes_ws *w);
 /* W and Hbar of every node at ed->q (after sd_embed_prepare); with_velocity (after
  * sd_embed_velocities): also a_s, b_s (f_ext may be NULL) and tau_j; Jbar always. */
 void sd_embed_node_pieces(const sd_embedding *e, sd_embedded_data *ed, int with_velocity, const double *f_ext);
+/* The same without W: the articulated-body sweeps (embed_forward_dynamics.c) carry motions and
+ * forces through a node body by body with the tree's Xup instead of the dim x 6 map. */
+void sd_embed_node_pieces_without_w(const sd_embedding *e, sd_embedded_data *ed, int with_velocity,
+                                    const double *f_ext);
 
 /* ---- embed_forward_dynamics.c (the Riccati gather and scatter over nodes, 000 Eq 62-67) ---- */
 

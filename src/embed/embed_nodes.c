@@ -71,14 +71,15 @@ static void w_rows(const sd_transform *X, const double *Wp, double *Wk)
 
 /* A rigid node: W = Xup(k) as a 6x6 motion map, Hbar* = H*(k), a_s = a(k), b_s = b(k) - f_ext(k),
  * Jbar = diag(armature), tau_j = tau_passive(k). */
-static void rigid_pieces(const sd_embedding *e, sd_embedded_data *ed, int s, int with_velocity, const double *f_ext)
+static void rigid_pieces(const sd_embedding *e, sd_embedded_data *ed, int s, int with_velocity, const double *f_ext,
+                         int with_w)
 {
     const sd_model *m = e->model;
     const sd_data *d = ed->tree;
     struct sd_embed_nodes_ws *w = ed->nodes;
     const sd_embed_node *nd = &e->nodes[s];
     const int k = e->node_bodies[nd->body0], nk = nd->ni, vk = m->v_index[k], o = e->vec_off[s];
-    w_rows(&d->Xup[k], NULL, w->W + 6 * (size_t)o);
+    if (with_w) w_rows(&d->Xup[k], NULL, w->W + 6 * (size_t)o);
     double *H = w->Hbar + e->hbar_off[s], *J = w->Jbar + w->jb_off[s];
     for (int r = 0; r < 6; ++r)
         for (int i = 0; i < nk; ++i) H[r * nk + i] = d->S[6 * (vk + i) + r];
@@ -97,7 +98,7 @@ static void rigid_pieces(const sd_embedding *e, sd_embedded_data *ed, int s, int
 /* An aggregate node S (000 Eq 52-60): bodies in ascending order, each after its parent, so one
  * forward pass over them is phi*_S applied to the stacked hinge terms. X_S is nt x ni at x_off. */
 static void aggregate_pieces(const sd_embedding *e, sd_embedded_data *ed, int s, int with_velocity,
-                             const double *f_ext)
+                             const double *f_ext, int with_w)
 {
     const sd_model *m = e->model;
     const sd_data *d = ed->tree;
@@ -113,21 +114,21 @@ static void aggregate_pieces(const sd_embedding *e, sd_embedded_data *ed, int s,
         const double *S = d->S + 6 * m->v_index[k];
         const size_t row = (size_t)(w->slot[k] - o); /* the body's first row in the node */
         /* W_k = phi*(k, parent) W_parent (000 Eq 52: phi*_S E*_S) */
-        w_rows(&d->Xup[k], inside ? W + 6 * (size_t)(w->slot[p] - o) : NULL, W + 6 * row);
+        if (with_w) w_rows(&d->Xup[k], inside ? W + 6 * (size_t)(w->slot[p] - o) : NULL, W + 6 * row);
         /* Hbar*_k column i = phi*(k, parent) Hbar*_parent + H*(k) (X_S)_k (000 Eq 56) */
         for (int i = 0; i < ni; ++i) {
-            double in[6] = {0, 0, 0, 0, 0, 0}, out[6];
-            if (inside)
+            double in[6], out[6] = {0, 0, 0, 0, 0, 0};
+            if (inside) {
                 for (int r = 0; r < 6; ++r) in[r] = H[((size_t)(w->slot[p] - o) + r) * ni + i];
-            sd_motion_to_child(&d->Xup[k], in, out);
+                sd_motion_to_child_plane(&d->Xup[k], d->hinge_plane[k], in, out);
+            }
             for (int j = 0; j < nk; ++j)
                 for (int r = 0; r < 6; ++r) out[r] += S[6 * j + r] * X[(t + j) * ni + i];
             for (int r = 0; r < 6; ++r) H[(row + r) * ni + i] = out[r];
         }
         if (with_velocity) { /* a_s = phi*_S (a_S + H*_S Xdot_S u) (000 Eq 59-60), b_s = b - f_ext */
-            double in[6] = {0, 0, 0, 0, 0, 0}, out[6];
-            if (inside) memcpy(in, w->a + w->slot[p], sizeof in);
-            sd_motion_to_child(&d->Xup[k], in, out);
+            double out[6] = {0, 0, 0, 0, 0, 0};
+            if (inside) sd_motion_to_child_plane(&d->Xup[k], d->hinge_plane[k], w->a + w->slot[p], out);
             const double *qc = ed->qdd_c + m->v_index[k];
             for (int r = 0; r < 6; ++r) {
                 double v = out[r] + d->a[6 * k + r];
@@ -164,10 +165,22 @@ static void aggregate_pieces(const sd_embedding *e, sd_embedded_data *ed, int s,
     }
 }
 
-void sd_embed_node_pieces(const sd_embedding *e, sd_embedded_data *ed, int with_velocity, const double *f_ext)
+static void node_pieces(const sd_embedding *e, sd_embedded_data *ed, int with_velocity, const double *f_ext,
+                        int with_w)
 {
     for (int s = 0; s < e->nnodes; ++s) {
-        if (e->nodes[s].kind == SD_EMBED_RIGID) rigid_pieces(e, ed, s, with_velocity, f_ext);
-        else aggregate_pieces(e, ed, s, with_velocity, f_ext);
+        if (e->nodes[s].kind == SD_EMBED_RIGID) rigid_pieces(e, ed, s, with_velocity, f_ext, with_w);
+        else aggregate_pieces(e, ed, s, with_velocity, f_ext, with_w);
     }
+}
+
+void sd_embed_node_pieces(const sd_embedding *e, sd_embedded_data *ed, int with_velocity, const double *f_ext)
+{
+    node_pieces(e, ed, with_velocity, f_ext, 1);
+}
+
+void sd_embed_node_pieces_without_w(const sd_embedding *e, sd_embedded_data *ed, int with_velocity,
+                                    const double *f_ext)
+{
+    node_pieces(e, ed, with_velocity, f_ext, 0);
 }
