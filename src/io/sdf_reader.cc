@@ -14,7 +14,6 @@
  * element where it came from this file, and the element. Console output of libsdformat is captured
  * for the duration of a load (one load at a time: the console is process-wide).
  */
-#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
