@@ -46,7 +46,8 @@ static size_t layout(struct sd_node_data *nd, const struct sd_node_data *sizes, 
     nd->alpha_m = carve(c, vt, sizeof(double));
     nd->fm = carve(c, vt, sizeof(double));
     nd->R = carve(c, mt, sizeof(double));
-    nd->X = carve(c, 2 * (size_t)sizes->max_dim * (size_t)sizes->max_cols, sizeof(double));
+    nd->Yw = carve(c, at, sizeof(double));
+    nd->ST = carve(c, 6 * nv, sizeof(double));
     nd->P = carve(c, mt, sizeof(double));
     nd->Dfchol = carve(c, mt, sizeof(double));
     nd->g = carve(c, mt, sizeof(double));

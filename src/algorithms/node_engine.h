@@ -4,12 +4,12 @@
  * WHY. 004 Sec 2.3 and Sec 8, 001 Sec 2-5 and 000 Sec 3 and 5 show that one tips-to-base gather and
  * one base-to-tips scatter over the SKO model (H, phi, M) serve rigid bodies, flexible bodies and
  * aggregated loop bodies alike: only the sizes of the blocks change. This engine is that claim in
- * code, in part: the motion scatter (kinematics.c) and Newton-Euler (inverse_dynamics.c) are written
- * once over nodes, asking each node's kind for its operations (node_kinds.h) and instantiated once
- * for models of rigid nodes only (the fixed-size kernels alone) and once for the others. Composite
- * bodies, articulated bodies, energies and the Jacobian still have a rigid fast copy (mass_matrix.c,
- * forward_dynamics.c, kinematics.c) and a node copy here (node_*.c), their public entry points
- * choosing by m->nflex (docs/design.md lists these places).
+ * code, in part: the motion scatter (kinematics.c), Newton-Euler (inverse_dynamics.c) and composite
+ * bodies (mass_matrix.c) are written once over nodes, asking each node's kind for its operations
+ * (node_kinds.h) and instantiated once for models of rigid nodes only (the fixed-size kernels alone)
+ * and once for the others. Articulated bodies still have a rigid fast copy (forward_dynamics.c) and a
+ * node copy (node_articulated.c), their public entry points choosing by m->nflex (docs/design.md
+ * lists these places).
  *
  * A NODE is what a sweep visits. Node k has a dimension dim[k] = 6 + nm (rigid: nm = 0; flexible:
  * its n_modes; an aggregate (constraint embedding, next issue): the stacked sizes of its bodies) and
@@ -94,9 +94,11 @@ struct sd_node_data {
     double *Mm;          /* mat_total: node masses M(k) at the current q */
     double *alpha_m;     /* vec_total: node accelerations [alpha; eta-ddot] */
     double *fm;          /* vec_total: node forces f_m (001 Eq 38) */
-    /* composite bodies (node_mass_matrix.c, 001 Eq 47-50) */
-    double *R;           /* mat_total: composite inertias R(k) */
-    double *X;           /* 2 * max_dim * max_cols scratch for the off-diagonal columns (X(k) and X(parent)) */
+    /* composite bodies (mass_matrix.c, 001 Eq 47-50; node_kinds.h says the frame) */
+    double *R;           /* mat_total: a flexible node's modal blocks of R(k), world axes: R^rf (6 x nm,
+                            column-major), then R^ff (nm x nm); R^rr(k) is in d->Rc */
+    double *Yw;          /* att_total: Y_w(c) = X_world(c) Y(c), world axes */
+    double *ST;          /* 6 x nv: H* of every speed in world axes, by rows (a modal speed's zero) */
     /* articulated bodies (node_articulated.c, 001 Eq 62-63) */
     double *P;           /* mat_total: P(k) before elimination */
     double *Dfchol;      /* mat_total (nm^2 used): Cholesky factor of D_f(k) = P^ff(k) */
@@ -135,7 +137,6 @@ static inline int sd_node_speed_index(const sd_model *m, int k, int i)
  * with node frames, Y), velocities Vm/am/bm (u may be NULL), node masses, and the per-body copies;
  * sd_kinematics's accelerations (001 Eq 26) are one sweep for every kind too. */
 
-sd_status sd_nodes_mass_matrix(const sd_model *m, sd_data *d, const double *q, double *M);
 /* The contract of sd_forward_dynamics_ex (called after its argument checks): tau is written for
  * prescribed hinges (000 Sec 3), so not const, and options also asks for the inter-body forces. */
 sd_status sd_nodes_forward_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u,
