@@ -180,6 +180,23 @@ static int fd_check(const sd_model *m, sd_data *d, const double *q, const double
 }
 
 /* Every batched call on `count` random states of m, against the single-state calls. */
+/* One state's single-state references: the forward dynamics with u and f_ext (qdd) and its inter-body
+ * forces (f, body frame); the forward dynamics without u and f_ext (qdd0); the inverse dynamics at that
+ * qdd with u and f_ext (tau_id) and its inter-body forces (f_id). tau is not written (no hinge is
+ * prescribed). */
+static void single_state_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u, double *tau,
+                                  const double *fext, double *qdd, double *f, double *qdd0, double *tau_id,
+                                  double *f_id)
+{
+    const sd_fd_options opt = {.interbody_forces = 1, .prescribed = NULL};
+    CHECK(sd_forward_dynamics_ex(m, d, q, u, tau, fext, qdd, &opt) == SD_OK);
+    for (int k = 0; k < sd_model_nbodies(m); ++k) CHECK(sd_interbody_force(m, d, k, SD_FRAME_BODY, f + 6 * k) == SD_OK);
+    CHECK(sd_forward_dynamics(m, d, q, NULL, tau, NULL, qdd0) == SD_OK);
+    CHECK(sd_inverse_dynamics(m, d, q, u, qdd, fext, tau_id) == SD_OK);
+    for (int k = 0; k < sd_model_nbodies(m); ++k)
+        CHECK(sd_interbody_force(m, d, k, SD_FRAME_BODY, f_id + 6 * k) == SD_OK);
+}
+
 static void check_model(const sd_model *m, uint64_t *rng, long count)
 {
     const long nq = sd_model_nq(m), nv = sd_model_nv(m), nf = 6L * sd_model_nbodies(m);
@@ -196,16 +213,8 @@ static void check_model(const sd_model *m, uint64_t *rng, long count)
     for (long i = 0; i < count; ++i) {
         random_state(m, rng, q + i * nq, u + i * nv, tau + i * nv);
         random_vector(rng, fext + i * nf, (int)nf, 1.0);
-        const sd_fd_options opt = {.interbody_forces = 1, .prescribed = NULL};
-        CHECK(sd_forward_dynamics_ex(m, d, q + i * nq, u + i * nv, tau + i * nv, fext + i * nf, qdd_ref + i * nv,
-                                     &opt) == SD_OK);
-        for (int k = 0; k < sd_model_nbodies(m); ++k)
-            CHECK(sd_interbody_force(m, d, k, SD_FRAME_BODY, f_ref + i * nf + 6 * k) == SD_OK);
-        CHECK(sd_forward_dynamics(m, d, q + i * nq, NULL, tau + i * nv, NULL, qdd0_ref + i * nv) == SD_OK);
-        CHECK(sd_inverse_dynamics(m, d, q + i * nq, u + i * nv, qdd_ref + i * nv, fext + i * nf, tau_ref + i * nv) ==
-              SD_OK);
-        for (int k = 0; k < sd_model_nbodies(m); ++k)
-            CHECK(sd_interbody_force(m, d, k, SD_FRAME_BODY, fid_ref + i * nf + 6 * k) == SD_OK);
+        single_state_dynamics(m, d, q + i * nq, u + i * nv, tau + i * nv, fext + i * nf, qdd_ref + i * nv,
+                              f_ref + i * nf, qdd0_ref + i * nv, tau_ref + i * nv, fid_ref + i * nf);
         y1[i] = fd_yardstick_at(m, d, q + i * nq, u + i * nv, tau + i * nv, fext + i * nf, qdd_ref + i * nv);
         y0[i] = fd_yardstick_at(m, d, q + i * nq, NULL, tau + i * nv, NULL, qdd0_ref + i * nv);
         CHECK(sd_mass_matrix(m, d, q + i * nq, M_ref + i * nv * nv) == SD_OK);
@@ -303,16 +312,8 @@ static void check_flexible_models(uint64_t *rng)
         for (long i = 0; i < count; ++i) {
             random_flex_state(m, rng, 0.3, q + i * nq, u + i * nv, tau + i * nv);
             random_vector(rng, fext + i * nf, (int)nf, 1.0);
-            const sd_fd_options opt = {.interbody_forces = 1, .prescribed = NULL};
-            CHECK(sd_forward_dynamics_ex(m, d, q + i * nq, u + i * nv, tau + i * nv, fext + i * nf, qdd_ref + i * nv,
-                                         &opt) == SD_OK);
-            for (int k = 0; k < sd_model_nbodies(m); ++k)
-                CHECK(sd_interbody_force(m, d, k, SD_FRAME_BODY, f_ref + i * nf + 6 * k) == SD_OK);
-            CHECK(sd_forward_dynamics(m, d, q + i * nq, NULL, tau + i * nv, NULL, qdd0_ref + i * nv) == SD_OK);
-            CHECK(sd_inverse_dynamics(m, d, q + i * nq, u + i * nv, qdd_ref + i * nv, fext + i * nf,
-                                      tau_ref + i * nv) == SD_OK);
-            for (int k = 0; k < sd_model_nbodies(m); ++k)
-                CHECK(sd_interbody_force(m, d, k, SD_FRAME_BODY, fid_ref + i * nf + 6 * k) == SD_OK);
+            single_state_dynamics(m, d, q + i * nq, u + i * nv, tau + i * nv, fext + i * nf, qdd_ref + i * nv,
+                                  f_ref + i * nf, qdd0_ref + i * nv, tau_ref + i * nv, fid_ref + i * nf);
             CHECK(sd_mass_matrix(m, d, q + i * nq, M_ref + i * nvv) == SD_OK);
             const sd_status st = sd_mass_matrix_inverse(m, d, q + i * nq, Mi_ref + i * nvv);
             if (i == 0) {
