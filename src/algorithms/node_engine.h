@@ -80,7 +80,6 @@ struct sd_node_data {
     int *att_off;        /* per body: offset of Y(c) (6 x nm(parent), column-major), -1: none */
     int vec_total, mat_total, att_total;
     int max_dim;         /* the largest dim[k] */
-    int max_cols;        /* the largest node speed count nv_k + nm (columns of chi(k)) */
     /* kinematics (the motion scatter, kinematics.c and node_flexible.c) */
     double *Y;           /* att_total: attachment maps Y(c) */
     double *node_pose;   /* 12 per body (an sd_transform: R row-major, p): for a body with parent_node
@@ -124,11 +123,6 @@ static inline int sd_node_nmodes(const sd_model *m, int k) { return m->n_modes ?
 static inline int sd_node_parent_node(const sd_model *m, int k)
 {
     return m->parent_node && m->parent[k] >= 0 && m->flex && m->flex[m->parent[k]] ? m->parent_node[k] : -1;
-}
-/* The index in u of node speed i of body k: chi(k) = [hinge speeds (nv_k); modal speeds (nm)]. */
-static inline int sd_node_speed_index(const sd_model *m, int k, int i)
-{
-    return i < m->nv_k[k] ? m->v_index[k] + i : m->mode_v_index[k] + (i - m->nv_k[k]);
 }
 
 /* ---- the engine's algorithms: the same contracts as the public functions they serve ---- */
