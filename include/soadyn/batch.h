@@ -34,7 +34,9 @@
  * sd_batch_simd_note() why), as does a group of states with a non-finite input, a singular hinge or
  * a non-finite result, so that its error is the one the single-state call reports. The inverse
  * dynamics (004 Alg 3.1) has the same SIMD kernels on the same models; M and M^-1 run the
- * single-state calls on every thread.
+ * single-state calls on every thread. The scalar path is the single-state calls, so a model with
+ * flexible bodies gets every batch function the single-state API offers on it (the node engine,
+ * state by state on the threads), with the same results bit for bit and the same refusals.
  *
  * Errors: a call returns the status of the first failing state (the lowest index); sd_batch_error()
  * gives its message prefixed with "state i: ", sd_batch_error_state() its index i. The outputs of

@@ -291,11 +291,10 @@ sd_status sd_jacobian_world(const sd_model *m, sd_data *d, int body, const doubl
     for (int j = body; j >= 0; j = m->parent[j]) {
         for (int i = 0; i < m->nv_k[j]; ++i)
             jacobian_column(&d->Xworld[j], d->S + 6 * (m->v_index[j] + i), p, m->nv, m->v_index[j] + i, J);
-        if (sd_node_is_attached(nd, j)) {
-            const int pj = m->parent[j];
-            for (int r = 0; r < sd_node_nmodes(m, pj); ++r)
-                jacobian_column(&d->Xworld[j], nd->Y + nd->att_off[j] + 6 * r, p, m->nv, m->mode_v_index[pj] + r, J);
-        }
+        const double *Y = NULL; /* the parent's modes' motion columns at j (001 Eq 14) */
+        const int nmp = sd_node_parent_mode_columns(m, nd, j, &Y);
+        for (int r = 0; r < nmp; ++r)
+            jacobian_column(&d->Xworld[j], Y + 6 * r, p, m->nv, m->mode_v_index[m->parent[j]] + r, J);
     }
     return sd_check_output(d, fn, "J", J, 6 * (size_t)m->nv, SD_CAUSE_OVERFLOW);
 }

@@ -1,8 +1,11 @@
 /*
- * src/algorithms/mass_matrix.c — the mass matrix by composite body inertias (004 Alg 4.1-4.2, Eq 20):
- * a tips-to-base gather of R(k); for each body, X = R(k) H*(k) gives the entries
+ * src/algorithms/mass_matrix.c — the mass matrix by composite body inertias over nodes, the one copy
+ * for every kind of node (004 Alg 4.1-4.2, Eq 20; 001 Lemma 3.1, Eq 47-50 for flexible nodes): a
+ * tips-to-base gather of R(k); for each node speed, X = R(k) H*(k) gives the entries
  * M(l, k) = H(l) phi(l, k) X of k and every ancestor l. Everything is held in world axes about the
- * world origin, where phi is the identity and a composite inertia is 13 numbers that add up.
+ * world origin, where phi is the identity for a child on its parent's frame and a composite inertia's
+ * rigid block is 13 numbers that add up; a flexible node's modal blocks and a child riding on a
+ * flexible parent's node (phi*(p, c) = [1, Y_w(c)]) are the node kinds' operations (node_kinds.h).
  * Entries of unrelated bodies are zero (004 Sec 7) and never computed.
  */
 #include <math.h>
@@ -13,7 +16,7 @@
 #endif
 
 #include "internal.h"
-#include "node_engine.h"
+#include "node_kinds.h"
 
 /* x y + z in one fused instruction where the processor has it (a -march=native build), whatever the
  * compiler's contraction setting: the row runs below are nothing but these independent sums. */
@@ -225,12 +228,13 @@ enum { MM_MIRROR_BLOCK = 32 };
 /* The ancestor table, base to tips: top(k) is one past the last speed on the path from the base to
  * k, lo(k) the first speed of the contiguous run of the path's speeds that ends there, up(k) the body
  * whose path's speeds come next below lo(k) (-1: none). A chain is one run, a tree one run per
- * serial segment (004 Sec 7). Held as ints in Y's memory (3 per body; ints, not doubles: the
- * conversions both ways cost more than the table's logic). */
-static void mm_ancestor_runs(const sd_model *m, int *T)
+ * serial segment (004 Sec 7); a node's speeds are its hinge's and then its modes' (node_engine.h).
+ * Held as ints in Y's memory (3 per body; ints, not doubles: the conversions both ways cost more than
+ * the table's logic). */
+SD_ENGINE_SWEEPS void mm_ancestor_runs(const sd_model *m, int *T, const struct sd_node_data *nd)
 {
     for (int k = 0; k < m->n; ++k) {
-        const int p = m->parent[k], nk = m->nv_k[k], vk = m->v_index[k];
+        const int p = m->parent[k], nk = sd_node_speeds(m, nd, k), vk = m->v_index[k];
         const int ptop = p < 0 ? 0 : T[3 * p], plo = p < 0 ? 0 : T[3 * p + 1], pup = p < 0 ? -1 : T[3 * p + 2];
         int *t = T + 3 * k;
         if (nk == 0) { t[0] = ptop; t[1] = plo; t[2] = pup; }          /* a fixed hinge adds no speed */
@@ -239,53 +243,80 @@ static void mm_ancestor_runs(const sd_model *m, int *T)
     }
 }
 
-int sd_mass_matrix_fill(const sd_model *m, sd_data *d, const double *q, double *M)
+/* Placements and world placements; with a node workspace also the node masses M_m and the
+ * attachment maps Y(c) (the motion scatter at u = 0, whose velocities were not asked for). */
+SD_ENGINE_SWEEPS void mm_placements(const sd_model *m, sd_data *d, const double *q, const struct sd_node_data *nd)
+{
+    if (!nd) {
+        sd_update_placements(m, d, q, 1);
+        return;
+    }
+    sd_update_motion(m, d, q, NULL, NULL, 1);
+    d->current &= ~SD_CURRENT_VELOCITIES;
+}
+
+/* The composite-body recursion over nodes, written once (node_kinds.h: nd NULL, every node rigid).
+ * Returns whether every entry is finite. */
+SD_ENGINE_SWEEPS int composite_sweeps(const sd_model *m, sd_data *d, const double *q, double *M,
+                                      struct sd_node_data *nd)
 {
     const int nv = m->nv;
-    sd_update_placements(m, d, q, 1);
-    /* H*(l) in world axes about the world origin, where every phi(l, j) is the identity: an entry is
-     * then a dot product instead of a transform per step. Stored by rows (6 x nv, in psi: 36 per body
-     * and nv <= 6 n) so that a run of ancestors is one vectorised pass (mm_row). */
-    double *ST = d->psi;
+    mm_placements(m, d, q, nd);
+    /* H*(l) in world axes about the world origin, where every phi(l, j) of a child on its parent's
+     * frame is the identity: an entry is then a dot product instead of a transform per step. Stored
+     * by rows (6 x nv; in psi, 36 per body, on a rigid model, where nv <= 6 n) so that a run of
+     * ancestors is one vectorised pass (mm_row). A modal speed's H* is zero (the modes do not move
+     * F_k): its entries come from the node's kind (sd_node_row_modal_entries). */
+    double *ST = nd ? nd->ST : d->psi;
     int *runs = (int *)d->Y;
     double *SW = d->S_world; /* the same H* by columns (the M^-1 sweep's scratch, free here): each
                               * X = R H* reads its 6 numbers contiguously instead of at stride nv */
     for (int c = 0; c < nv; ++c) {
         double *s = SW + 6 * c;
         const int b = m->v_body[c], sel = d->hinge_sel[b];
-        if (sel >= 0) mm_axis_to_world(&d->Xworld[b], sel, d->hinge_sgn[b], s);
+        if (sd_node_speed_is_modal(m, nd, c)) memset(s, 0, 6 * sizeof(double));
+        else if (sel >= 0) mm_axis_to_world(&d->Xworld[b], sel, d->hinge_sgn[b], s);
         else sd_motion_to_parent(&d->Xworld[b], d->S + 6 * c, s);
         for (int r = 0; r < 6; ++r) ST[(size_t)r * nv + c] = s[r];
     }
-    mm_ancestor_runs(m, runs);
-    /* Composite body inertias R(k) in world axes about the world origin (004 Eq 20). There
-     * phi R phi* is R itself, and a sum of rigid inertias is the sum of their 13 numbers, so the
-     * gather is additions; R(k) starts as M(k) moved to the world. */
-    for (int k = 0; k < m->n; ++k)
-        mm_inertia_to_world(&d->Xworld[k], m->mass[k], m->com + 3 * k, m->inertia_com + 9 * k, d->Rc + 13 * k);
+    mm_ancestor_runs(m, runs, nd);
+    /* Composite body inertias R(k) in world axes about the world origin (004 Eq 20; 001 Eq 47). There
+     * phi R phi* of a child on its parent's frame is R itself, and a sum of rigid inertias is the sum
+     * of their 13 numbers, so the gather is additions; R(k) starts as M(k) moved to the world (a
+     * flexible node's M_m with its modal blocks, node_kinds.h). */
+    for (int k = 0; k < m->n; ++k) {
+        if (sd_node_is_flexible(m, nd, k)) sd_flexible_composite_start(m, d, nd, k, d->Rc + 13 * k);
+        else mm_inertia_to_world(&d->Xworld[k], m->mass[k], m->com + 3 * k, m->inertia_com + 9 * k, d->Rc + 13 * k);
+        sd_node_attachment_to_world(m, d, nd, k);
+    }
     /* Every entry finite, proved from the factors instead of reading the nv^2 entries: with each
      * |H*| < 2^250 and each body's 13 numbers < 2^200, a composite (a sum of < 2^31 bodies) is
      * < 2^231, an X = R H* (sums of <= 5 products, sd_rigid_inertia_mul) < 2^484, an entry (6
-     * products) < 2^737, and an armature < 2^500 keeps a diagonal finite. Else M is read. */
-    const int bounded = mm_all_below(ST, 6 * (size_t)nv, 250) && mm_all_below(d->Rc, 13 * (size_t)m->n, 200) &&
+     * products) < 2^737, and an armature < 2^500 keeps a diagonal finite. Else (and on a model with
+     * flexible nodes, whose modal blocks this does not bound) M is read. */
+    const int bounded = !nd && mm_all_below(ST, 6 * (size_t)nv, 250) && mm_all_below(d->Rc, 13 * (size_t)m->n, 200) &&
                         (!m->has_armature || mm_all_below(m->armature, (size_t)nv, 500));
     int unmirrored = nv; /* rows [unmirrored, nv) are on both sides of the diagonal */
     const double *armature = m->has_armature ? m->armature : NULL; /* read once, not per row */
-    for (int k = m->n - 1; k >= 0; --k) {
-        const int nk = m->nv_k[k], vk = m->v_index[k];
+    for (int k = m->n - 1; k >= 0; --k) { /* tips to base (004 Alg 4.2; 001 Eq 47-50) */
+        const int nk = m->nv_k[k], nc = sd_node_speeds(m, nd, k), vk = m->v_index[k];
         const double *Rk = d->Rc + 13 * k;
-        for (int i = 0; i < nk; ++i) {
-            /* X = R(k) H*(k), once per speed (F = I^c S of the composite-body algorithm) */
+        for (int i = 0; i < nc; ++i) {
+            /* X = R^r(k) H*(k) e_i, once per speed (F = I^c S of the composite-body algorithm); a
+             * modal speed's is R^rf(k)'s column */
             double X[6];
-            sd_rigid_inertia_mul(Rk, SW + 6 * (vk + i), X);
+            if (i < nk) sd_rigid_inertia_mul(Rk, SW + 6 * (vk + i), X);
+            else sd_flexible_composite_modal_column(nd, k, i - nk, X);
             /* M(vk + i, a) = H(a) phi(a, k) X for a = k's speeds up to vk + i and its ancestors': row
-             * vk + i of the lower triangle */
+             * vk + i of the lower triangle (004 Eq 20; 001 Eq 50); the modal columns by the kinds */
             mm_row(X, ST, nv, runs, k, vk + i + 1, M + (size_t)(vk + i) * nv);
-            if (armature) /* the rotors' reflected inertia, a diagonal (dynamics.h) */
+            sd_node_row_modal_entries(m, nd, k, i, X, M + (size_t)(vk + i) * nv);
+            if (armature && i < nk) /* the rotors' reflected inertia, a diagonal of hinge speeds (dynamics.h) */
                 M[(size_t)(vk + i) * nv + vk + i] += armature[vk + i];
         }
-        if (m->parent[k] >= 0) { /* R(parent) += R(k) */
+        if (m->parent[k] >= 0) { /* R(parent) += phi R(k) phi* (004 Eq 20; 001 Eq 47) */
             mm_add13(d->Rc + 13 * m->parent[k], Rk);
+            sd_node_composite_to_parent_modes(m, nd, k, Rk);
         }
         /* rows from vk up are done (bodies come in decreasing speed order): mirror the whole blocks,
          * counted from nv down so that the groups of 4 rows left over are at column 0 (short rows) */
@@ -299,9 +330,23 @@ int sd_mass_matrix_fill(const sd_model *m, sd_data *d, const double *q, double *
     return bounded || sd_all_finite(M, (size_t)nv * (size_t)nv); /* finite by the bound, else read */
 }
 
+SD_NOINLINE static int composite_rigid(const sd_model *m, sd_data *d, const double *q, double *M)
+{
+    return composite_sweeps(m, d, q, M, NULL);
+}
+SD_NOINLINE static int composite_nodes(const sd_model *m, sd_data *d, const double *q, double *M)
+{
+    return composite_sweeps(m, d, q, M, d->nodes);
+}
+
+SD_NOINLINE int sd_mass_matrix_fill(const sd_model *m, sd_data *d, const double *q, double *M)
+{
+    if (d->nodes) return composite_nodes(m, d, q, M); /* the two instances (node_kinds.h) */
+    return composite_rigid(m, d, q, M);
+}
+
 sd_status sd_mass_matrix(const sd_model *m, sd_data *d, const double *q, double *M)
 {
-    if (m && m->nflex) return sd_nodes_mass_matrix(m, d, q, M);
     const sd_status st = sd_check_call(m, d, "sd_mass_matrix", q, NULL, NULL, NULL, NULL);
     if (st != SD_OK) return st;
     if (!M) return sd_data_fail(d, SD_E_ARGUMENT, "sd_mass_matrix: NULL M");

@@ -45,7 +45,8 @@ static size_t layout(struct sd_node_data *nd, const struct sd_node_data *sizes, 
     nd->alpha_m = carve(c, vt, sizeof(double));
     nd->fm = carve(c, vt, sizeof(double));
     nd->R = carve(c, mt, sizeof(double));
-    nd->X = carve(c, 2 * (size_t)sizes->max_dim * (size_t)sizes->max_cols, sizeof(double));
+    nd->Yw = carve(c, at, sizeof(double));
+    nd->ST = carve(c, 6 * nv, sizeof(double));
     nd->P = carve(c, mt, sizeof(double));
     nd->Dfchol = carve(c, mt, sizeof(double));
     nd->g = carve(c, mt, sizeof(double));
@@ -70,7 +71,6 @@ struct sd_node_data *sd_node_data_new(const sd_model *m)
         const int p = m->parent[k];
         if (p >= 0 && m->parent_node && m->parent_node[k] >= 0 && modes_of(m, p) > 0) at += 6 * (size_t)modes_of(m, p);
         if ((int)dim > sizes.max_dim) sizes.max_dim = (int)dim;
-        if (m->nv_k[k] + modes_of(m, k) > sizes.max_cols) sizes.max_cols = m->nv_k[k] + modes_of(m, k);
     }
     if (vt > (size_t)INT32_MAX || mt > (size_t)INT32_MAX || at > (size_t)INT32_MAX) return NULL;
     sizes.vec_total = (int)vt;
@@ -90,7 +90,6 @@ struct sd_node_data *sd_node_data_new(const sd_model *m)
     nd->mat_total = sizes.mat_total;
     nd->att_total = sizes.att_total;
     nd->max_dim = sizes.max_dim;
-    nd->max_cols = sizes.max_cols;
     nd->bytes = sizeof *nd + bytes;
     int vo = 0, mo = 0, ao = 0;
     for (int k = 0; k < m->n; ++k) {

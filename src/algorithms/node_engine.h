@@ -4,12 +4,11 @@
  * WHY. 004 Sec 2.3 and Sec 8, 001 Sec 2-5 and 000 Sec 3 and 5 show that one tips-to-base gather and
  * one base-to-tips scatter over the SKO model (H, phi, M) serve rigid bodies, flexible bodies and
  * aggregated loop bodies alike: only the sizes of the blocks change. This engine is that claim in
- * code, in part: the motion scatter (kinematics.c), Newton-Euler (inverse_dynamics.c) and articulated
- * bodies (forward_dynamics.c; their factors in innovations.c) are written once over nodes, asking each
- * node's kind for its operations (node_kinds.h) and instantiated once for models of rigid nodes only
- * (the fixed-size kernels alone) and once for the others. Composite bodies still have a rigid fast
- * copy (mass_matrix.c) and a node copy (node_mass_matrix.c), their public entry point choosing by
- * m->nflex (docs/design.md lists these places).
+ * code, in part: the motion scatter (kinematics.c), Newton-Euler (inverse_dynamics.c), composite
+ * bodies (mass_matrix.c) and articulated bodies (forward_dynamics.c; their factors in innovations.c)
+ * are written once over nodes, asking each node's kind for its operations (node_kinds.h) and
+ * instantiated once for models of rigid nodes only (the fixed-size kernels alone) and once for the
+ * others (docs/design.md lists the places that still know about kinds).
  *
  * A NODE is what a sweep visits. Node k has a dimension dim[k] = 6 + nm (rigid: nm = 0; flexible:
  * its n_modes; an aggregate (constraint embedding, next issue): the stacked sizes of its bodies) and
@@ -80,7 +79,6 @@ struct sd_node_data {
     int *att_off;        /* per body: offset of Y(c) (6 x nm(parent), column-major), -1: none */
     int vec_total, mat_total, att_total;
     int max_dim;         /* the largest dim[k] */
-    int max_cols;        /* the largest node speed count nv_k + nm (columns of chi(k)) */
     /* kinematics (the motion scatter, kinematics.c and node_flexible.c) */
     double *Y;           /* att_total: attachment maps Y(c) */
     double *node_pose;   /* 12 per body (an sd_transform: R row-major, p): for a body with parent_node
@@ -94,9 +92,11 @@ struct sd_node_data {
     double *Mm;          /* mat_total: node masses M(k) at the current q */
     double *alpha_m;     /* vec_total: node accelerations [alpha; eta-ddot] */
     double *fm;          /* vec_total: node forces f_m (001 Eq 38) */
-    /* composite bodies (node_mass_matrix.c, 001 Eq 47-50) */
-    double *R;           /* mat_total: composite inertias R(k) */
-    double *X;           /* 2 * max_dim * max_cols scratch for the off-diagonal columns (X(k) and X(parent)) */
+    /* composite bodies (mass_matrix.c, 001 Eq 47-50; node_kinds.h says the frame) */
+    double *R;           /* mat_total: a flexible node's modal blocks of R(k), world axes: R^rf (6 x nm,
+                            column-major), then R^ff (nm x nm); R^rr(k) is in d->Rc */
+    double *Yw;          /* att_total: Y_w(c) = X_world(c) Y(c), world axes */
+    double *ST;          /* 6 x nv: H* of every speed in world axes, by rows (a modal speed's zero) */
     /* articulated bodies (forward_dynamics.c, innovations.c; node_flexible.c: 001 Eq 62-63) */
     double *P;           /* mat_total: P(k) before elimination (started by its first child) */
     double *Dfchol;      /* mat_total (nm^2 used): Cholesky factor of D_f(k) = P^ff(k) */
@@ -123,11 +123,6 @@ static inline int sd_node_parent_node(const sd_model *m, int k)
 {
     return m->parent_node && m->parent[k] >= 0 && m->flex && m->flex[m->parent[k]] ? m->parent_node[k] : -1;
 }
-/* The index in u of node speed i of body k: chi(k) = [hinge speeds (nv_k); modal speeds (nm)]. */
-static inline int sd_node_speed_index(const sd_model *m, int k, int i)
-{
-    return i < m->nv_k[k] ? m->v_index[k] + i : m->mode_v_index[k] + (i - m->nv_k[k]);
-}
 
 /* ---- the engine's algorithms: the same contracts as the public functions they serve ---- */
 
@@ -135,7 +130,6 @@ static inline int sd_node_speed_index(const sd_model *m, int k, int i)
  * with node frames, Y), velocities Vm/am/bm (u may be NULL), node masses, and the per-body copies;
  * sd_kinematics's accelerations (001 Eq 26) are one sweep for every kind too. */
 
-sd_status sd_nodes_mass_matrix(const sd_model *m, sd_data *d, const double *q, double *M);
 /* Articulated bodies (forward dynamics, prescribed hinges, inter-body forces, det M) and the
  * innovations factors, M^-1 and their solves are written once for every node kind
  * (forward_dynamics.c, innovations.c, node_kinds.h "articulated bodies"). */

@@ -390,3 +390,90 @@ double sd_flexible_modal_log_det(const struct sd_node_data *nd, int k)
 {
     return sd_cholesky_logdet(nd->Dfchol + nd->mat_off[k], nd->dim[k] - 6);
 }
+/* ---- composite bodies (mass_matrix.c; node_kinds.h says the frame) ---- */
+
+/* R^rr(k) = M_m^rr(k) in world axes about the world origin, 13 numbers: [m, h, Io] read from the
+ * block [Io, [h x]; [h x]^T, m 1] of M_m (flex_body.c) and moved as a rigid inertia by X_world(k) =
+ * (R, p): every mass element at x goes to R x + p, so h_w = R h + m p and
+ *   Io_w = R Io R^T + 2 (R h . p) 1 - R h p^T - p (R h)^T + m (|p|^2 1 - p p^T)
+ * (-m [x]^2 summed, [a][b] = b a^T - (a . b) 1); the upper triangle computed, mirrored (exact
+ * symmetry). R^rf(k)'s columns move to the world as forces; R^ff(k) is copied. */
+void sd_flexible_composite_start(const sd_model *m, const sd_data *d, struct sd_node_data *nd, int k, double Rk[13])
+{
+    (void)m;
+    const int dim = nd->dim[k], nm = dim - 6;
+    const double *Mm = nd->Mm + nd->mat_off[k];
+    const sd_transform *X = &d->Xworld[k];
+    const double *R = X->R, *p = X->p;
+    const double mass = Mm[3 * dim + 3], h[3] = {Mm[2 * dim + 4], Mm[5], Mm[dim + 3]};
+    double Io[9], hw[3], T[9];
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) Io[3 * a + b] = Mm[a * dim + b];
+    sd_m3_mul_v(R, h, hw);
+    sd_m3_mul(R, Io, T);
+    const double hp = sd_v3_dot(hw, p), p2 = sd_v3_dot(p, p);
+    Rk[0] = mass;
+    for (int i = 0; i < 3; ++i) {
+        Rk[1 + i] = hw[i] + mass * p[i];
+        for (int j = i; j < 3; ++j) {
+            const double v = T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2] +
+                             (i == j) * (2.0 * hp + mass * p2) - hw[i] * p[j] - p[i] * hw[j] - mass * p[i] * p[j];
+            Rk[4 + 3 * i + j] = Rk[4 + 3 * j + i] = v;
+        }
+    }
+    double *Rrf = nd->R + nd->mat_off[k], *Rff = Rrf + 6 * nm;
+    for (int r = 0; r < nm; ++r) {
+        double col[6];
+        for (int i = 0; i < 6; ++i) col[i] = Mm[i * dim + 6 + r];
+        sd_force_to_parent(X, col, Rrf + 6 * r);
+        for (int s = 0; s < nm; ++s) Rff[r * nm + s] = Mm[(6 + r) * dim + 6 + s];
+    }
+}
+
+/* Y_w(c) = X_world(c) Y(c), column by column. */
+void sd_attached_composite_start(const sd_model *m, const sd_data *d, struct sd_node_data *nd, int c)
+{
+    const double *Y = nd->Y + nd->att_off[c];
+    double *Yw = nd->Yw + nd->att_off[c];
+    for (int r = 0; r < sd_node_nmodes(m, m->parent[c]); ++r) sd_motion_to_parent(&d->Xworld[c], Y + 6 * r, Yw + 6 * r);
+}
+
+/* X = R^r(k) e_(6+r) = R^rf(k)'s column r (world axes): the rigid force of modal speed r. */
+void sd_flexible_composite_modal_column(const struct sd_node_data *nd, int k, int r, double X[6])
+{
+    memcpy(X, nd->R + nd->mat_off[k] + 6 * r, 6 * sizeof(double));
+}
+
+void sd_nodes_composite_row_modes(const sd_model *m, const struct sd_node_data *nd, int k, int i, const double X[6],
+                                  double *row)
+{
+    const int r = i - m->nv_k[k];
+    if (r >= 0) { /* a modal speed: M(k's mode s, k's mode r) = R^ff(k)(s, r), s <= r */
+        const int nm = nd->dim[k] - 6;
+        const double *Rff = nd->R + nd->mat_off[k] + 6 * nm;
+        for (int s = 0; s <= r; ++s) row[m->mode_v_index[k] + s] = Rff[s * nm + r];
+    }
+    for (int c = k, p = m->parent[k]; p >= 0; c = p, p = m->parent[p]) {
+        if (nd->att_off[c] < 0) continue; /* the path leaves p at its frame: p's modes do not move c */
+        const double *Yw = nd->Yw + nd->att_off[c];
+        for (int s = 0; s < nd->dim[p] - 6; ++s) row[m->mode_v_index[p] + s] = sd_s6_dot(Yw + 6 * s, X);
+    }
+}
+
+/* R^rf(p) += R^rr(c) Y_w(c); R^ff(p) += Y_w(c)^T R^rr(c) Y_w(c), each pair (s, r) once (exact symmetry). */
+void sd_attached_composite_to_parent(const sd_model *m, struct sd_node_data *nd, int c, const double Rc[13])
+{
+    const int p = m->parent[c], nmp = nd->dim[p] - 6;
+    const double *Yw = nd->Yw + nd->att_off[c];
+    double *Rrf = nd->R + nd->mat_off[p], *Rff = Rrf + 6 * nmp;
+    for (int r = 0; r < nmp; ++r) {
+        double RY[6];
+        sd_rigid_inertia_mul(Rc, Yw + 6 * r, RY);
+        for (int i = 0; i < 6; ++i) Rrf[6 * r + i] += RY[i];
+        for (int s = 0; s <= r; ++s) {
+            const double v = sd_s6_dot(Yw + 6 * s, RY);
+            Rff[s * nmp + r] += v;
+            if (s != r) Rff[r * nmp + s] += v;
+        }
+    }
+}

@@ -275,4 +275,71 @@ static inline void sd_node_attachment_force(const sd_model *m, const struct sd_n
     for (int r = 0; r < sd_node_nmodes(m, p); ++r) tau[m->mode_v_index[p] + r] += w * sd_s6_dot(Y + 6 * r, F);
 }
 
+/* ---- composite bodies (mass_matrix.c; 004 Alg 4.1-4.2, Eq 20; 001 Eq 47-50) ----
+ *
+ * The recursion works in world axes about the world origin, where phi(p, c) of a child on its
+ * parent's frame is the identity: a node's rigid block R^rr(k) is a rigid-body inertia in the
+ * 13-number form (d->Rc) and the gather only adds them. A flexible node's M_m^rr has that form too
+ * ([Io, [h x]; [h x]^T, m 1], flex_body.c), so its R^rr starts in d->Rc like a rigid body's; its
+ * modal blocks stay beside it in the node workspace (nd->R at mat_off[k]): R^rf(k) moved to the world
+ * as forces (6 x nm, column-major) and R^ff(k) (nm x nm, row-major), which has no frame. A child c
+ * riding on a node of its flexible parent p moves, in world axes, by phi*(p, c) = [1, Y_w(c)] with
+ * Y_w(c) = X_world(c) Y(c) (nd->Yw at att_off[c]). */
+
+/* The node's speed count: chi(k) = [hinge speeds (nv_k); modal speeds (nm)] (node_engine.h). */
+static inline int sd_node_speeds(const sd_model *m, const struct sd_node_data *nd, int k)
+{
+    return m->nv_k[k] + (nd ? nd->dim[k] - 6 : 0);
+}
+/* Whether speed v is a modal speed (its H* is zero: the modes do not move F_k). */
+static inline int sd_node_speed_is_modal(const sd_model *m, const struct sd_node_data *nd, int v)
+{
+    return nd && m->n_modes && v >= m->mode_v_index[m->v_body[v]];
+}
+/* The motion columns of the parent's modes at child c, Y(c) (6 x nm(p), c's axes; 001 Eq 14), and
+ * their count: 0 for a child on a frame (or of a rigid parent). */
+static inline int sd_node_parent_mode_columns(const sd_model *m, const struct sd_node_data *nd, int c,
+                                              const double **Y)
+{
+    if (!sd_node_is_attached(nd, c)) return 0;
+    *Y = nd->Y + nd->att_off[c];
+    return sd_node_nmodes(m, m->parent[c]);
+}
+
+void sd_flexible_composite_start(const sd_model *m, const sd_data *d, struct sd_node_data *nd, int k,
+                                 double Rk[13]);
+void sd_attached_composite_start(const sd_model *m, const sd_data *d, struct sd_node_data *nd, int c);
+void sd_flexible_composite_modal_column(const struct sd_node_data *nd, int k, int r, double X[6]);
+void sd_nodes_composite_row_modes(const sd_model *m, const struct sd_node_data *nd, int k, int i,
+                                  const double X[6], double *row);
+void sd_attached_composite_to_parent(const sd_model *m, struct sd_node_data *nd, int c, const double Rc[13]);
+
+/* Y_w(c) = X_world(c) Y(c) for a child riding on a node of its flexible parent (at the world
+ * placements); nothing for a child on a frame. */
+static inline void sd_node_attachment_to_world(const sd_model *m, const sd_data *d, struct sd_node_data *nd,
+                                               int c)
+{
+    if (sd_node_is_attached(nd, c)) sd_attached_composite_start(m, d, nd, c);
+}
+
+/* The entries of row `row` (node k's speed i, lower triangle of M) in the modal columns, from the
+ * column's rigid force X = R^r(k) H*(k) e_i (world axes): node k's own modes s <= i (R^ff(k), when i
+ * is a modal speed) and every ancestor p's modes, Y_w(c)^T X for the child c of p on the path (001 Eq
+ * 50: M(p, k) = H(p) phi(p, c) ... X, the second block of phi(p, c)). Nothing on a model whose nodes
+ * are all rigid; the hinge columns are the recursion's (mm_row). */
+static inline void sd_node_row_modal_entries(const sd_model *m, const struct sd_node_data *nd, int k, int i,
+                                             const double X[6], double *row)
+{
+    if (nd) sd_nodes_composite_row_modes(m, nd, k, i, X, row);
+}
+
+/* The modal blocks of R(p) += phi(p, c) R^rr(c) phi*(p, c) (001 Eq 47) for a child c riding on a node
+ * of its flexible parent p: R^rf(p) += R^rr(c) Y_w(c), R^ff(p) += Y_w(c)^T R^rr(c) Y_w(c); its rigid
+ * block is the recursion's sum of 13 numbers. Nothing for a child on a frame. */
+static inline void sd_node_composite_to_parent_modes(const sd_model *m, struct sd_node_data *nd, int c,
+                                                     const double Rc[13])
+{
+    if (sd_node_is_attached(nd, c)) sd_attached_composite_to_parent(m, nd, c, Rc);
+}
+
 #endif /* SOADYN_NODE_KINDS_H */

@@ -134,11 +134,13 @@ static const sd_lanes_kernel *cpu_kernel(void)
 #endif
 }
 
-/* Whether the kernel covers the model; else why not, in note. */
+/* Whether the kernel covers the model; else why not, in note. The kernel is the SIMD copy of the rigid
+ * node kind (docs/design.md): a model with flexible bodies, like any model it does not cover, runs the
+ * node engine state by state on the thread pool (scalar_state), which is the single-state calls. */
 static int model_has_simd(const sd_model *m, char *note, size_t size)
 {
     if (m->nflex) {
-        snprintf(note, size, "scalar path: the model has flexible bodies (the node engine)");
+        snprintf(note, size, "scalar path: the model has flexible bodies (the node engine, state by state)");
         return 0;
     }
     for (int k = 0; k < m->n; ++k) {

@@ -12,13 +12,15 @@
  * input, an overflowing result and a singular hinge in the middle of a batch are reported
  * with the first failing state's index and the single-state call's message; with 2 and 3 threads
  * taking chunks in turn, failures at the first, a middle and the last state and two at once, with
- * every state before the reported one equal to the single call.
+ * every state before the reported one equal to the single call. Models with flexible bodies: every
+ * batch function equal to the single-state calls bit for bit (the node engine per state).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include <soadyn/batch.h>
 
+#include "flex/random_flex.h"
 #include "random_tree.h"
 #include "test_util.h"
 
@@ -178,6 +180,23 @@ static int fd_check(const sd_model *m, sd_data *d, const double *q, const double
 }
 
 /* Every batched call on `count` random states of m, against the single-state calls. */
+/* One state's single-state references: the forward dynamics with u and f_ext (qdd) and its inter-body
+ * forces (f, body frame); the forward dynamics without u and f_ext (qdd0); the inverse dynamics at that
+ * qdd with u and f_ext (tau_id) and its inter-body forces (f_id). tau is not written (no hinge is
+ * prescribed). */
+static void single_state_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u, double *tau,
+                                  const double *fext, double *qdd, double *f, double *qdd0, double *tau_id,
+                                  double *f_id)
+{
+    const sd_fd_options opt = {.interbody_forces = 1, .prescribed = NULL};
+    CHECK(sd_forward_dynamics_ex(m, d, q, u, tau, fext, qdd, &opt) == SD_OK);
+    for (int k = 0; k < sd_model_nbodies(m); ++k) CHECK(sd_interbody_force(m, d, k, SD_FRAME_BODY, f + 6 * k) == SD_OK);
+    CHECK(sd_forward_dynamics(m, d, q, NULL, tau, NULL, qdd0) == SD_OK);
+    CHECK(sd_inverse_dynamics(m, d, q, u, qdd, fext, tau_id) == SD_OK);
+    for (int k = 0; k < sd_model_nbodies(m); ++k)
+        CHECK(sd_interbody_force(m, d, k, SD_FRAME_BODY, f_id + 6 * k) == SD_OK);
+}
+
 static void check_model(const sd_model *m, uint64_t *rng, long count)
 {
     const long nq = sd_model_nq(m), nv = sd_model_nv(m), nf = 6L * sd_model_nbodies(m);
@@ -194,16 +213,8 @@ static void check_model(const sd_model *m, uint64_t *rng, long count)
     for (long i = 0; i < count; ++i) {
         random_state(m, rng, q + i * nq, u + i * nv, tau + i * nv);
         random_vector(rng, fext + i * nf, (int)nf, 1.0);
-        const sd_fd_options opt = {.interbody_forces = 1, .prescribed = NULL};
-        CHECK(sd_forward_dynamics_ex(m, d, q + i * nq, u + i * nv, tau + i * nv, fext + i * nf, qdd_ref + i * nv,
-                                     &opt) == SD_OK);
-        for (int k = 0; k < sd_model_nbodies(m); ++k)
-            CHECK(sd_interbody_force(m, d, k, SD_FRAME_BODY, f_ref + i * nf + 6 * k) == SD_OK);
-        CHECK(sd_forward_dynamics(m, d, q + i * nq, NULL, tau + i * nv, NULL, qdd0_ref + i * nv) == SD_OK);
-        CHECK(sd_inverse_dynamics(m, d, q + i * nq, u + i * nv, qdd_ref + i * nv, fext + i * nf, tau_ref + i * nv) ==
-              SD_OK);
-        for (int k = 0; k < sd_model_nbodies(m); ++k)
-            CHECK(sd_interbody_force(m, d, k, SD_FRAME_BODY, fid_ref + i * nf + 6 * k) == SD_OK);
+        single_state_dynamics(m, d, q + i * nq, u + i * nv, tau + i * nv, fext + i * nf, qdd_ref + i * nv,
+                              f_ref + i * nf, qdd0_ref + i * nv, tau_ref + i * nv, fid_ref + i * nf);
         y1[i] = fd_yardstick_at(m, d, q + i * nq, u + i * nv, tau + i * nv, fext + i * nf, qdd_ref + i * nv);
         y0[i] = fd_yardstick_at(m, d, q + i * nq, NULL, tau + i * nv, NULL, qdd0_ref + i * nv);
         CHECK(sd_mass_matrix(m, d, q + i * nq, M_ref + i * nv * nv) == SD_OK);
@@ -270,6 +281,79 @@ static void check_model(const sd_model *m, uint64_t *rng, long count)
     sd_data_free(d);
     free(q), free(u), free(tau), free(fext), free(qdd_ref), free(f_ref), free(tau_ref), free(fid_ref), free(M_ref),
         free(Mi_ref), free(qdd0_ref), free(out), free(fout), free(y1), free(y0);
+}
+
+/* Models with flexible bodies (tests/flex/random_flex.h: rigid bodies of every hinge type and flexible
+ * ones, children on nodes and on frames, full and linearised mass models, joint dynamics) run the
+ * node engine per state on the thread pool, whatever the SIMD mode: every batch function gives the
+ * single-state call's result bit for bit, on 1 to 4 threads and batches that split into several
+ * chunks; a function the single-state call does not offer on the model fails the same way at state 0. */
+static void check_flexible_models(uint64_t *rng)
+{
+    const int flag_sets[] = {RF_ON_NODES | RF_JOINT_DYNAMICS, RF_ALL_FLEXIBLE | RF_ON_NODES | RF_FREE_ROOT,
+                             RF_CHAIN | RF_MIXED_MASS, RF_LINEARISED | RF_FREE_ROOT | RF_JOINT_DYNAMICS,
+                             RF_NO_RIGID_PART | RF_ALL_FLEXIBLE | RF_ON_NODES};
+    const long counts[] = {1, 6, 13, 37, 70};
+    long states = 0, minv_offered = 0;
+    for (int trial = 0; trial < 10; ++trial) {
+        random_flex_spec spec = {1 + (int)(sd_random_uniform(rng) * 8), 1 + trial % 5, flag_sets[trial % 5], 0};
+        sd_model *m = random_flex_tree(rng, &spec);
+        const long count = counts[trial % 5], nq = sd_model_nq(m), nv = sd_model_nv(m), nf = 6L * sd_model_nbodies(m);
+        const size_t c = (size_t)count, nvv = (size_t)(nv * nv);
+        double *q = malloc(c * (size_t)nq * 8), *u = malloc(c * (size_t)nv * 8), *tau = malloc(c * (size_t)nv * 8),
+               *fext = malloc(c * (size_t)nf * 8);
+        double *qdd_ref = malloc(c * (size_t)nv * 8), *f_ref = malloc(c * (size_t)nf * 8),
+               *qdd0_ref = malloc(c * (size_t)nv * 8), *tau_ref = malloc(c * (size_t)nv * 8),
+               *fid_ref = malloc(c * (size_t)nf * 8), *M_ref = malloc(c * nvv * 8), *Mi_ref = malloc(c * nvv * 8);
+        double *out = malloc(c * nvv * 8 + c * (size_t)nv * 8), *fout = malloc(c * (size_t)nf * 8);
+        sd_data *d = sd_data_new(m);
+        sd_status minv_status = SD_OK;
+        char minv_message[700] = "";
+        for (long i = 0; i < count; ++i) {
+            random_flex_state(m, rng, 0.3, q + i * nq, u + i * nv, tau + i * nv);
+            random_vector(rng, fext + i * nf, (int)nf, 1.0);
+            single_state_dynamics(m, d, q + i * nq, u + i * nv, tau + i * nv, fext + i * nf, qdd_ref + i * nv,
+                                  f_ref + i * nf, qdd0_ref + i * nv, tau_ref + i * nv, fid_ref + i * nf);
+            CHECK(sd_mass_matrix(m, d, q + i * nq, M_ref + i * nvv) == SD_OK);
+            const sd_status st = sd_mass_matrix_inverse(m, d, q + i * nq, Mi_ref + i * nvv);
+            if (i == 0) {
+                minv_status = st;
+                snprintf(minv_message, sizeof minv_message, "state 0: %s", sd_data_error(d));
+            }
+            CHECK(st == minv_status);
+        }
+        minv_offered += minv_status == SD_OK;
+        for (int threads = 1; threads <= 4; ++threads) {
+            sd_batch *b = sd_batch_new(m, threads, NULL);
+            CHECK(b != NULL);
+            if (!b) continue;
+            for (int simd = 0; simd < SIMD_MODES; ++simd) {
+                CHECK(set_simd_mode(b, simd) == 0);
+                if (expected_lanes()) CHECK(strstr(sd_batch_simd_note(b), "flexible") != NULL);
+                CHECK(sd_forward_dynamics_batch(b, count, q, u, tau, fext, out, fout) == SD_OK);
+                CHECK(memcmp(out, qdd_ref, c * (size_t)nv * 8) == 0 && memcmp(fout, f_ref, c * (size_t)nf * 8) == 0);
+                CHECK(sd_forward_dynamics_batch(b, count, q, NULL, tau, NULL, out, NULL) == SD_OK);
+                CHECK(memcmp(out, qdd0_ref, c * (size_t)nv * 8) == 0);
+                CHECK(sd_inverse_dynamics_batch(b, count, q, u, qdd_ref, fext, out, fout) == SD_OK);
+                CHECK(memcmp(out, tau_ref, c * (size_t)nv * 8) == 0 && memcmp(fout, fid_ref, c * (size_t)nf * 8) == 0);
+                CHECK(sd_mass_matrix_batch(b, count, q, out) == SD_OK);
+                CHECK(memcmp(out, M_ref, c * nvv * 8) == 0);
+                const sd_status st = sd_mass_matrix_inverse_batch(b, count, q, out);
+                CHECK(st == minv_status);
+                if (st == SD_OK) CHECK(memcmp(out, Mi_ref, c * nvv * 8) == 0);
+                else CHECK(sd_batch_error_state(b) == 0 && strcmp(sd_batch_error(b), minv_message) == 0);
+                states += 5 * count;
+            }
+            sd_batch_free(b);
+        }
+        sd_data_free(d);
+        sd_model_free(m);
+        free(q), free(u), free(tau), free(fext), free(qdd_ref), free(f_ref), free(qdd0_ref), free(tau_ref),
+            free(fid_ref), free(M_ref), free(Mi_ref), free(out), free(fout);
+    }
+    printf("flexible models (node engine per state): FD, FD with forces, ID, M%s bit for bit equal to the single "
+           "calls, %ld states on 1-4 threads%s\n", minv_offered ? ", M^-1" : "", states,
+           minv_offered ? "" : " (M^-1: refused as the single call is)");
 }
 
 /* A state in the middle of a batch of 11 that fails: the batch reports it (index, status, the
@@ -459,6 +543,7 @@ int main(void)
                 sd_model_free(m);
             }
     if (expected_lanes()) CHECK(simd_models == (int)(4 * nflags)); /* random trees: rigid, no ball springs */
+    check_flexible_models(&rng);
     sd_model *m = random_tree(&rng, 9, RT_FREE_ROOT);
     check_errors(m, &rng);
     check_failure_positions(m, &rng);

@@ -2,12 +2,12 @@
  * tests/flex/test_node_engine.c — the node engine (src/algorithms/node_*.c) against independent
  * computations:
  *   (a) rigid random trees (half with armature, joint damping and springs) through the engine
- *       (sd_nodes_* called directly, on a workspace with the node workspace) = the rigid fast path:
+ *       (a workspace given the node workspace runs the node instances) = the rigid fast path:
  *       M, forward dynamics by Cholesky on the engine's M, the armature's kinetic energy from the
  *       workspace's u (the fast path recovers u from V); the motion scatter, the accelerations,
- *       Newton-Euler, com, momentum, energies and the Jacobian are one code for both (kinematics.c,
- *       inverse_dynamics.c), checked against independent computations by (b), (c), (e), (f) and the
- *       rigid tests;
+ *       Newton-Euler, composite bodies, com, momentum, energies and the Jacobian are one code for both
+ *       (kinematics.c, inverse_dynamics.c, mass_matrix.c), checked against independent computations
+ *       by (b), (c), (e), (f), (h) and the rigid tests;
  *   (b) flexible trees: M and C equal a dense model built from the FE nodes as point masses and the
  *       bodies' rigid parts (sum of J^T m J; C from the classical accelerations at qdd = 0), the
  *       world kinematics written here from p_k + R_k l_j(eta) and the node frames exp(Pi_r eta);
@@ -17,7 +17,8 @@
  *   (e) Jacobian columns against finite differences of positions and orientations;
  *   (f) power balance: d/dt (T + U_gravity + U_strain + U_springs) = u.tau - damping u.u - eta-dot.D eta-dot
  *       along the motion (armature, joint damping and springs on half the trees);
- *   (g) a point force changes ID by -J^T F.
+ *   (g) a point force changes ID by -J^T F;
+ *   (h) M's columns by Newton-Euler at qdd = e_i (no composite bodies) on random mixed trees.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -68,7 +69,7 @@ static void test_rigid_through_engine(void)
         random_state(m, &rng, q, u, qdd);
         random_vector(&rng, fext, 6 * n, 1.0);
         CHECK(sd_mass_matrix(m, d, q, M1) == SD_OK);
-        CHECK(sd_nodes_mass_matrix(m, e, q, M2) == SD_OK);
+        CHECK(sd_mass_matrix(m, e, q, M2) == SD_OK); /* the node instance */
         worst[2] = fmax(worst[2], test_rel_diff(M2, M1, nv * nv));
         /* forward dynamics by Cholesky on the engine's M and C */
         CHECK(sd_forward_dynamics_cholesky(m, d, q, u, qdd, fext, t1) == SD_OK); /* qdd taken as tau */
@@ -128,6 +129,62 @@ static void test_id_equals_m_qdd_plus_c(void)
     printf("(c) flexible trees: |ID - (M qdd + C)| %.2g, Cholesky FD of ID's tau vs qdd %.2g\n", worst, worst_fd);
     CHECK(worst < 1e-11);
     CHECK(worst_fd < 1e-8);
+}
+
+/* ---------------------------------------------------------------- (h) M by columns of Newton-Euler */
+
+/* Column i of M as the inverse dynamics at qdd = e_i, u = 0 and no gravity, less the same at qdd = 0
+ * (the elastic and joint spring forces): Newton-Euler (004 Alg 3.1; 001 Eq 38, 42-44) shares nothing
+ * with the composite-body recursion (mass_matrix.c) but the node masses M_m. Random trees mixing rigid
+ * bodies of every hinge type and flexible bodies, children on nodes and on frames, full and
+ * linearised mass models, with and without armature; M to 1e-10 of its largest entry, and exactly
+ * symmetric. */
+static void test_mass_matrix_by_columns(void)
+{
+    uint64_t rng = 61;
+    double worst = 0;
+    long asymmetric = 0, flexible = 0;
+    const int flag_sets[] = {0,
+                             RF_ON_NODES | RF_JOINT_DYNAMICS,
+                             RF_ALL_FLEXIBLE | RF_ON_NODES | RF_FREE_ROOT,
+                             RF_CHAIN | RF_ON_NODES | RF_MIXED_MASS,
+                             RF_LINEARISED | RF_FREE_ROOT | RF_JOINT_DYNAMICS,
+                             RF_NO_RIGID_PART | RF_ALL_FLEXIBLE | RF_ON_NODES,
+                             RF_CHAIN | RF_ALL_FLEXIBLE};
+    const double no_gravity[3] = {0, 0, 0};
+    for (int trial = 0; trial < 70; ++trial) {
+        random_flex_spec spec = {1 + (int)(sd_random_uniform(&rng) * 10), 1 + trial % 6, flag_sets[trial % 7], 0};
+        sd_model *m = random_flex_tree(&rng, &spec);
+        CHECK(sd_model_set_gravity(m, no_gravity, NULL) == SD_OK);
+        flexible += m->nflex;
+        sd_data *d = sd_data_new(m);
+        const int nv = m->nv;
+        double *q = vec(m->nq), *qdd = vec(nv), *t0 = vec(nv), *t = vec(nv), *M = vec(nv * nv), *Mr = vec(nv * nv);
+        random_flex_state(m, &rng, 0.3, q, NULL, NULL);
+        CHECK(sd_mass_matrix(m, d, q, M) == SD_OK);
+        CHECK(sd_inverse_dynamics(m, d, q, NULL, NULL, NULL, t0) == SD_OK);
+        double scale = 0, err = 0;
+        for (int i = 0; i < nv; ++i) {
+            qdd[i] = 1.0;
+            CHECK(sd_inverse_dynamics(m, d, q, NULL, qdd, NULL, t) == SD_OK);
+            qdd[i] = 0.0;
+            for (int j = 0; j < nv; ++j) {
+                Mr[j * nv + i] = t[j] - t0[j];
+                scale = fmax(scale, fabs(Mr[j * nv + i]));
+            }
+        }
+        for (int i = 0; i < nv * nv; ++i) err = fmax(err, fabs(M[i] - Mr[i]));
+        for (int i = 0; i < nv; ++i)
+            for (int j = 0; j < i; ++j) asymmetric += M[i * nv + j] != M[j * nv + i];
+        worst = fmax(worst, err / scale);
+        free(q); free(qdd); free(t0); free(t); free(M); free(Mr);
+        sd_data_free(d);
+        sd_model_free(m);
+    }
+    printf("(h) M vs its columns by Newton-Euler (qdd = e_i, u = 0, no gravity), 70 trees mixing rigid and %ld "
+           "flexible bodies: %.2g of max |M|, %ld asymmetric entries\n", flexible, worst, asymmetric);
+    CHECK(worst < 1e-10);
+    CHECK(asymmetric == 0);
 }
 
 /* ---------------------------------------------------------------- (b) the dense nodal reference */
@@ -939,6 +996,7 @@ int main(void)
 {
     test_rigid_through_engine();
     test_id_equals_m_qdd_plus_c();
+    test_mass_matrix_by_columns();
     test_dense_nodal_reference();
     test_linearised_mass_matrix();
     test_jacobian_fd();
