@@ -111,16 +111,7 @@ int main(void)
         const int nc = m ? sd_model_nconstraints(m) : 0;
         if (nc >= 1) {
             char loops[64] = "all";
-            if (nc >= 2 && trial % 2) { /* a random proper subset embedded */
-                unsigned mask = 0;
-                while (mask == 0 || mask == (1u << nc) - 1) mask = (unsigned)(sd_random_uniform(&rng) * (1u << nc));
-                size_t used = 0;
-                loops[0] = '\0';
-                for (int c = 0; c < nc; ++c)
-                    if (mask & (1u << c))
-                        used += (size_t)snprintf(loops + used, sizeof loops - used, "%s%s", used ? "," : "",
-                                                 sd_model_constraint_name(m, c));
-            }
+            if (nc >= 2 && trial % 2) random_loop_subset(m, &rng, loops, sizeof loops); /* the rest tree-augmented */
             check_case(m, loops, q0, &rng);
         }
         sd_model_free(m);
