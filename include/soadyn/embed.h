@@ -137,6 +137,16 @@ typedef struct sd_embedded_fd_options {
      * multipliers and inter-body forces inside the aggregates are those of tau_tree itself (a
      * force on a dependent hinge moves the mechanism like N^T of it but loads the loop otherwise). */
     const double *tau_tree;
+    /* NULL, or one flag per embedded speed: nonzero marks it prescribed (mixed dynamics, 000 Sec 3,
+     * on the embedded speeds): qdd holds its given acceleration on input, and its actuator force is
+     * an unknown, written to tau_out. The partitioned system M_e,ff qdd_f + C_e,f - G_e,f* lambda_ta
+     * = tau_f - M_e,fp qdd_p (with the tree-augmented rows, loops.h's sd_closed_loop_options) is
+     * solved densely from M_e and C_e (O(nv^3)); then the embedded forward dynamics under the whole
+     * tau gives qdd_tree, the inter-body forces and the multipliers as without prescribed speeds.
+     * Prescribed accelerations the tree-augmented loops cannot follow are SD_E_SINGULAR naming them.
+     * Not with tau_tree. */
+    const unsigned char *prescribed;
+    double *tau_out; /* with prescribed: nv entries, tau with the prescribed speeds' forces written */
 } sd_embedded_fd_options;
 
 /* qdd of the embedded system (000 Eq 62-67): the Riccati gather over nodes, the aggregate's

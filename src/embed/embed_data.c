@@ -28,8 +28,9 @@ sd_embedded_data *sd_embedded_data_new(const sd_embedding *e)
     d->fd = sd_embed_fd_ws_new(e);
     d->crb = sd_embed_crb_ws_new(e);
     d->mixed = e->n_ta > 0 ? sd_embed_mixed_ws_new(e) : NULL;
+    d->pres = sd_embed_pres_ws_new(e);
     if (!d->tree || !d->q || !d->u_tree || !d->qdd_c || !d->X || !d->cond || !d->closure || !d->nodes || !d->fd ||
-        !d->crb || (e->n_ta > 0 && !d->mixed)) {
+        !d->crb || (e->n_ta > 0 && !d->mixed) || !d->pres) {
         sd_embedded_data_free(d);
         return NULL;
     }
@@ -40,6 +41,7 @@ sd_embedded_data *sd_embedded_data_new(const sd_embedding *e)
 void sd_embedded_data_free(sd_embedded_data *d)
 {
     if (!d) return;
+    sd_embed_pres_ws_free(d->pres);
     sd_embed_mixed_ws_free(d->mixed);
     sd_embed_crb_ws_free(d->crb);
     sd_embed_fd_ws_free(d->fd);

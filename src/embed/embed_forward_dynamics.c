@@ -615,6 +615,8 @@ sd_status sd_embedded_forward_dynamics(const sd_embedding *e, sd_embedded_data *
         (st = sd_check_input(d, fn, "tau_tree", tau_tree, m->nv)) != SD_OK ||
         (st = sd_check_input(d, fn, "f_ext", f_ext, 6 * m->n)) != SD_OK)
         return st;
+    if (options && options->prescribed) /* mixed dynamics (embed_prescribed.c) */
+        return sd_embed_prescribed_forward_dynamics(e, ed, q, u, tau, f_ext, qdd, qdd_tree, options);
     const int want_forces = options && options->interbody_forces;
     struct sd_embed_fd_ws *w = ed->fd;
     if (d->loops) d->loops->lambda_valid = 0;

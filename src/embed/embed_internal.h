@@ -94,6 +94,7 @@ struct sd_embedded_data {
     struct sd_embed_fd_ws *fd;           /* embed_forward_dynamics.c: P, D, G, z, alpha, f' ... */
     struct sd_embed_crb_ws *crb;         /* embed_mass_matrix.c: composite nodes */
     struct sd_embed_mixed_ws *mixed;     /* embed_mixed.c: tree-augmented rows on top; NULL: none */
+    struct sd_embed_pres_ws *pres;       /* embed_prescribed.c: the dense partitioned solve */
 };
 
 /* ---- embed_closure.c (closing the loops, the split) ---- */
@@ -179,5 +180,19 @@ sd_status sd_embed_mixed_correct(const sd_embedding *e, sd_embedded_data *ed, do
  * when that is impossible; lambda_ta (may be NULL) one per tree-augmented row. */
 sd_status sd_embed_mixed_inverse(const sd_embedding *e, sd_embedded_data *ed, const double *qdd,
                                  const unsigned char *actuated, int all_actuated, double *tau, double *lambda_ta);
+
+/* The tree-augmented rows' G_e (m x embedded nv, row-major) and rates gamma (m) at the embedded
+ * accelerations qdd (after sd_embed_velocities); returns m, 0 without tree-augmented rows. */
+int sd_embed_mixed_rates(const sd_embedding *e, sd_embedded_data *ed, const double *qdd, const double **Ge,
+                         const double **gamma);
+
+/* ---- embed_prescribed.c (prescribed speeds, sd_embedded_fd_options.prescribed) ---- */
+
+struct sd_embed_pres_ws *sd_embed_pres_ws_new(const sd_embedding *e);
+void sd_embed_pres_ws_free(struct sd_embed_pres_ws *w);
+/* sd_embedded_forward_dynamics with options->prescribed (embed.h), after its argument checks. */
+sd_status sd_embed_prescribed_forward_dynamics(const sd_embedding *e, sd_embedded_data *ed, const double *q,
+                                               const double *u, const double *tau, const double *f_ext, double *qdd,
+                                               double *qdd_tree, const sd_embedded_fd_options *options);
 
 #endif /* SOADYN_EMBED_INTERNAL_H */

@@ -318,6 +318,17 @@ static double ta_rows_and_rates(const sd_embedding *e, sd_embedded_data *ed, str
     return gnorm;
 }
 
+int sd_embed_mixed_rates(const sd_embedding *e, sd_embedded_data *ed, const double *qdd, const double **Ge,
+                         const double **gamma)
+{
+    struct sd_embed_mixed_ws *w = ed->mixed;
+    if (!w) return 0;
+    ta_rows_and_rates(e, ed, w, qdd);
+    *Ge = w->Ge;
+    *gamma = w->gamma;
+    return w->nrows;
+}
+
 sd_status sd_embed_mixed_correct(const sd_embedding *e, sd_embedded_data *ed, double *qdd, int want_forces)
 {
     struct sd_embed_mixed_ws *w = ed->mixed;

@@ -11,5 +11,6 @@ list(APPEND SOADYN_COMPONENT_SOURCES
   embed/embed_forward_dynamics.c
   embed/embed_mass_matrix.c
   embed/embed_mixed.c
+  embed/embed_prescribed.c
 )
 list(APPEND SOADYN_COMPONENT_HEADERS embed.h)

@@ -25,3 +25,6 @@ endif()
 # The embedded inverse dynamics with tree-augmented constraints beside (dense reference).
 soadyn_add_test(test_embed_inverse_mixed SOURCES embed/test_embed_inverse_mixed.c loops/random_loops.c random_tree.c
                 LABELS "unit;embed")
+# Prescribed speeds in the embedded forward dynamics, against the tree-augmented layer.
+soadyn_add_test(test_embed_prescribed SOURCES embed/test_embed_prescribed.c loops/random_loops.c random_tree.c
+                LABELS "unit;embed")

@@ -138,3 +138,14 @@ void project_on_nullspace(const double *G, int nc, int nv, double *u)
     free(y);
 }
 
+void random_loop_subset(const sd_model *m, uint64_t *rng, char *out, size_t size)
+{
+    const int nc = sd_model_nconstraints(m);
+    unsigned mask = 0;
+    while (mask == 0 || mask == (1u << nc) - 1) mask = (unsigned)(sd_random_uniform(rng) * (1u << nc));
+    size_t used = 0;
+    out[0] = '\0';
+    for (int c = 0; c < nc; ++c)
+        if (mask & (1u << c))
+            used += (size_t)snprintf(out + used, size - used, "%s%s", used ? "," : "", sd_model_constraint_name(m, c));
+}

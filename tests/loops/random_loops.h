@@ -17,6 +17,9 @@ sd_model *close_randomly(const sd_model *tree, uint64_t *rng, const double *q0, 
 /* The constraints of close_randomly added to a builder that holds the tree's bodies (by the same
  * names); returns how many. */
 int add_random_constraints(sd_builder *b, const sd_model *tree, uint64_t *rng, const double *q0, int *kinds_seen);
+/* A random nonempty proper subset of m's constraints (m has at least two) as a comma-separated list
+ * of names (sd_embed_options.loops) into out. */
+void random_loop_subset(const sd_model *m, uint64_t *rng, char *out, size_t size);
 /* u <- u - G* (G G*)^+ G u (Euclidean projection, written independently of the library's). */
 void project_on_nullspace(const double *G, int nc, int nv, double *u);
 
