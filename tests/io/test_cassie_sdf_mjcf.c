@@ -351,7 +351,7 @@ static double cut_independence(const sd_model *a, sd_data *da, const double *qa,
             taua[sd_model_v_index(a, k)] = t;
             taub[sd_model_v_index(b, sd_model_joint_index(b, sd_model_joint_name(a, k)))] = t;
         }
-    sd_closed_loop_options opt = {1};
+    sd_closed_loop_options opt = {.interbody_forces = 1};
     CHECK(sd_closed_loop_forward_dynamics(a, da, qa, ua, taua, NULL, qdda, la, &opt) == SD_OK);
     CHECK(sd_closed_loop_forward_dynamics(b, db, qb, ub, taub, NULL, qddb, lb, &opt) == SD_OK);
     double diff = 0.0, size = 1e-300;
