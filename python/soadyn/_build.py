@@ -171,7 +171,7 @@ typedef void (*sd_control_fn)(void *user, double t, const double *q, const doubl
 typedef struct sd_sim_options {
     sd_integrator integrator; double t0; double duration; double dt; int every; double rtol, atol;
     double max_step; long max_internal_steps; const double *tau; int project_constraints;
-    sd_sim_jacobian jacobian; ...;
+    int sample_energies; sd_sim_jacobian jacobian; ...;
 } sd_sim_options;
 void sd_sim_options_init(sd_sim_options *options);
 typedef enum sd_stop_reason { SD_STOP_NONE = 0, SD_STOP_FLAG, SD_STOP_OBSERVER } sd_stop_reason;
