@@ -5,8 +5,10 @@
  * (a tree, a four-bar loop, a flexible arm); the rest is the arguments, one per line (at most 24).
  * The run is kept short and inside a folder of its own: simulate gets --duration 0.01 --dt 0.001
  * and bench --repeats 1 after the input's arguments (the input giving them too is the "given
- * twice" refusal), an argument holding '/' is not run (the command must not write outside the
- * folder), and what a run writes there is removed after it. Standard output goes to /dev/null.
+ * twice" refusal), bench times batches of one call (cmd_bench.c is compiled here with
+ * CLI_BENCH_MIN_BATCH_NS=0), an argument holding '/' is not run (the command must not write
+ * outside the folder, which is in memory: fuzz_folder.h), and what a run writes there is removed
+ * after it. Standard output goes to /dev/null.
  * The contract: the exit status is one the command documents (0 ok, 1 usage, 2 model, 3 run-time
  * failure) and a non-zero one comes with a message on stderr. A broken contract prints the
  * command line and traps.

@@ -4,9 +4,9 @@
  * expansion bounds) and URDF <soadyn:flexible file> data files. The input is several files: its
  * first byte picks the format (even: MJCF, odd: URDF), the rest is split at each "\n----\n" into the
  * main file and up to three more, written as a.xml, b.xml, sub/c.xml (MJCF) or a.json, b.json,
- * sub/c.json (URDF) in a folder of this process (in memory: fuzz_folder.h); the main file is then loaded from disk
- * (sd_mjcf_load_file / sd_urdf_load_file) and judged by fuzz_check_load (model_check.c), and
- * libxml2 must print nothing (libxml2_trap.c).
+ * sub/c.json (URDF) in a folder of this process (in memory: fuzz_folder.h); the main file is then
+ * loaded from there (sd_mjcf_load_file / sd_urdf_load_file) and judged by fuzz_check_load
+ * (model_check.c), and libxml2 must print nothing (libxml2_trap.c).
  */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 
