@@ -30,7 +30,7 @@ for model in iiwa hyq talos tree30; do
         cell=$per
         if [ -n "$before" ]; then
             col=$(echo "$fn" | sed 's/count_id/2/;s/count_mass_matrix/3/;s/count_fd/4/;s/count_minv/5/;s/count_det/6/')
-            old=$(awk -F'|' -v m=" $model" -v c="$col" '$2 == m { split($(c+1), a, " "); print a[1]; exit }' "$before")
+            old=$(awk -F'|' -v m="$model" -v c="$col" '{ f = $2; gsub(/^ +| +$/, "", f) } f == m { split($(c+1), a, " "); print a[1]; exit }' "$before")
             [ -n "$old" ] && cell="$per ($(awk -v a="$per" -v b="$old" 'BEGIN { printf "%+.1f%%", 100 * (a - b) / b }'))"
         fi
         row="$row | $cell"
