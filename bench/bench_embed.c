@@ -38,7 +38,8 @@
  * thread's CPU time (--wall: by the wall clock; see clock_ns).
  *
  * O(N): the chain with a four-bar at its tip from 10 to 10 000 links: ns per call and per body of
- * tree ABA, TA FD and embedded FD; flat ns per body is the claim.
+ * tree ABA, TA FD and embedded FD; flat ns per body is the claim. --only KEY (below) times that one
+ * mechanism's row and leaves the O(N) table out.
  *
  * Instruction counts: --count K --only KEY runs each method of one mechanism K times through the
  * functions embench_* (no timing), for
@@ -576,7 +577,7 @@ static int small_mechanisms(mech *out, const char *shared, const char *only)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: soadyn_bench --embed [--batches N (>= 31)] [--quick] [--wall] [--shared DIR]\n"
+    fprintf(stderr, "usage: soadyn_bench --embed [--batches N (>= 31)] [--quick] [--wall] [--shared DIR] [--only KEY]\n"
                     "       soadyn_bench --embed --count K --only KEY   (for callgrind; see bench_embed.c)\n");
     return 1;
 }
@@ -628,6 +629,11 @@ int bench_embed(int argc, char **argv)
            "| embedded / TA | TA projection | embedded close | TA FD + lambda, forces | embedded FD + lambda, forces "
            "|\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n%s",
            table);
+    if (only) { /* one mechanism's row: no O(N) table */
+        load_average(load, sizeof load);
+        printf("\nload average (1, 5, 15 min) at the end: %s\n", load);
+        return 0;
+    }
     printf("\nO(N): a revolute chain with a four-bar at its tip (ns per call and per body):\n\n"
            "| links | bodies | tree ABA | /body | TA FD | /body | embedded FD | /body | embedded FD after a step "
            "| embedded / TA |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");

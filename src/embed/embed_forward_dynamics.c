@@ -25,7 +25,8 @@
 
 struct sd_embed_fd_ws {
     int *d_off;                 /* per node: offset of its ni x ni blocks */
-    double *P;                  /* 36 per body at 6 slot[k]: body k's diagonal block of P(s) */
+    double *P;                  /* 36 per body at 6 slot[k]: body k's diagonal block of P(s), M_k plus
+                                   the children nodes' W^T P+ W hung on k (000 Eq 62) */
     double *U;                  /* hbar_total: P Hbar*, dim x ni row-major at hbar_off[s] */
     double *D, *Dchol, *Dinv;   /* ni x ni per node, at d_off[s] */
     double *G;                  /* hbar_total: G(s), dim x ni row-major at hbar_off[s] */
@@ -303,8 +304,8 @@ static void rigid_to_parent(const sd_embedded_data *ed, int k, int ni, const dou
     sd_sym6_add_to_parent_plane(&ed->tree->Xup[k], ed->tree->hinge_plane[k], Pp, B);
 }
 
-/* B (the parent body's 6x6 block of P(parent)) += W^T P+ W (000 Eq 62's last line) for a node whose
- * P+ is not formed: P+ = P - U D^-1 U^T with U = P Hbar*, so W^T P+ W = W^T P W - K D^-1 K^T with
+/* B (the parent body's 6x6 block of P(parent)) += W^T P+ W (000 Eq 62's last line) for an aggregate,
+ * whose P+ (dim x dim) is not formed: P+ = P - U D^-1 U^T with U = P Hbar*, so W^T P+ W = W^T P W - K D^-1 K^T with
  * K = W^T U. Both products are carried up the node's bodies by the rigid kernels (phi(parent, k)
  * applied to a 6x6 and to U's columns), so the cost is the node's bodies times 6x6 work, never
  * dim x dim. */
@@ -350,8 +351,9 @@ static void inertia_to_parent(const sd_embedding *e, sd_embedded_data *ed, int s
  * children's W^T P+ W at the bodies they hang on, D = Hbar P Hbar* + Jbar, G = P Hbar* D^-1,
  * P+ = P - G Hbar P. log det M_e = sum log det D(s) (004 Cor 6.1) on the way. P(s) is block-diagonal
  * (each child adds to the block of the one body it hangs on), so it is kept as its bodies' 6x6
- * blocks, and P+ (dense: P minus a rank-ni term) is never formed: what the sweeps need of it is
- * W^T P+ W (inertia_to_parent) and P+ alpha+ = P alpha+ - G (P Hbar*)^T alpha+ (the forces). */
+ * blocks, and an aggregate's P+ (dense: P minus a rank-ni term) is never formed: what the sweeps
+ * need of it is W^T P+ W (inertia_to_parent; a rigid node's 6x6 P+ is formed, rigid_to_parent) and
+ * P+ alpha+ = P alpha+ - G (P Hbar*)^T alpha+ (the forces). */
 static sd_status riccati_gather(const sd_embedding *e, sd_embedded_data *ed)
 {
     const sd_model *m = e->model;
