@@ -8,8 +8,8 @@
  *     d qdd/dq = -M^-1 d tau/dq,   d qdd/du = -M^-1 d tau/du,   d qdd/d tau = M^-1,
  * with d tau/dx evaluated at qdd = FD(tau) (the Carpentier-Mansard form of the ABA derivatives).
  * M^-1 is applied to d tau/dq, d tau/du and 1 in the outputs' own storage through M's tree-sparse
- * factors, M being a by-product of the inverse dynamics derivatives (mass_factor.c); asked for d qdd/d tau alone, the
- * call gives the articulated-body recursion's M^-1 (sd_mass_matrix_inverse, 004 Eq 51).
+ * factors, M being a by-product of the inverse dynamics derivatives (mass_factor.c); asked for
+ * d qdd/d tau alone, the call gives the articulated-body recursion's M^-1 (sd_mass_matrix_inverse, 004 Eq 51).
  */
 #include <stdlib.h>
 #include <string.h>
