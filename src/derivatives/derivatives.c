@@ -7,9 +7,9 @@
  * ID(q, u, FD(q, u, tau)) = tau gives d tau/dx + M d qdd/dx = 0 for x = q, u and M d qdd/d tau = 1:
  *     d qdd/dq = -M^-1 d tau/dq,   d qdd/du = -M^-1 d tau/du,   d qdd/d tau = M^-1,
  * with d tau/dx evaluated at qdd = FD(tau) (the Carpentier-Mansard form of the ABA derivatives).
- * M^-1 is applied to [d tau/dq, d tau/du, -1] at once through M's tree-sparse factors, M being a
- * by-product of the inverse dynamics derivatives (mass_factor.c); asked for d qdd/d tau alone, the
- * call gives the articulated-body recursion's M^-1 (sd_mass_matrix_inverse, 004 Eq 51).
+ * M^-1 is applied to d tau/dq, d tau/du and 1 in the outputs' own storage through M's tree-sparse
+ * factors, M being a by-product of the inverse dynamics derivatives (mass_factor.c); asked for
+ * d qdd/d tau alone, the call gives the articulated-body recursion's M^-1 (sd_mass_matrix_inverse, 004 Eq 51).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +30,8 @@ static sd_status ensure_block(sd_data *d, const char *fn, size_t need)
 }
 
 /* The block's layout: the recursion's scratch, a zero vector of nv (for a NULL u or qdd), a vector
- * of nv (tau or qdd when the caller skips it), then, for the forward dynamics derivatives, three
- * nv x nv matrices. */
+ * of nv (tau or qdd when the caller skips it), then, for the forward dynamics derivatives, M's
+ * factors (nv x nv). */
 static size_t recursion_doubles(const sd_model *m) { return sd_deriv_scratch_doubles(m) + 2 * (size_t)m->nv; }
 
 static void scratch_layout(const sd_model *m, double *block, sd_deriv_scratch *s, double **zeros, double **spare)
@@ -119,44 +119,36 @@ sd_status sd_forward_dynamics_derivatives(const sd_model *m, sd_data *d, const d
     if ((st = check_offered(m, d, fn)) != SD_OK) return st;
     const int nv = m->nv;
     const size_t base = recursion_doubles(m), n = (size_t)nv;
-    /* the blocks of X = [d tau/dq, d tau/du, -1] asked for, side by side: w columns */
     double *const outs[3] = {dqdd_dq, dqdd_du, dqdd_dtau};
     static const char *const names[3] = {"dqdd_dq", "dqdd_du", "dqdd_dtau"};
-    const int blocks = !!dqdd_dq + !!dqdd_du + !!dqdd_dtau;
-    const size_t w = (size_t)blocks * n;
-    if ((st = ensure_block(d, fn, (base + (blocks ? n * w + n * n : 0)) * sizeof(double))) != SD_OK) return st;
+    /* the scratch, then M's factors F (nv x nv) */
+    if ((st = ensure_block(d, fn, (base + n * n) * sizeof(double))) != SD_OK) return st;
     sd_deriv_scratch s;
     double *zeros, *spare;
     scratch_layout(m, d->deriv, &s, &zeros, &spare);
-    double *X = d->deriv + base, *F = X + n * w;
+    double *F = d->deriv + base;
     double *qdd_out = qdd ? qdd : spare;
     if (!u) u = zeros;
     if ((st = sd_forward_dynamics(m, d, q, u, tau, f_ext, qdd_out)) != SD_OK) return st;
-    if (!blocks) return SD_OK;
+    if (!dqdd_dq && !dqdd_du && !dqdd_dtau) return SD_OK;
     if (!dqdd_dq && !dqdd_du) { /* M^-1 alone: the articulated-body recursion's own */
         if ((st = sd_mass_matrix_inverse(m, d, q, dqdd_dtau)) != SD_OK) return st;
         return check_derivatives(d, fn, nv, outs, names);
     }
-    double *block[3];
-    size_t offset = 0;
-    for (int i = 0; i < 3; ++i) {
-        block[i] = outs[i] ? X + offset : NULL;
-        offset += outs[i] ? n : 0;
-    }
-    /* d tau/dq and d tau/du at qdd (the inverse dynamics gives back tau, to round-off, into F's
-     * space, which is written after) */
-    if ((st = id_and_derivatives(m, d, q, u, qdd_out, f_ext, F, &s, block[0], block[1], w)) != SD_OK) return st;
-    if (block[2])
-        for (size_t r = 0; r < n; ++r)
-            for (size_t c = 0; c < n; ++c) block[2][r * w + c] = r == c ? -1.0 : 0.0;
+    /* d tau/dq and d tau/du at qdd, written straight into the outputs (the inverse dynamics gives
+     * back tau, to round-off, into F's space, which is written after) */
+    if ((st = id_and_derivatives(m, d, q, u, qdd_out, f_ext, F, &s, dqdd_dq, dqdd_du, n)) != SD_OK) return st;
     const int bad = sd_deriv_mass_matrix_factor(m, &s, F);
     if (bad >= 0)
         return sd_data_fail(d, SD_E_SINGULAR, "%s: the mass matrix is not positive definite to round-off (pivot of "
                             "speed %d)", fn, bad);
-    sd_deriv_mass_matrix_solve(m, F, X, (int)w, w); /* X = M^-1 X; the outputs are -X */
-    for (int i = 0; i < 3; ++i)
-        if (outs[i])
-            for (size_t r = 0; r < n; ++r)
-                for (size_t c = 0; c < n; ++c) outs[i][r * n + c] = -block[i][r * w + c];
+    /* each output in place: d qdd/dx = -M^-1 d tau/dx, d qdd/d tau = M^-1 1 */
+    if (dqdd_dq) sd_deriv_mass_matrix_solve(m, F, dqdd_dq, nv, n, -1.0);
+    if (dqdd_du) sd_deriv_mass_matrix_solve(m, F, dqdd_du, nv, n, -1.0);
+    if (dqdd_dtau) {
+        for (size_t r = 0; r < n; ++r)
+            for (size_t c = 0; c < n; ++c) dqdd_dtau[r * n + c] = r == c ? 1.0 : 0.0;
+        sd_deriv_mass_matrix_solve(m, F, dqdd_dtau, nv, n, 1.0);
+    }
     return check_derivatives(d, fn, nv, outs, names);
 }

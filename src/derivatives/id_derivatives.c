@@ -116,29 +116,44 @@ static void composite_pass(const sd_model *m, sd_data *d, const sd_deriv_scratch
         }
 }
 
-/* The rows of column j: kj's subtree from the seed (dV, dA' = dA + V_kj x dV), kj's ancestors from
- * G = IC_kj dA' + BC_kj dV + extra (extra: s x* F_kj along q, 0 along u). */
-static void column_rows(const sd_model *m, const sd_deriv_scratch *s, int j, const double dV[6],
-                        const double dAp[6], const double extra[6], double *out, size_t nv)
+/* The rows of column j of d tau/dq (into dq) and of d tau/du (into du), either NULL: kj's subtree
+ * from each seed (dV, dA' = dA + V_kj x dV), kj's ancestors from G = IC_kj dA' + BC_kj dV + extra
+ * (extra: s x* F_kj along q, 0 along u). The two columns share one pass over the rows and over
+ * IC_kj, BC_kj. */
+typedef struct column_seed {
+    double dV[6], dAp[6], extra[6];
+} column_seed;
+
+static void column_rows(const sd_model *m, const sd_deriv_scratch *s, int j, const column_seed *sq, double *dq,
+                        const column_seed *su, double *du, size_t nv)
 {
     const int kj = m->v_body[j];
     const int v_end = m->subtree_end[kj] < m->n ? m->v_index[m->subtree_end[kj]] : m->nv;
-    int seeded = 0; /* a zero seed leaves the subtree's rows zero: a free root's position columns */
-    for (int r = 0; r < 6; ++r) seeded |= dV[r] != 0.0 || dAp[r] != 0.0;
-    for (int v = m->v_index[kj]; seeded && v < v_end; ++v) /* the subtree's speeds are contiguous (preorder) */
-        out[(size_t)v * nv + j] = sd_s6_dot(s->P + 6 * v, dAp) + sd_s6_dot(s->Q + 6 * v, dV);
+    int seeded = 0; /* a zero q seed leaves the subtree's rows zero: a free root's position columns */
+    for (int r = 0; dq && r < 6; ++r) seeded |= sq->dV[r] != 0.0 || sq->dAp[r] != 0.0;
+    if (!seeded) dq = NULL;
+    for (int v = m->v_index[kj]; v < v_end; ++v) { /* the subtree's speeds are contiguous (preorder) */
+        const double *P = s->P + 6 * v, *Q = s->Q + 6 * v;
+        if (dq) dq[(size_t)v * nv + j] = sd_s6_dot(P, sq->dAp) + sd_s6_dot(Q, sq->dV);
+        if (du) du[(size_t)v * nv + j] = sd_s6_dot(P, su->dAp) + sd_s6_dot(Q, su->dV);
+    }
     if (m->parent[kj] < 0) return;
-    double G[6];
     const double *IC = s->IC + 36 * kj, *BC = s->BC + 36 * kj;
+    double Gq[6], Gu[6];
     for (int r = 0; r < 6; ++r) {
-        double g = extra[r];
-        for (int e = 0; e < 6; ++e) g += IC[6 * r + e] * dAp[e] + BC[6 * r + e] * dV[e];
-        G[r] = g;
+        double gq = sq->extra[r], gu = su->extra[r];
+        for (int e = 0; e < 6; ++e) {
+            gq += IC[6 * r + e] * sq->dAp[e] + BC[6 * r + e] * sq->dV[e];
+            gu += IC[6 * r + e] * su->dAp[e] + BC[6 * r + e] * su->dV[e];
+        }
+        Gq[r] = gq;
+        Gu[r] = gu;
     }
     for (int p = m->parent[kj]; p >= 0; p = m->parent[p])
         for (int c = 0; c < m->nv_k[p]; ++c) {
             const int v = m->v_index[p] + c;
-            out[(size_t)v * nv + j] = sd_s6_dot(s->Sw + 6 * v, G);
+            if (dq) dq[(size_t)v * nv + j] = sd_s6_dot(s->Sw + 6 * v, Gq);
+            if (du) du[(size_t)v * nv + j] = sd_s6_dot(s->Sw + 6 * v, Gu);
         }
 }
 
@@ -192,30 +207,34 @@ void sd_deriv_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, c
         for (int r = 0; r < 6; ++r) vJ[r] = Vk[r] - Vp[r];
         if (d->hinge_sel[kj] == SD_HINGE_SEL_VARYING)
             hinge_seed(m, d, u, qdd, kj, j - m->v_index[kj], hq_V, hq_A, hu_A, row_q);
+        column_seed sq, su;
+        memset(&sq, 0, sizeof sq);
+        memset(&su, 0, sizeof su);
         if (dtau_dq) {
-            double sxV[6], sxA[6], dV[6], dA[6], t[6], dAp[6], extra[6];
+            double sxV[6], sxA[6], dA[6], t[6];
             sd_motion_cross(sj, Vp, sxV);
             sd_motion_cross(sj, Ap, sxA);
             sd_motion_cross(vJ, sxV, t);
             for (int r = 0; r < 6; ++r) {
-                dV[r] = -sxV[r] + hq_V[r];
+                sq.dV[r] = -sxV[r] + hq_V[r];
                 dA[r] = -sxA[r] + t[r] + hq_A[r];
             }
-            sd_motion_cross(Vk, dV, t);
-            for (int r = 0; r < 6; ++r) dAp[r] = dA[r] + t[r];
-            sd_force_cross(sj, s->Fw + 6 * kj, extra);
-            column_rows(m, s, j, dV, dAp, extra, dtau_dq, ld);
-            for (int c = 0; c < m->nv_k[kj]; ++c) dtau_dq[(size_t)(m->v_index[kj] + c) * ld + j] += row_q[c];
+            sd_motion_cross(Vk, sq.dV, t);
+            for (int r = 0; r < 6; ++r) sq.dAp[r] = dA[r] + t[r];
+            sd_force_cross(sj, s->Fw + 6 * kj, sq.extra);
         }
         if (dtau_du) {
-            double t1[6], t2[6], dA[6], dAp[6];
+            double t1[6], t2[6];
             sd_motion_cross(sj, vJ, t1);
             sd_motion_cross(Vk, sj, t2);
-            for (int r = 0; r < 6; ++r) dA[r] = t1[r] + t2[r] + hu_A[r];
-            sd_motion_cross(Vk, sj, t2);
-            for (int r = 0; r < 6; ++r) dAp[r] = dA[r] + t2[r];
-            column_rows(m, s, j, sj, dAp, zero, dtau_du, ld);
+            for (int r = 0; r < 6; ++r) {
+                su.dV[r] = sj[r];
+                su.dAp[r] = t1[r] + 2.0 * t2[r] + hu_A[r]; /* dA + V_kj x dV with dV = s */
+            }
         }
+        column_rows(m, s, j, &sq, dtau_dq, &su, dtau_du, ld);
+        if (dtau_dq)
+            for (int c = 0; c < m->nv_k[kj]; ++c) dtau_dq[(size_t)(m->v_index[kj] + c) * ld + j] += row_q[c];
     }
     sd_deriv_joint_terms(m, q, u, dtau_dq, dtau_du, ld);
 }
