@@ -55,8 +55,9 @@ static sd_status check_offered(const sd_model *m, sd_data *d, const char *fn)
 {
     if (m->loops)
         return sd_data_fail(d, SD_E_NOT_SUPPORTED,
-                            "%s: not offered on models with closure constraints (the derivatives of the "
-                            "constrained dynamics, through the constraint forces, are not implemented)",
+                            "%s: not offered on models with closure constraints (it differentiates the open "
+                            "tree's dynamics; the closed system's would also need the constraint forces' "
+                            "derivatives)",
                             fn);
     if (m->nflex)
         return sd_data_fail(d, SD_E_NOT_SUPPORTED,
