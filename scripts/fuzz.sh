@@ -4,7 +4,7 @@
 # that crashed, on any finding. See fuzz/README.md.
 #
 #   scripts/fuzz.sh [--ci] [--seconds S] [--runs R] [--corpus DIR] [TARGET...]
-#     --ci          what CI runs: 60 s per target (the default too)
+#     --ci          what CI runs: 30 s per target (the default is 60)
 #     --seconds S   run each target for S seconds
 #     --runs R      run each target for R executions instead of a time (with --seconds: whichever
 #                   comes first)
@@ -24,7 +24,7 @@ keep=""
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --ci) seconds=60; seconds_given=""; runs="" ;;
+    --ci) seconds=30; seconds_given=""; runs="" ;;
     --seconds) seconds=${2:?--seconds needs a number}; seconds_given=1; shift ;;
     --runs) runs=${2:?--runs needs a number}; shift ;;
     --corpus) keep=${2:?--corpus needs a folder}; shift ;;

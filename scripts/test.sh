@@ -36,7 +36,7 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 LSAN_OPTIONS=suppressions="$PWD/tests/sim/lsan.supp" \
   ctest --test-dir build-sanitize --output-on-failure -j"$jobs" -LE embed_long
 
-# The model readers and the command's value parser under libFuzzer (scripts/fuzz.sh, 60 s per
+# The model readers and the command's value parser under libFuzzer (scripts/fuzz.sh, 30 s per
 # target with --ci); a finding fails the run.
 if [ -x scripts/fuzz.sh ]; then
   echo "== fuzzing =="
