@@ -269,7 +269,7 @@ int main(int argc, char **argv)
     const int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
     const int batches = quick ? 11 : 51;
     printf("soadyn %s benchmark: median ns per call over %d batches (kinematics included)\n", SOADYN_VERSION, batches);
-    printf("built with %s\n\n", SOADYN_BENCH_BUILD);
+    printf("built with %s\nmachine code run: %s (%s)\n\n", SOADYN_BENCH_BUILD, sd_cpu_level(), sd_cpu_note());
     printf("| model                  |  nv |      ID |    CRBA |     ABA | ABA + forces      | ABA then NE       | Chol FD |  M^-1 | CRBA+Chol inv |   det M |\n");
     printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
     sd_model *iiwa = load_urdf("models/iiwa14.urdf", 0), *quad = load_urdf("models/quadruped.urdf", 1),

@@ -313,7 +313,8 @@ int bench_peers(int argc, char **argv)
     printf("soadyn %s: median ns per call of %d batches, kinematics included; MuJoCo not built (CMake did not find "
            "libmujoco-dev)\n", SOADYN_VERSION, batches);
 #endif
-    printf("soadyn built with %s\n\nmodels:\n", SOADYN_BENCH_BUILD);
+    printf("soadyn built with %s\nmachine code run: %s (%s)\n\nmodels:\n", SOADYN_BENCH_BUILD, sd_cpu_level(),
+           sd_cpu_note());
 
     const char *files[3] = {SOADYN_SOURCE_DIR "/models/iiwa14.urdf", "hyq/hyq_no_sensors.urdf",
                             "talos/talos_reduced.urdf"};
