@@ -25,7 +25,8 @@ enum { STATES = 5, MAX_VALUES = 200000 };
 static sd_model *test_model(int which)
 {
     uint64_t rng = 0x5eed0000u + (uint64_t)which;
-    return which == 0 ? random_tree(&rng, 24, RT_FREE_ROOT) : random_tree(&rng, 16, RT_CHAIN | RT_ONLY_1DOF | RT_AXIS_ALIGNED);
+    return which == 0 ? random_tree(&rng, 24, RT_FREE_ROOT)
+                      : random_tree(&rng, 16, RT_CHAIN | RT_ONLY_1DOF | RT_AXIS_ALIGNED);
 }
 
 /* The child: this level's level name, then ID, M, FD, M^-1 of both models at STATES random states,

@@ -16,6 +16,8 @@
 #include <soadyn/cpu.h>
 #include <soadyn/dynamics.h>
 
+#include "cpu_level.h"
+
 /* The three sets of implementations. */
 #define SD_DISPATCHED(name, params, args)                                                                  \
     sd_status sd_impl_##name params;                                                                      \
@@ -47,46 +49,45 @@ static const dispatch_table avx512_table = {
 };
 #undef SD_DISPATCHED
 
-typedef enum cpu_level { LEVEL_BASELINE, LEVEL_AVX2, LEVEL_AVX512 } cpu_level;
 static const char *const level_names[] = {"baseline", "avx2", "avx512"};
 static const dispatch_table *const level_tables[] = {&baseline_table, &avx2_table, &avx512_table};
 
 /* Written once, by choose_level, before main (or before dlopen returns). */
 static const dispatch_table *active = &baseline_table;
-static cpu_level active_level = LEVEL_BASELINE;
+static sd_cpu_level_id active_level = SD_CPU_BASELINE;
 static char note[160] = "chosen from the processor";
 
 /* The highest level this processor runs: the instructions of x86-64-v3 (AVX2, FMA, BMI1/2, ...) or
  * of x86-64-v4 (AVX-512 F, BW, CD, DQ, VL), and the operating system's saving of their registers,
  * which __builtin_cpu_supports checks too (libgcc reads XGETBV). */
-static cpu_level processor_level(void)
+static sd_cpu_level_id processor_level(void)
 {
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("x86-64-v4")) return LEVEL_AVX512;
-    if (__builtin_cpu_supports("x86-64-v3")) return LEVEL_AVX2;
-    return LEVEL_BASELINE;
+    if (__builtin_cpu_supports("x86-64-v4")) return SD_CPU_AVX512;
+    if (__builtin_cpu_supports("x86-64-v3")) return SD_CPU_AVX2;
+    return SD_CPU_BASELINE;
 }
 
 __attribute__((constructor)) static void choose_level(void)
 {
-    const cpu_level best = processor_level();
-    cpu_level level = best;
+    const sd_cpu_level_id best = processor_level();
+    sd_cpu_level_id level = best;
     const char *asked = getenv("SOADYN_CPU");
     if (asked && *asked && strcmp(asked, "auto") != 0) {
         int found = -1;
-        for (int i = 0; i <= LEVEL_AVX512; ++i)
+        for (int i = 0; i <= SD_CPU_AVX512; ++i)
             if (strcmp(asked, level_names[i]) == 0) found = i;
         if (found < 0) {
             /* strncat: the value is the user's, of any length */
             strcpy(note, "SOADYN_CPU='");
             strncat(note, asked, 40);
             strcat(note, "' not understood (baseline, avx2, avx512, auto): chosen from the processor");
-        } else if ((cpu_level)found > best) {
+        } else if ((sd_cpu_level_id)found > best) {
             strcpy(note, "SOADYN_CPU=");
             strcat(note, level_names[found]);
             strcat(note, " asked, but this processor (or its operating system) lacks it: the highest it runs");
         } else {
-            level = (cpu_level)found;
+            level = (sd_cpu_level_id)found;
             strcpy(note, "forced by SOADYN_CPU");
         }
     }
@@ -95,6 +96,8 @@ __attribute__((constructor)) static void choose_level(void)
 }
 
 const char *sd_cpu_level(void) { return level_names[active_level]; }
+
+sd_cpu_level_id sd_cpu_level_id_active(void) { return active_level; }
 
 const char *sd_cpu_note(void) { return note; }
 

@@ -4,6 +4,10 @@
  */
 #include <soadyn/cpu.h>
 
+#include "cpu_level.h"
+
 const char *sd_cpu_level(void) { return "build target"; }
 
 const char *sd_cpu_note(void) { return "no run-time dispatch in this build: " SOADYN_NO_DISPATCH_REASON; }
+
+sd_cpu_level_id sd_cpu_level_id_active(void) { return SD_CPU_BUILD_TARGET; }

@@ -6,6 +6,10 @@
 # live side by side; dispatch.c picks one at load. The public functions listed in dispatched.h are
 # defined as sd_impl_X in all three (a forced include renames them) and dispatch.c defines sd_X.
 option(SOADYN_DISPATCH "Portable x86-64 builds: also compile the hot paths for AVX2 and AVX-512 and pick one at run time" ON)
+# The copies' instruction scheduling (-mtune): whatever its value, each copy runs on every processor of
+# its level. native (the default) schedules for the machine that builds, which is the machine that
+# runs a build from source; a package built for many machines sets generic (docs/dispatch.md).
+set(SOADYN_DISPATCH_TUNE "native" CACHE STRING "-mtune of the dispatched AVX2 and AVX-512 copies")
 
 # The hot paths: what ID, M, FD, M^-1 and the other entry points of dispatched.h run per call.
 set(SOADYN_DISPATCH_HOT_SOURCES
@@ -60,7 +64,8 @@ else()
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS dispatch/dispatched.h)
   set_source_files_properties(${SOADYN_DISPATCH_HOT_SOURCES} PROPERTIES
     COMPILE_OPTIONS "-include;${SOADYN_DISPATCH_RENAME}" OBJECT_DEPENDS ${SOADYN_DISPATCH_RENAME})
-  message(STATUS "soadyn: run-time dispatch of the hot paths: baseline, AVX2 (x86-64-v3), AVX-512 (x86-64-v4)")
+  message(STATUS "soadyn: run-time dispatch of the hot paths: baseline, AVX2 (x86-64-v3), AVX-512 (x86-64-v4); "
+                 "-mtune=${SOADYN_DISPATCH_TUNE}")
 endif()
 
 # One extra copy of the hot paths for LEVEL (an -march value), its symbols prefixed PREFIX; the
@@ -69,10 +74,10 @@ function(soadyn_dispatch_copy level prefix out)
   set(objects soadyn_dispatch_${prefix}objects)
   soadyn_objects(${objects} ${SOADYN_DISPATCH_HOT_SOURCES})
   # Not fat: the relocatable object below is where their code is made.
-  target_compile_options(${objects} PRIVATE -march=${level} -fno-fat-lto-objects)
+  target_compile_options(${objects} PRIVATE -march=${level} -mtune=${SOADYN_DISPATCH_TUNE} -fno-fat-lto-objects)
   set(object ${CMAKE_CURRENT_BINARY_DIR}/dispatch/${prefix}hot_paths.o)
   # Lists go to the script joined by '|' (a ';' would split the -D argument).
-  set(flags -O3 -march=${level} ${SOADYN_FP_CONTRACT} -fPIC)
+  set(flags -O3 -march=${level} -mtune=${SOADYN_DISPATCH_TUNE} ${SOADYN_FP_CONTRACT} -fPIC)
   list(JOIN flags "|" flags)
   add_custom_command(OUTPUT ${object}
     COMMAND ${CMAKE_COMMAND} -DCC=${CMAKE_C_COMPILER} "-DFLAGS=${flags}" -DLTO=${SOADYN_IPO}
