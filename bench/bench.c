@@ -6,7 +6,7 @@
  *   a free-base humanoid with 31 revolute joints built here (Atlas/Talos-like proportions),
  *   serial revolute chains of 10 to 100 000 bodies (ns per body too).
  * Every call includes its kinematics, as the peers' figures do. Usage: soadyn_bench [--quick]
- * soadyn_bench --peers [--batches N] [--shared DIR]: issue 12's table, soadyn beside MuJoCo (bench_peers.c).
+ * soadyn_bench --peers [--batches N] [--shared DIR] [--cpu-time]: issue 12's table, soadyn beside MuJoCo (bench_peers.c).
  * soadyn_bench --embed [--batches N] [--quick] [--shared DIR]: issue 11's cost, embedded vs tree-augmented
  * forward dynamics of closed mechanisms and the O(N) chain (bench_embed.c).
  * soadyn_bench --derivatives [--batches N] [--shared DIR]: issue 30's cost, the derivatives of the dynamics
@@ -269,7 +269,7 @@ int main(int argc, char **argv)
     const int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
     const int batches = quick ? 11 : 51;
     printf("soadyn %s benchmark: median ns per call over %d batches (kinematics included)\n", SOADYN_VERSION, batches);
-    printf("built with %s\n\n", SOADYN_BENCH_BUILD);
+    printf("built with %s\nmachine code run: %s (%s)\n\n", SOADYN_BENCH_BUILD, sd_cpu_level(), sd_cpu_note());
     printf("| model                  |  nv |      ID |    CRBA |     ABA | ABA + forces      | ABA then NE       | Chol FD |  M^-1 | CRBA+Chol inv |   det M |\n");
     printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
     sd_model *iiwa = load_urdf("models/iiwa14.urdf", 0), *quad = load_urdf("models/quadruped.urdf", 1),

@@ -4,7 +4,10 @@
 # as a markdown table (bench/bench_count.c says what is counted). With BEFORE.md (this script's
 # output of another build), each cell also gives after/before. Needs valgrind; the shared models
 # (../shared/models) for HyQ and Talos, whose rows are left out without them.
-# Count instructions of a build without -march=native (valgrind does not run AVX-512).
+# Count instructions of a build without -march=native (valgrind does not run AVX-512). Such a build
+# dispatches its hot paths at run time (docs/dispatch.md): the counts are of the baseline code (any
+# x86-64, SSE2: SOADYN_CPU=baseline, unless SOADYN_CPU is set otherwise), as before the dispatch;
+# under valgrind the processor's own choice would be AVX2 (valgrind reports no AVX-512).
 set -eu
 build=${1:?usage: callgrind_engine.sh BUILD_DIR [BEFORE.md]}
 before=${2:-}
@@ -12,6 +15,7 @@ bench="$build/bench/soadyn_bench"
 calls=${CALLS:-200}
 [ -x "$bench" ] || { echo "callgrind_engine.sh: $bench not built (cmake --build $build --target soadyn_bench)" >&2; exit 1; }
 command -v valgrind >/dev/null || { echo "callgrind_engine.sh: valgrind not installed" >&2; exit 1; }
+export SOADYN_CPU="${SOADYN_CPU:-baseline}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "| model | ID | M | FD | M^-1 | det M |"

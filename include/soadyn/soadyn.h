@@ -15,6 +15,7 @@
  *   io.h        any model file, the format chosen by its content
  *   sim.h       time integration, trajectories out
  *   view.h      a motion as one HTML page (three.js)
+ *   cpu.h       which machine code the entry points run (run-time dispatch)
  */
 #ifndef SOADYN_SOADYN_H
 #define SOADYN_SOADYN_H
@@ -39,5 +40,6 @@
 #include "batch.h"
 #include "derivatives.h"
 #include "embed.h"
+#include "cpu.h"
 
 #endif /* SOADYN_SOADYN_H */

@@ -25,6 +25,7 @@
 #include <soadyn/derivatives.h>
 
 #include "batch_internal.h"
+#include "dispatch/cpu_level.h"
 
 typedef enum job_kind { JOB_FD, JOB_ID, JOB_M, JOB_MINV, JOB_FD_DERIV, JOB_ID_DERIV } job_kind;
 
@@ -120,13 +121,17 @@ void sd_lanes_ws_layout(const sd_model *m, int lanes, double *block, sd_lanes_ws
 }
 
 /* The widest kernel this build has and this processor runs (its instructions, and the operating
- * system's saving of their registers, which __builtin_cpu_supports checks too), or NULL. */
+ * system's saving of their registers, which __builtin_cpu_supports checks too), or NULL; no wider
+ * than the level of the single-state calls (soadyn/cpu.h), which SOADYN_CPU may have lowered. */
 static const sd_lanes_kernel *cpu_kernel(void)
 {
 #if defined(SOADYN_BATCH_SIMD) && (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
     __builtin_cpu_init();
     if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return NULL;
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+    const sd_cpu_level_id level = sd_cpu_level_id_active();
+    if (level == SD_CPU_BASELINE) return NULL;
+    if (level != SD_CPU_AVX2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl"))
         return &sd_lanes_avx512;
     return &sd_lanes_avx2;
 #else
@@ -492,7 +497,8 @@ sd_batch *sd_batch_new(const sd_model *m, int threads, sd_error *err)
     b->params_generation = m->params_generation;
     const sd_lanes_kernel *cpu = cpu_kernel();
     if (!cpu)
-        snprintf(b->note, sizeof b->note, "scalar path: this build or processor has no AVX2 + FMA kernel");
+        snprintf(b->note, sizeof b->note, "scalar path: this build or processor has no AVX2 + FMA kernel%s",
+                 sd_cpu_level_id_active() == SD_CPU_BASELINE ? " (or SOADYN_CPU=baseline)" : "");
     else if (model_has_simd(m, b->note, sizeof b->note))
         b->widest = b->kernel = cpu;
     b->workers = calloc((size_t)threads, sizeof *b->workers);
