@@ -66,6 +66,7 @@ void sd_embedding_free(sd_embedding *e)
     free(e->mat_off);
     free(e->hbar_off);
     free(e->x_off);
+    sd_embed_node_model_free(e->node_model);
     free(e);
 }
 
@@ -462,7 +463,7 @@ sd_embedding *sd_embedding_new(const sd_model *m, const sd_embed_options *option
     sd_update_placements(m, tree, q, 0);
     for (int a = 0; a < e->naggs; ++a)
         if ((st = split_aggregate(e, w, tree, q, a, indep, err)) != SD_OK) goto fail;
-    if (!lay_out(e)) goto oom;
+    if (!lay_out(e) || !(e->node_model = sd_embed_node_model_new(e))) goto oom;
 
     /* 5. q_start: closed by this embedding's Newton (round-off, in its own residuals) */
     {
