@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithms/node_engine.h"
+#include "algorithms/node_kinds.h"
 #include "embed/embed_internal.h"
 
 struct sd_embed_fd_ws {
@@ -234,6 +234,7 @@ sd_status sd_embedded_forward_dynamics(const sd_embedding *e, sd_embedded_data *
         sd_motion_to_child(&d->Xup[k], m->parent[k] < 0 ? a0 : d->alpha + 6 * m->parent[k], al);
         sd_hinge_motion(m, d, k, qt, aJ);
         for (int r = 0; r < 6; ++r) al[r] += aJ[r] + d->a[6 * k + r];
+        sd_node_child_motion_modes(m, d->nodes, k, qt, al); /* + Y eta-ddot on a flexible parent's node */
     }
     d->alpha_has_gravity = 1;
     d->current = (d->current & ~(unsigned)SD_CURRENT_ARTICULATED) | SD_CURRENT_ACCELERATIONS |

@@ -137,6 +137,18 @@ sd_model *sd_embed_node_model_new(const sd_embedding *e)
             for (int i = 0; i < nd->ni; ++i) nm->armature[nd->v0 + i] = m->armature[m->v_index[k] + i];
             nm->desc[s] = m->desc[k];
             nm->node_placement[s] = m->placement[k];
+            if (m->flex && m->flex[k]) { /* a flexible body: its modes after its hinge's speeds */
+                nm->node_kind[s] = SD_NODE_FLEXIBLE;
+                nm->flex[s] = m->flex[k];
+                nm->n_modes[s] = m->n_modes[k];
+                nm->mode_v_index[s] = nd->v0 + m->nv_k[k];
+                nm->mode_q_index[s] = m->mode_q_index[k];
+                ++nm->nflex;
+            }
+            if (m->parent_node && m->parent_node[k] >= 0 && pb >= 0 && m->flex[pb]) { /* on its node */
+                nm->parent_node[s] = m->parent_node[k];
+                nm->node_placement[s] = m->node_placement[k];
+            }
         }
         if (pb >= 0 && e->nodes[nd->parent_node].kind == SD_EMBED_AGGREGATE) /* rides on member pb */
             nm->parent_node[s] = member_index(e, nd->parent_node, pb);
@@ -232,8 +244,14 @@ void sd_embed_node_motion(const sd_embedding *e, sd_embedded_data *ed, int with_
                 b[r] = with_bias ? t->b[6 * k + r] - (f_ext ? f_ext[6 * k + r] : 0.0) : 0.0;
             }
         }
-        if (nm->parent_node[s] < 0) {
-            d->Xup[s] = own;
+        const struct sd_node_data *tn = t->nodes;
+        if (nm->parent_node[s] < 0 || (en->kind == SD_EMBED_RIGID && nm->node_kind[nm->parent[s]] == SD_NODE_FLEXIBLE)) {
+            d->Xup[s] = own; /* on a frame, or on a flexible body's node: the tree's placement */
+            if (nm->parent_node[s] >= 0) {
+                const int k = e->node_bodies[en->body0];
+                memcpy(nd->Y + nd->att_off[s], tn->Y + tn->att_off[k], (size_t)(6 * nm->n_modes[nm->parent[s]]) * sizeof(double));
+                memcpy(nd->node_pose + 12 * s, tn->node_pose + 12 * k, 12 * sizeof(double));
+            }
         } else { /* riding on member j of an aggregate: Xup = pose(j in A) own, Y = X(s <- j) Hbar*_j, and
                   * the member's extra acceleration X(s <- j) a_s,j (node_engine.h "nodes on nodes") */
             const int j = en->parent_body, sp = en->parent_node, ni = e->nodes[sp].ni;
@@ -256,7 +274,14 @@ void sd_embed_node_motion(const sd_embedding *e, sd_embedded_data *ed, int with_
         double *am = nd->am + nd->vec_off[s];
         memset(am, 0, (size_t)nd->dim[s] * sizeof(double));
         memcpy(am, a, 6 * sizeof(double));
-        if (en->kind == SD_EMBED_RIGID) { /* the rigid node's M(k), b(k) as the motion scatter leaves them */
+        if (nm->node_kind[s] == SD_NODE_FLEXIBLE) { /* the tree's M_m, b_m (001 Eq 25, 38-40), with f_ext */
+            const int k = e->node_bodies[en->body0], dim = nd->dim[s];
+            double *bm = nd->bm + nd->vec_off[s];
+            memcpy(nd->Mm + nd->mat_off[s], tn->Mm + tn->mat_off[k], (size_t)dim * (size_t)dim * sizeof(double));
+            for (int r = 0; r < dim; ++r) bm[r] = with_bias ? tn->bm[tn->vec_off[k] + r] : 0.0;
+            for (int r = 0; r < 6; ++r) bm[r] -= with_bias && f_ext ? f_ext[6 * k + r] : 0.0;
+            memcpy(b, bm, 6 * sizeof(double));
+        } else if (en->kind == SD_EMBED_RIGID) { /* the rigid node's M(k), b(k) as the motion scatter leaves them */
             sd_rigid_inertia_to_sym6(m->rigid + 13 * e->node_bodies[en->body0], nd->Mm + nd->mat_off[s]);
             memcpy(nd->bm + nd->vec_off[s], b, 6 * sizeof(double));
         }
