@@ -157,7 +157,9 @@ void sd_embed_node_pieces_without_w(const sd_embedding *e, sd_embedded_data *ed,
 sd_model *sd_embed_node_model_new(const sd_embedding *e);
 void sd_embed_node_model_free(sd_model *nm);
 struct sd_embed_nm_ws {
-    double *T, *MT;      /* 6 x (6 + max_ni): a member's T_j and M_j T_j */
+    double *T;           /* 6 x max_ni: a member's Hbar*_j */
+    double *C, *K, *Fb;  /* per member (max_nb): its 6x6, 6 x ni and 6 carried up the aggregate */
+    double *Kr;          /* 6 x max_ni: the rigid-modal block at A (more than 8 speeds) */
     sd_transform *pose;  /* per tree body: a member's pose in its aggregate's frame */
     double *tau;         /* embedded nv: the node model's generalized forces */
 };

@@ -175,41 +175,67 @@ static void member_poses(const sd_embedding *e, const sd_embedded_data *ed, int 
     }
 }
 
-/* M(k) and b(k) of aggregate node s (the header): member by member, T_j = [X(j <- A), Hbar*_j]
- * (6 x (6 + ni), column-major in Tj) and M_j T_j; the upper triangle of T^T M_s T summed, mirrored. */
-static void aggregate_mass(const sd_embedding *e, sd_embedded_data *ed, int s, const sd_transform *pose,
-                           double *Mm, double *bm, int with_bias)
+/* M(k) and b(k) of aggregate node s (the header), with T_j = [X(j <- A), Hbar*_j] of each member j:
+ * the rigid block W^T M_s W, the rigid-modal block W^T M_s Hbar* and the rigid bias W^T (M_s a_s +
+ * b_s) are the members' inertias, forces M_j Hbar*_j and M_j a_j + b_j carried up the aggregate to A
+ * body by body, children before parents, with the tree's kernels (plane rotations where the hinge
+ * allows: the cost of the gather it replaces, never a general 6x6 per member); the modal block
+ * Hbar_j M_j Hbar*_j and modal bias per member (upper triangle, mirrored). */
+static void aggregate_mass(const sd_embedding *e, sd_embedded_data *ed, int s, double *Mm, double *bm, int with_bias)
 {
     const sd_model *m = e->model;
+    const sd_data *t = ed->tree;
     const sd_embed_node *nd = &e->nodes[s];
     const struct sd_embed_nodes_ws *nw = ed->nodes;
     struct sd_embed_nm_ws *w = ed->nm;
-    const int ni = nd->ni, dim = 6 + ni, o = e->vec_off[s];
+    const int ni = nd->ni, dim = 6 + ni, o = e->vec_off[s], nb = nd->nb;
     const double *H = nw->Hbar + e->hbar_off[s];
-    double *Tj = w->T, *MT = w->MT;
+    double *C = w->C, *K = w->K, *Fb = w->Fb, Rrr[36] = {0}, Krf[6 * 8] = {0}, *Kr = ni <= 8 ? Krf : w->Kr;
+    double fbr[6] = {0, 0, 0, 0, 0, 0};
     memset(Mm, 0, (size_t)dim * (size_t)dim * sizeof(double));
     memset(bm, 0, (size_t)dim * sizeof(double));
-    for (int l = 0; l < nd->nb; ++l) {
+    if (ni > 8) memset(Kr, 0, 6 * (size_t)ni * sizeof(double));
+    for (int l = 0; l < nb; ++l) { /* each member's own terms */
         const int k = e->node_bodies[nd->body0 + l], row = nw->slot[k] - o;
         const double *Mk = m->rigid + 13 * k;
-        for (int c = 0; c < 6; ++c) {
-            double unit[6] = {0, 0, 0, 0, 0, 0};
-            unit[c] = 1.0;
-            sd_motion_to_child(&pose[k], unit, Tj + 6 * c);
+        double *h = w->T, *Kl = K + 6 * (size_t)ni * l;
+        sd_rigid_inertia_to_sym6(Mk, C + 36 * l);
+        for (int i = 0; i < ni; ++i) {
+            for (int r = 0; r < 6; ++r) h[6 * i + r] = H[(size_t)(row + r) * ni + i];
+            sd_rigid_inertia_mul(Mk, h + 6 * i, Kl + 6 * i);
+            for (int c = 0; c <= i; ++c) Mm[(6 + c) * dim + 6 + i] += sd_s6_dot(h + 6 * c, Kl + 6 * i);
         }
-        for (int i = 0; i < ni; ++i)
-            for (int r = 0; r < 6; ++r) Tj[6 * (6 + i) + r] = H[(size_t)(row + r) * ni + i];
-        for (int c = 0; c < dim; ++c) sd_rigid_inertia_mul(Mk, Tj + 6 * c, MT + 6 * c);
-        for (int r = 0; r < dim; ++r)
-            for (int c = r; c < dim; ++c) Mm[r * dim + c] += sd_s6_dot(Tj + 6 * r, MT + 6 * c);
-        if (with_bias) { /* T_j^T (M_j a_j + b_j) */
-            double Ma[6], fb[6];
-            sd_rigid_inertia_mul(Mk, nw->a + nw->slot[k], Ma);
-            for (int r = 0; r < 6; ++r) fb[r] = Ma[r] + nw->b[nw->slot[k] + r];
-            for (int r = 0; r < dim; ++r) bm[r] += sd_s6_dot(Tj + 6 * r, fb);
+        if (with_bias) {
+            double *fb = Fb + 6 * l;
+            sd_rigid_inertia_mul(Mk, nw->a + nw->slot[k], fb);
+            for (int r = 0; r < 6; ++r) fb[r] += nw->b[nw->slot[k] + r];
+            for (int i = 0; i < ni; ++i) bm[6 + i] += sd_s6_dot(h + 6 * i, fb);
+        }
+    }
+    for (int l = nb - 1; l >= 0; --l) { /* carried up: descending order reaches a parent after its children */
+        const int k = e->node_bodies[nd->body0 + l], p = m->parent[k];
+        const int pl = p >= 0 && e->node_of_body[p] == s ? (nw->slot[p] - o) / 6 : -1;
+        const sd_transform *X = &t->Xup[k];
+        const int plane = t->hinge_plane[k];
+        sd_sym6_add_to_parent_plane(X, plane, C + 36 * l, pl >= 0 ? C + 36 * pl : Rrr);
+        double *Kdst = pl >= 0 ? K + 6 * (size_t)ni * pl : Kr;
+        for (int i = 0; i < ni; ++i) {
+            double f[6];
+            sd_force_to_parent_plane(X, plane, K + 6 * ((size_t)ni * l + i), f);
+            for (int r = 0; r < 6; ++r) Kdst[6 * i + r] += f[r];
+        }
+        if (with_bias) {
+            double f[6], *dst = pl >= 0 ? Fb + 6 * pl : fbr;
+            sd_force_to_parent_plane(X, plane, Fb + 6 * l, f);
+            for (int r = 0; r < 6; ++r) dst[r] += f[r];
         }
     }
     const double *J = nw->Jbar + nw->jb_off[s];
+    for (int r = 0; r < 6; ++r) {
+        for (int c = 0; c < 6; ++c) Mm[r * dim + c] = Rrr[6 * r + c];
+        for (int i = 0; i < ni; ++i) Mm[r * dim + 6 + i] = Kr[6 * i + r];
+        bm[r] = fbr[r];
+    }
     for (int i = 0; i < ni; ++i)
         for (int j = i; j < ni; ++j) Mm[(6 + i) * dim + 6 + j] += J[i * ni + j];
     for (int r = 0; r < dim; ++r)
@@ -232,7 +258,7 @@ void sd_embed_node_motion(const sd_embedding *e, sd_embedded_data *ed, int with_
             member_poses(e, ed, s, pose);
             sd_transform_identity(&own);
             double *Mm = nd->Mm + nd->mat_off[s], *bm = nd->bm + nd->vec_off[s];
-            aggregate_mass(e, ed, s, pose, Mm, bm, with_bias);
+            aggregate_mass(e, ed, s, Mm, bm, with_bias);
             memset(a, 0, 6 * sizeof(double));
             memcpy(b, bm, 6 * sizeof(double));
         } else { /* the tree's hinge and velocity terms */
@@ -293,12 +319,15 @@ struct sd_embed_nm_ws *sd_embed_nm_ws_new(const sd_embedding *e)
 {
     struct sd_embed_nm_ws *w = calloc(1, sizeof *w);
     if (!w) return NULL;
-    const size_t cols = 6 + (size_t)e->max_ni;
-    w->T = malloc(6 * cols * sizeof(double));
-    w->MT = malloc(6 * cols * sizeof(double));
+    const size_t ni = (size_t)e->max_ni + 1, nb = (size_t)e->max_dim / 6 + 1;
+    w->T = malloc(6 * ni * sizeof(double));
+    w->Kr = malloc(6 * ni * sizeof(double));
+    w->C = malloc(36 * nb * sizeof(double));
+    w->K = malloc(6 * ni * nb * sizeof(double));
+    w->Fb = malloc(6 * nb * sizeof(double));
     w->pose = malloc(((size_t)e->model->n + 1) * sizeof(sd_transform));
     w->tau = calloc((size_t)e->nv + 1, sizeof(double));
-    if (!w->T || !w->MT || !w->pose || !w->tau) {
+    if (!w->T || !w->Kr || !w->C || !w->K || !w->Fb || !w->pose || !w->tau) {
         sd_embed_nm_ws_free(w);
         return NULL;
     }
@@ -309,7 +338,10 @@ void sd_embed_nm_ws_free(struct sd_embed_nm_ws *w)
 {
     if (!w) return;
     free(w->T);
-    free(w->MT);
+    free(w->Kr);
+    free(w->C);
+    free(w->K);
+    free(w->Fb);
     free(w->pose);
     free(w->tau);
     free(w);
