@@ -92,6 +92,9 @@ struct sd_model {
     int *parent_node;             /* per body: the parent's FE node carrying the hinge, -1: the parent frame */
     sd_transform *node_placement; /* per body with parent_node >= 0: the joint frame in the undeformed
                                      node frame (the node's position, body axes), i.e. Xnode0^-1 placement */
+    /* A node model (src/embed builds one per embedding: one body per node of the embedded tree): per
+     * body its sd_node_kind (node_engine.h); NULL on every model a user builds. */
+    unsigned char *node_kind;
 };
 
 struct sd_data {

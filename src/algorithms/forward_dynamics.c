@@ -351,6 +351,15 @@ SD_NOINLINE static sd_status articulated_nodes(const sd_model *m, sd_data *d, do
     return articulated_sweeps(m, d, tau, qdd, pres, want_forces, d->nodes);
 }
 
+sd_status sd_nodes_articulated(const sd_model *m, sd_data *d, const double *tau, double *qdd)
+{
+    const sd_status st = articulated_nodes(m, d, (double *)tau, qdd, d->prescribed_none, 0); /* tau only read */
+    if (st != SD_OK) return st;
+    d->alpha_has_gravity = 1;
+    d->current |= SD_CURRENT_ACCELERATIONS | SD_CURRENT_ARTICULATED;
+    return SD_OK;
+}
+
 sd_status sd_forward_dynamics_ex(const sd_model *m, sd_data *d, const double *q, const double *u, double *tau,
                                  const double *f_ext, double *qdd, const sd_fd_options *options)
 {

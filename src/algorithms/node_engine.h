@@ -67,8 +67,13 @@
 
 typedef enum sd_node_kind {
     SD_NODE_RIGID = 0,
-    SD_NODE_FLEXIBLE = 1
-    /* SD_NODE_AGGREGATE: constraint embedding (000 Sec 5, 002) */
+    SD_NODE_FLEXIBLE = 1,
+    /* An aggregate of constraint embedding (000 Sec 5, Eq 52-60; 002): to the sweeps after the motion
+     * scatter, a node like a flexible body whose rigid part is welded to the body it hangs on and
+     * whose own coordinates are the aggregate's independent speeds u_s; its member bodies are its
+     * node frames. Only node models exist with it; their owner (src/embed/embed_node_model.c) stores
+     * their motion, and the articulated sweeps run on it (sd_nodes_articulated). */
+    SD_NODE_AGGREGATE = 2
 } sd_node_kind;
 
 /* The engine's workspace (allocated once per model by sd_node_data_new, one block). */
@@ -113,6 +118,7 @@ void sd_node_data_free(struct sd_node_data *nd);
 
 static inline sd_node_kind sd_node_kind_of(const sd_model *m, int k)
 {
+    if (m->node_kind) return (sd_node_kind)m->node_kind[k];
     return m->flex && m->flex[k] ? SD_NODE_FLEXIBLE : SD_NODE_RIGID;
 }
 
@@ -121,7 +127,8 @@ static inline sd_node_kind sd_node_kind_of(const sd_model *m, int k)
 static inline int sd_node_nmodes(const sd_model *m, int k) { return m->n_modes ? m->n_modes[k] : 0; }
 static inline int sd_node_parent_node(const sd_model *m, int k)
 {
-    return m->parent_node && m->parent[k] >= 0 && m->flex && m->flex[m->parent[k]] ? m->parent_node[k] : -1;
+    return m->parent_node && m->parent[k] >= 0 && sd_node_kind_of(m, m->parent[k]) != SD_NODE_RIGID ? m->parent_node[k]
+                                                                                                   : -1;
 }
 
 /* ---- the engine's algorithms: the same contracts as the public functions they serve ---- */
@@ -136,6 +143,13 @@ static inline int sd_node_parent_node(const sd_model *m, int k)
 /* y = M^-1 J_body^T f and d->alpha = J qdd for y: the response of every body (its rigid part, body axes)
  * to a spatial force f on `body` (its frame, its axes), by the residual gather, D^-1 and the scatter
  * of the factors of the last Riccati gather (004 Eq 58-60 with a = b = 0): Omega(., body) f. */
+/* The articulated-body forward dynamics (the Riccati gather, the residual gather and the
+ * acceleration scatter of forward_dynamics.c, node instance) on a workspace whose motion the caller
+ * stored: per body Xup, H* (S), a, b, and in d->nodes M(k), b(k), Y, node poses. A node model's
+ * owner (src/embed) does this for its aggregate nodes, whose motion is the embedding's. Leaves the
+ * factors (SD_CURRENT_ARTICULATED), qdd, alpha. */
+sd_status sd_nodes_articulated(const sd_model *m, sd_data *d, const double *tau, double *qdd);
+
 void sd_nodes_force_response(const sd_model *m, sd_data *d, int body, const double f[6], double *y);
 
 /* The motion scatter, the accelerations, Newton-Euler, the Jacobian, centre of mass, momentum and

@@ -235,7 +235,7 @@ sd_status sd_strain_energy(const sd_model *m, sd_data *d, double *E)
     if (!E) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL output", fn);
     double sum = 0.0; /* 1/2 eta^T K_m eta of each flexible body (soadyn/flex.h) */
     for (int k = 0; k < m->n && d->nodes; ++k)
-        if (sd_node_is_flexible(m, d->nodes, k)) sum += sd_flex_strain_energy(m->flex[k], d->nodes->q + m->mode_q_index[k]);
+        if (sd_node_kind_of(m, k) == SD_NODE_FLEXIBLE) sum += sd_flex_strain_energy(m->flex[k], d->nodes->q + m->mode_q_index[k]);
     *E = sum;
     return sd_check_output(d, fn, "E", E, 1, SD_CAUSE_OVERFLOW);
 }
@@ -259,6 +259,11 @@ sd_status sd_strain_energy(const sd_model *m, sd_data *d, double *E)
 
 SD_COLD static sd_status singular_modes(const sd_model *m, sd_data *d, int k)
 {
+    if (sd_node_kind_of(m, k) == SD_NODE_AGGREGATE) /* its name is the embedded loop's */
+        return sd_data_fail(d, SD_E_SINGULAR,
+                            "embedded loop '%s': the articulated inertia D(s) of its independent speeds is singular "
+                            "(a massless subtree that its speeds move freely)",
+                            m->desc[k].name);
     return sd_data_fail(d, SD_E_SINGULAR,
                         "body '%s': the articulated inertia of its modes D_f(k) is singular (001 Eq 62; modes "
                         "without mass)",

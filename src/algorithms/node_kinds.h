@@ -33,10 +33,12 @@
  * sweep lost its inlined sd_force_to_parent: +2.8% instructions in Newton-Euler on the iiwa). */
 #define SD_ENGINE_SWEEPS static inline __attribute__((always_inline))
 
-/* A node is handled by the flexible kind's operations (node_flexible.c). */
+/* A node is handled by the flexible kind's operations (node_flexible.c): a flexible body, or an
+ * aggregate (node_engine.h), which after its motion is stored is to the sweeps what a flexible body
+ * is: M(k), b(k), Y of its children, own coordinates eliminated first (001 Eq 62-63). */
 static inline int sd_node_is_flexible(const sd_model *m, const struct sd_node_data *nd, int k)
 {
-    return nd && sd_node_kind_of(m, k) == SD_NODE_FLEXIBLE;
+    return nd && sd_node_kind_of(m, k) != SD_NODE_RIGID;
 }
 /* A child riding on a node of its flexible parent (the attachment map Y(c) of node_engine.h). */
 static inline int sd_node_is_attached(const struct sd_node_data *nd, int c) { return nd && nd->att_off[c] >= 0; }

@@ -534,7 +534,10 @@ sd_status sd_embed_prepare(const sd_embedding *e, sd_embedded_data *ed, const do
     const double *q0 = q ? q : (ed->have_q ? ed->q : e->q_start); /* the warm start */
     if (q0 != ed->q) memcpy(ed->q, q0, (size_t)m->nq * sizeof(double));
     ed->have_q = 0;
-    sd_update_placements(m, tree, ed->q, 0);
+    /* with flexible bodies the motion scatter places the children riding on their nodes too (the
+     * aggregates hold none of them, so the closure's own placements stay the rigid ones) */
+    if (tree->nodes) sd_update_motion(m, tree, ed->q, NULL, NULL, 0);
+    else sd_update_placements(m, tree, ed->q, 0);
     if (tree->loops) tree->loops->lambda_valid = 0; /* lambda belongs to the placements it came with */
     sd_status st = sd_embed_close_aggregates(e, ed->closure, tree, ed->q, ed->X, ed->cond);
     if (st != SD_OK) return st;

@@ -29,8 +29,10 @@ sd_embedded_data *sd_embedded_data_new(const sd_embedding *e)
     d->crb = sd_embed_crb_ws_new(e);
     d->mixed = e->n_ta > 0 ? sd_embed_mixed_ws_new(e) : NULL;
     d->pres = sd_embed_pres_ws_new(e);
+    d->node_data = sd_data_new(e->node_model);
+    d->nm = sd_embed_nm_ws_new(e);
     if (!d->tree || !d->q || !d->u_tree || !d->qdd_c || !d->X || !d->cond || !d->closure || !d->nodes || !d->fd ||
-        !d->crb || (e->n_ta > 0 && !d->mixed) || !d->pres) {
+        !d->crb || (e->n_ta > 0 && !d->mixed) || !d->pres || !d->node_data || !d->nm) {
         sd_embedded_data_free(d);
         return NULL;
     }
@@ -41,6 +43,8 @@ sd_embedded_data *sd_embedded_data_new(const sd_embedding *e)
 void sd_embedded_data_free(sd_embedded_data *d)
 {
     if (!d) return;
+    sd_embed_nm_ws_free(d->nm);
+    sd_data_free(d->node_data);
     sd_embed_pres_ws_free(d->pres);
     sd_embed_mixed_ws_free(d->mixed);
     sd_embed_crb_ws_free(d->crb);

@@ -77,6 +77,7 @@ struct sd_embedding {
     int x_total;               /* sum over aggregates of nt * ni */
     int max_dim, max_ni, max_nt, max_rows;
     int *vec_off, *mat_off, *hbar_off, *x_off; /* per node (x_off -1 for a rigid node) */
+    sd_model *node_model;      /* the embedded tree for the engine's sweeps (embed_node_model.c) */
 };
 
 /* The workspace of an embedding (embed_data.c allocates it, one part per file that owns it). */
@@ -91,7 +92,9 @@ struct sd_embedded_data {
     double *cond;              /* per aggregate: condition number of Y1 at q */
     struct sd_embed_closure_ws *closure; /* embed_closure.c */
     struct sd_embed_nodes_ws *nodes;     /* embed_nodes.c: W, Hbar, a_s, b_s, passive terms */
-    struct sd_embed_fd_ws *fd;           /* embed_forward_dynamics.c: P, D, G, z, alpha, f' ... */
+    struct sd_embed_fd_ws *fd;           /* embed_forward_dynamics.c: N^T tau, the multipliers' scratch */
+    sd_data *node_data;                  /* the node model's workspace (the engine's factors) */
+    struct sd_embed_nm_ws *nm;           /* embed_node_model.c: the aggregates' M(k), b(k) scratch */
     struct sd_embed_crb_ws *crb;         /* embed_mass_matrix.c: composite nodes */
     struct sd_embed_mixed_ws *mixed;     /* embed_mixed.c: tree-augmented rows on top; NULL: none */
     struct sd_embed_pres_ws *pres;       /* embed_prescribed.c: the dense partitioned solve */
@@ -148,7 +151,24 @@ void sd_embed_node_pieces(const sd_embedding *e, sd_embedded_data *ed, int with_
 void sd_embed_node_pieces_without_w(const sd_embedding *e, sd_embedded_data *ed, int with_velocity,
                                     const double *f_ext);
 
-/* ---- embed_forward_dynamics.c (the Riccati gather and scatter over nodes, 000 Eq 62-67) ---- */
+/* ---- embed_node_model.c (the embedded tree as the engine's node model: aggregate nodes) ---- */
+
+/* The node model of an embedding (NULL: out of memory); its workspace is sd_data_new's. */
+sd_model *sd_embed_node_model_new(const sd_embedding *e);
+void sd_embed_node_model_free(sd_model *nm);
+struct sd_embed_nm_ws {
+    double *T, *MT;      /* 6 x (6 + max_ni): a member's T_j and M_j T_j */
+    sd_transform *pose;  /* per tree body: a member's pose in its aggregate's frame */
+    double *tau;         /* embedded nv: the node model's generalized forces */
+};
+struct sd_embed_nm_ws *sd_embed_nm_ws_new(const sd_embedding *e);
+void sd_embed_nm_ws_free(struct sd_embed_nm_ws *w);
+/* The node model's motion in ed->node_data from the tree's (ed->tree) and the node pieces (after
+ * sd_embed_node_pieces; with_bias: after sd_embed_velocities, with its velocity terms and f_ext):
+ * Xup, H*, a, b per node, the aggregates' M(k), b(k), their children's Y and node poses. */
+void sd_embed_node_motion(const sd_embedding *e, sd_embedded_data *ed, int with_bias, const double *f_ext);
+
+/* ---- embed_forward_dynamics.c (the engine's sweeps on the node model, 000 Eq 62-69) ---- */
 
 struct sd_embed_fd_ws *sd_embed_fd_ws_new(const sd_embedding *e);
 void sd_embed_fd_ws_free(struct sd_embed_fd_ws *w);

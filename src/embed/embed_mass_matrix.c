@@ -61,6 +61,11 @@ static sd_status check_call(const sd_embedding *e, sd_embedded_data *ed, const c
     if (!q) return sd_data_fail(ed->tree, SD_E_ARGUMENT, "%s: NULL q", fn);
     if (!out) return sd_data_fail(ed->tree, SD_E_ARGUMENT, "%s: NULL output", fn);
     const sd_model *m = e->model;
+    if (m->nflex > 0) /* the composite-node and Newton-Euler sweeps here are over rigid bodies only */
+        return sd_data_fail(ed->tree, SD_E_NOT_SUPPORTED,
+                            "%s: model '%s' has flexible bodies: the embedded mass matrix and inverse dynamics are "
+                            "not offered for them (the embedded forward dynamics is; tree-augmented loops offer both)",
+                            fn, m->name ? m->name : "");
     sd_status st;
     if ((st = sd_check_input(ed->tree, fn, "q", q, m->nq)) != SD_OK) return st;
     if ((st = sd_check_input(ed->tree, fn, "u", u, e->nv)) != SD_OK) return st;

@@ -66,6 +66,7 @@ void sd_embedding_free(sd_embedding *e)
     free(e->mat_off);
     free(e->hbar_off);
     free(e->x_off);
+    sd_embed_node_model_free(e->node_model);
     free(e);
 }
 
@@ -269,13 +270,6 @@ sd_embedding *sd_embedding_new(const sd_model *m, const sd_embed_options *option
         sd_error_set(err, SD_E_ARGUMENT, "sd_embedding_new: NULL model");
         return NULL;
     }
-    if (m->nflex > 0) {
-        sd_error_set(err, SD_E_NOT_SUPPORTED,
-                     "sd_embedding_new: model '%s' has flexible bodies; embedding over flexible nodes is not offered "
-                     "(its loops run tree-augmented: embed none)",
-                     m->name ? m->name : "");
-        return NULL;
-    }
     sd_embed_options defaults;
     sd_embed_options_init(&defaults);
     const sd_embed_options *o = options ? options : &defaults;
@@ -295,6 +289,16 @@ sd_embedding *sd_embedding_new(const sd_model *m, const sd_embed_options *option
     if (!e->embedded) goto oom;
     if ((st = choose_embedded(m, o->loops, e->embedded, err)) != SD_OK) goto fail;
 
+    int n_embedded = 0;
+    for (int c = 0; c < nc; ++c) n_embedded += e->embedded[c] != 0;
+    if (m->nflex > 0 && n_embedded > 0 && n_embedded < nc) {
+        st = sd_error_set(err, SD_E_NOT_SUPPORTED,
+                          "sd_embedding_new: model '%s' has flexible bodies: tree-augmented loops beside embedded ones "
+                          "are not offered for it (their rows on the embedded speeds are formed with the rigid maps): "
+                          "embed all its loops or none",
+                          m->name ? m->name : "");
+        goto fail;
+    }
     /* 2. loops and their union (embed_design.md "AGGREGATES") */
     for (int k = 0; k < n; ++k) uf[k] = k;
     for (int c = 0; c < nc; ++c) {
@@ -355,6 +359,22 @@ sd_embedding *sd_embedding_new(const sd_model *m, const sd_embed_options *option
         e->nodes[s].nb++;
         e->node_of_body[k] = s;
     }
+    for (int k = 0; k < n && m->nflex > 0; ++k) { /* flexible bodies: outside aggregates (node model) */
+        const sd_embed_node *nd = &e->nodes[e->node_of_body[k]];
+        if (nd->kind != SD_EMBED_AGGREGATE) continue;
+        const int p = m->parent[k];
+        const char *why = NULL;
+        if (m->flex[k])
+            why = "is flexible: an aggregate's members are stacked as rigid bodies (000 Eq 52-60), a member's "
+                  "modal coordinates are not (embed the other loops, or none: tree-augmented loops take it)";
+        else if (p >= 0 && m->flex[p] && m->parent_node[k] >= 0)
+            why = "hangs on a node of the flexible body below it: an aggregate hangs on its parent's body frame "
+                  "(embed the other loops, or none: tree-augmented loops take it)";
+        if (!why) continue;
+        st = sd_error_set(err, SD_E_NOT_SUPPORTED, "sd_embedding_new: body '%s' of an embedded loop %s",
+                          m->desc[k].name, why);
+        goto fail;
+    }
     { /* bodies and tree speeds grouped by node (ascending inside: bodies are visited in order) */
         int b = 0, t = 0;
         for (int s = 0; s < e->nnodes; ++s) {
@@ -373,7 +393,9 @@ sd_embedding *sd_embedding_new(const sd_model *m, const sd_embed_options *option
             nd->t0 = t;
             for (int l = 0; l < nd->nb; ++l) {
                 const int k = e->node_bodies[nd->body0 + l];
-                for (int i = 0; i < m->nv_k[k]; ++i) e->tree_speeds[t++] = m->v_index[k] + i;
+                /* a flexible body's modal speeds follow its hinge's (model.h): all its node's own */
+                const int speeds = m->nv_k[k] + (m->n_modes ? m->n_modes[k] : 0);
+                for (int i = 0; i < speeds; ++i) e->tree_speeds[t++] = m->v_index[k] + i;
             }
             nd->nt = t - nd->t0;
             nd->ni = nd->kind == SD_EMBED_RIGID ? nd->nt : 0;
@@ -462,7 +484,7 @@ sd_embedding *sd_embedding_new(const sd_model *m, const sd_embed_options *option
     sd_update_placements(m, tree, q, 0);
     for (int a = 0; a < e->naggs; ++a)
         if ((st = split_aggregate(e, w, tree, q, a, indep, err)) != SD_OK) goto fail;
-    if (!lay_out(e)) goto oom;
+    if (!lay_out(e) || !(e->node_model = sd_embed_node_model_new(e))) goto oom;
 
     /* 5. q_start: closed by this embedding's Newton (round-off, in its own residuals) */
     {

@@ -90,9 +90,8 @@ static void rigid_pieces(const sd_embedding *e, sd_embedded_data *ed, int s, int
         w->a[o + r] = d->a[6 * k + r];
         w->b[o + r] = d->b[6 * k + r] - (f_ext ? f_ext[6 * k + r] : 0.0);
     }
+    for (int i = 0; i < nk; ++i) w->tau_j[nd->v0 + i] = 0.0; /* a flexible body's modes: none */
     if (m->has_passive) sd_passive_hinge(m, k, ed->q, ed->u_tree, w->tau_j + nd->v0);
-    else
-        for (int i = 0; i < nk; ++i) w->tau_j[nd->v0 + i] = 0.0;
 }
 
 /* An aggregate node S (000 Eq 52-60): bodies in ascending order, each after its parent, so one

@@ -8,6 +8,7 @@ list(APPEND SOADYN_COMPONENT_SOURCES
   embed/embed_closure.c
   embed/embed_data.c
   embed/embed_nodes.c
+  embed/embed_node_model.c
   embed/embed_forward_dynamics.c
   embed/embed_mass_matrix.c
   embed/embed_mixed.c

@@ -28,3 +28,6 @@ soadyn_add_test(test_embed_inverse_mixed SOURCES embed/test_embed_inverse_mixed.
 # Prescribed speeds in the embedded forward dynamics, against the tree-augmented layer.
 soadyn_add_test(test_embed_prescribed SOURCES embed/test_embed_prescribed.c loops/random_loops.c random_tree.c
                 LABELS "unit;embed")
+# Flexible bodies outside the aggregates: embedded = tree-augmented, 10 s closed without projection.
+soadyn_add_test(test_embed_flexible SOURCES embed/test_embed_flexible.c LABELS "unit;embed"
+                ARGS ${PROJECT_SOURCE_DIR}/models)

@@ -1,0 +1,316 @@
+/*
+ * src/embed/embed_node_model.c — the embedded tree as a node model for the engine's sweeps (000 Sec 5;
+ * src/algorithms/node_engine.h): one body per node of the embedding, a rigid node the body it is, an
+ * aggregate S one node of the aggregate kind (SD_NODE_AGGREGATE), so that the articulated-body
+ * recursion written once over nodes (forward_dynamics.c, innovations.c) runs the embedded system.
+ *
+ * An aggregate, to the engine, is what a flexible body is (001 Sec 5 and node_flexible.c):
+ *   its rigid part  welded to the body it hangs on (no hinge speed, identity placement): its frame A is
+ *                   the parent body's frame, V(A) = Xup V(parent)
+ *   own coordinates the aggregate's independent speeds u_s (ni of them), in place of the modes
+ *   node frames     its member bodies j: a child c of member j rides on node j, with node pose
+ *                   pose(j in A), Y(c) = X(c <- j) Hbar*_j and the extra acceleration X(c <- j) a_s,j
+ *   M(k), b(k)      with T = [W(s), Hbar*(s)] (dim_s x (6 + ni)): M(k) = T^T M_s T + diag(0, Jbar),
+ *                   b(k) = T^T (M_s a_s + b_s), a(k) = 0: the node's force T^T (M_s alpha_S + b_s)
+ *                   with alpha_S = T [alpha(A); u-dot_s] + a_s (000 Eq 52-60; embed_nodes.c's pieces)
+ * so the flexible kind's elimination of own coordinates (D_f, g, P_R: 001 Eq 62-63) is the
+ * aggregate's articulated step (000 Eq 62-65). The joint-level terms stay those of embed_nodes.c:
+ * the armature as Jbar = X_S^T J X_S (in M(k)'s own block: 1/2 u^T Jbar u is kinetic energy), the
+ * passive and dependent-armature forces tau_j = N^T (tau_passive - J qdd_c) added to the node's
+ * generalized forces; a rigid node keeps its hinge's armature in the engine's D(k).
+ *
+ * The node model's motion is stored here from the tree workspace's (ed->tree after
+ * sd_embed_velocities) and the nodes' pieces (embed_nodes.c): nothing is recomputed from q.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithms/node_engine.h"
+#include "embed/embed_internal.h"
+
+void sd_embed_node_model_free(sd_model *nm)
+{
+    if (!nm) return;
+    free(nm->parent);
+    free(nm->subtree_end);
+    free(nm->last_child);
+    free(nm->q_index);
+    free(nm->v_index);
+    free(nm->nq_k);
+    free(nm->nv_k);
+    free(nm->v_body);
+    free(nm->hinge);
+    free(nm->placement);
+    free(nm->hinge_axes);
+    free(nm->rigid);
+    free(nm->armature);
+    free(nm->desc);
+    free(nm->flex);
+    free(nm->n_modes);
+    free(nm->mode_q_index);
+    free(nm->mode_v_index);
+    free(nm->parent_node);
+    free(nm->node_placement);
+    free(nm->node_kind);
+    free(nm);
+}
+
+/* The member index of body k in its aggregate node s (its place among the node's bodies). */
+static int member_index(const sd_embedding *e, int s, int k)
+{
+    const sd_embed_node *nd = &e->nodes[s];
+    for (int i = 0; i < nd->nb; ++i)
+        if (e->node_bodies[nd->body0 + i] == k) return i;
+    return -1;
+}
+
+sd_model *sd_embed_node_model_new(const sd_embedding *e)
+{
+    const sd_model *m = e->model;
+    const int n = e->nnodes, nv = e->nv;
+    sd_model *nm = calloc(1, sizeof *nm);
+    if (!nm) return NULL;
+    nm->name = m->name;
+    nm->n = n;
+    nm->nq = m->nq;
+    nm->nv = nv;
+    const size_t N = (size_t)n + 1, V = (size_t)nv + 1;
+    nm->parent = malloc(N * sizeof(int));
+    nm->subtree_end = malloc(N * sizeof(int));
+    nm->last_child = malloc(N * sizeof(int));
+    nm->q_index = calloc(N, sizeof(int));
+    nm->v_index = calloc(N, sizeof(int));
+    nm->nq_k = calloc(N, sizeof(int));
+    nm->nv_k = calloc(N, sizeof(int));
+    nm->v_body = calloc(V, sizeof(int));
+    nm->hinge = calloc(N, sizeof(sd_hinge_type));
+    nm->placement = calloc(N, sizeof(sd_transform));
+    nm->hinge_axes = calloc(9 * N, sizeof(double));
+    nm->rigid = calloc(13 * N, sizeof(double));
+    nm->armature = calloc(V, sizeof(double));
+    nm->desc = calloc(N, sizeof(sd_body_desc));
+    nm->flex = calloc(N, sizeof(struct sd_flex_body *));
+    nm->n_modes = calloc(N, sizeof(int));
+    nm->mode_q_index = calloc(N, sizeof(int));
+    nm->mode_v_index = calloc(N, sizeof(int));
+    nm->parent_node = malloc(N * sizeof(int));
+    nm->node_placement = calloc(N, sizeof(sd_transform));
+    nm->node_kind = calloc(N, 1);
+    if (!nm->parent || !nm->subtree_end || !nm->last_child || !nm->q_index || !nm->v_index || !nm->nq_k ||
+        !nm->nv_k || !nm->v_body || !nm->hinge || !nm->placement || !nm->hinge_axes || !nm->rigid || !nm->armature ||
+        !nm->desc || !nm->flex || !nm->n_modes || !nm->mode_q_index || !nm->mode_v_index || !nm->parent_node ||
+        !nm->node_placement || !nm->node_kind) {
+        sd_embed_node_model_free(nm);
+        return NULL;
+    }
+    memcpy(nm->gravity, m->gravity, sizeof nm->gravity);
+    nm->total_mass = m->total_mass;
+    nm->has_armature = m->has_armature;
+    for (int s = 0; s < n; ++s) {
+        const sd_embed_node *nd = &e->nodes[s];
+        const int k = e->node_bodies[nd->body0], pb = nd->parent_body;
+        nm->parent[s] = nd->parent_node;
+        nm->subtree_end[s] = s + 1;
+        nm->last_child[s] = -1;
+        nm->parent_node[s] = -1;
+        nm->v_index[s] = nd->v0;
+        nm->q_index[s] = m->q_index[k];
+        sd_transform_identity(&nm->placement[s]);
+        sd_transform_identity(&nm->node_placement[s]);
+        for (int i = 0; i < nd->ni; ++i) nm->v_body[nd->v0 + i] = s;
+        if (nd->kind == SD_EMBED_AGGREGATE) { /* welded to its parent body, its speeds its own coordinates */
+            nm->node_kind[s] = SD_NODE_AGGREGATE;
+            nm->hinge[s] = SD_HINGE_FIXED;
+            nm->n_modes[s] = nd->ni;
+            nm->mode_v_index[s] = nd->v0;
+            nm->mode_q_index[s] = m->q_index[k];
+            nm->desc[s].name = e->aggs[nd->aggregate].name;
+            ++nm->nflex;
+        } else { /* the body itself, its hinge on the parent body's frame or on a member of an aggregate */
+            nm->node_kind[s] = SD_NODE_RIGID;
+            nm->hinge[s] = m->hinge[k];
+            nm->placement[s] = m->placement[k];
+            memcpy(nm->hinge_axes + 9 * s, m->hinge_axes + 9 * k, 9 * sizeof(double));
+            memcpy(nm->rigid + 13 * s, m->rigid + 13 * k, 13 * sizeof(double));
+            nm->nq_k[s] = m->nq_k[k];
+            nm->nv_k[s] = m->nv_k[k];
+            for (int i = 0; i < nd->ni; ++i) nm->armature[nd->v0 + i] = m->armature[m->v_index[k] + i];
+            nm->desc[s] = m->desc[k];
+            nm->node_placement[s] = m->placement[k];
+            if (m->flex && m->flex[k]) { /* a flexible body: its modes after its hinge's speeds */
+                nm->node_kind[s] = SD_NODE_FLEXIBLE;
+                nm->flex[s] = m->flex[k];
+                nm->n_modes[s] = m->n_modes[k];
+                nm->mode_v_index[s] = nd->v0 + m->nv_k[k];
+                nm->mode_q_index[s] = m->mode_q_index[k];
+                ++nm->nflex;
+            }
+            if (m->parent_node && m->parent_node[k] >= 0 && pb >= 0 && m->flex[pb]) { /* on its node */
+                nm->parent_node[s] = m->parent_node[k];
+                nm->node_placement[s] = m->node_placement[k];
+            }
+        }
+        if (pb >= 0 && e->nodes[nd->parent_node].kind == SD_EMBED_AGGREGATE) /* rides on member pb */
+            nm->parent_node[s] = member_index(e, nd->parent_node, pb);
+    }
+    for (int s = n - 1; s >= 0; --s) { /* subtrees are contiguous: nodes are numbered by their first body */
+        const int p = nm->parent[s];
+        if (p < 0) continue;
+        if (nm->subtree_end[s] > nm->subtree_end[p]) nm->subtree_end[p] = nm->subtree_end[s];
+        if (s > nm->last_child[p]) nm->last_child[p] = s;
+    }
+    return nm;
+}
+
+/* pose (12 per tree body, an sd_transform) of every member of an aggregate in its frame A (the
+ * parent body's frame): the tree's Xup composed down the aggregate, parents before children. */
+static void member_poses(const sd_embedding *e, const sd_embedded_data *ed, int s, sd_transform *pose)
+{
+    const sd_model *m = e->model;
+    const sd_embed_node *nd = &e->nodes[s];
+    for (int i = 0; i < nd->nb; ++i) {
+        const int k = e->node_bodies[nd->body0 + i], p = m->parent[k];
+        if (p == nd->parent_body) pose[k] = ed->tree->Xup[k];
+        else sd_transform_compose(&pose[p], &ed->tree->Xup[k], &pose[k]);
+    }
+}
+
+/* M(k) and b(k) of aggregate node s (the header): member by member, T_j = [X(j <- A), Hbar*_j]
+ * (6 x (6 + ni), column-major in Tj) and M_j T_j; the upper triangle of T^T M_s T summed, mirrored. */
+static void aggregate_mass(const sd_embedding *e, sd_embedded_data *ed, int s, const sd_transform *pose,
+                           double *Mm, double *bm, int with_bias)
+{
+    const sd_model *m = e->model;
+    const sd_embed_node *nd = &e->nodes[s];
+    const struct sd_embed_nodes_ws *nw = ed->nodes;
+    struct sd_embed_nm_ws *w = ed->nm;
+    const int ni = nd->ni, dim = 6 + ni, o = e->vec_off[s];
+    const double *H = nw->Hbar + e->hbar_off[s];
+    double *Tj = w->T, *MT = w->MT;
+    memset(Mm, 0, (size_t)dim * (size_t)dim * sizeof(double));
+    memset(bm, 0, (size_t)dim * sizeof(double));
+    for (int l = 0; l < nd->nb; ++l) {
+        const int k = e->node_bodies[nd->body0 + l], row = nw->slot[k] - o;
+        const double *Mk = m->rigid + 13 * k;
+        for (int c = 0; c < 6; ++c) {
+            double unit[6] = {0, 0, 0, 0, 0, 0};
+            unit[c] = 1.0;
+            sd_motion_to_child(&pose[k], unit, Tj + 6 * c);
+        }
+        for (int i = 0; i < ni; ++i)
+            for (int r = 0; r < 6; ++r) Tj[6 * (6 + i) + r] = H[(size_t)(row + r) * ni + i];
+        for (int c = 0; c < dim; ++c) sd_rigid_inertia_mul(Mk, Tj + 6 * c, MT + 6 * c);
+        for (int r = 0; r < dim; ++r)
+            for (int c = r; c < dim; ++c) Mm[r * dim + c] += sd_s6_dot(Tj + 6 * r, MT + 6 * c);
+        if (with_bias) { /* T_j^T (M_j a_j + b_j) */
+            double Ma[6], fb[6];
+            sd_rigid_inertia_mul(Mk, nw->a + nw->slot[k], Ma);
+            for (int r = 0; r < 6; ++r) fb[r] = Ma[r] + nw->b[nw->slot[k] + r];
+            for (int r = 0; r < dim; ++r) bm[r] += sd_s6_dot(Tj + 6 * r, fb);
+        }
+    }
+    const double *J = nw->Jbar + nw->jb_off[s];
+    for (int i = 0; i < ni; ++i)
+        for (int j = i; j < ni; ++j) Mm[(6 + i) * dim + 6 + j] += J[i * ni + j];
+    for (int r = 0; r < dim; ++r)
+        for (int c = 0; c < r; ++c) Mm[r * dim + c] = Mm[c * dim + r];
+}
+
+void sd_embed_node_motion(const sd_embedding *e, sd_embedded_data *ed, int with_bias, const double *f_ext)
+{
+    const sd_model *m = e->model;
+    const sd_model *nm = e->node_model;
+    const sd_data *t = ed->tree;
+    sd_data *d = ed->node_data;
+    struct sd_node_data *nd = d->nodes;
+    const struct sd_embed_nodes_ws *nw = ed->nodes;
+    sd_transform *pose = ed->nm->pose, own;
+    for (int s = 0; s < e->nnodes; ++s) {
+        const sd_embed_node *en = &e->nodes[s];
+        double *a = d->a + 6 * s, *b = d->b + 6 * s;
+        if (en->kind == SD_EMBED_AGGREGATE) { /* welded to its parent body: M(k), b(k) of the header */
+            member_poses(e, ed, s, pose);
+            sd_transform_identity(&own);
+            double *Mm = nd->Mm + nd->mat_off[s], *bm = nd->bm + nd->vec_off[s];
+            aggregate_mass(e, ed, s, pose, Mm, bm, with_bias);
+            memset(a, 0, 6 * sizeof(double));
+            memcpy(b, bm, 6 * sizeof(double));
+        } else { /* the tree's hinge and velocity terms */
+            const int k = e->node_bodies[en->body0];
+            own = t->Xup[k];
+            memcpy(d->S + 6 * en->v0, t->S + 6 * m->v_index[k], 6 * (size_t)en->ni * sizeof(double));
+            for (int r = 0; r < 6; ++r) {
+                a[r] = with_bias ? t->a[6 * k + r] : 0.0;
+                b[r] = with_bias ? t->b[6 * k + r] - (f_ext ? f_ext[6 * k + r] : 0.0) : 0.0;
+            }
+        }
+        const struct sd_node_data *tn = t->nodes;
+        if (nm->parent_node[s] < 0 || (en->kind == SD_EMBED_RIGID && nm->node_kind[nm->parent[s]] == SD_NODE_FLEXIBLE)) {
+            d->Xup[s] = own; /* on a frame, or on a flexible body's node: the tree's placement */
+            if (nm->parent_node[s] >= 0) {
+                const int k = e->node_bodies[en->body0];
+                memcpy(nd->Y + nd->att_off[s], tn->Y + tn->att_off[k], (size_t)(6 * nm->n_modes[nm->parent[s]]) * sizeof(double));
+                memcpy(nd->node_pose + 12 * s, tn->node_pose + 12 * k, 12 * sizeof(double));
+            }
+        } else { /* riding on member j of an aggregate: Xup = pose(j in A) own, Y = X(s <- j) Hbar*_j, and
+                  * the member's extra acceleration X(s <- j) a_s,j (node_engine.h "nodes on nodes") */
+            const int j = en->parent_body, sp = en->parent_node, ni = e->nodes[sp].ni;
+            const int row = nw->slot[j] - e->vec_off[sp];
+            const double *H = nw->Hbar + e->hbar_off[sp];
+            sd_transform_compose(&pose[j], &own, &d->Xup[s]);
+            memcpy(nd->node_pose + 12 * s, &pose[j], 12 * sizeof(double));
+            double *Y = nd->Y + nd->att_off[s];
+            for (int i = 0; i < ni; ++i) {
+                double h[6];
+                for (int r = 0; r < 6; ++r) h[r] = H[(size_t)(row + r) * ni + i];
+                sd_motion_to_child(&own, h, Y + 6 * i);
+            }
+            if (with_bias) {
+                double aj[6];
+                sd_motion_to_child(&own, nw->a + nw->slot[j], aj);
+                for (int r = 0; r < 6; ++r) a[r] += aj[r];
+            }
+        }
+        double *am = nd->am + nd->vec_off[s];
+        memset(am, 0, (size_t)nd->dim[s] * sizeof(double));
+        memcpy(am, a, 6 * sizeof(double));
+        if (nm->node_kind[s] == SD_NODE_FLEXIBLE) { /* the tree's M_m, b_m (001 Eq 25, 38-40), with f_ext */
+            const int k = e->node_bodies[en->body0], dim = nd->dim[s];
+            double *bm = nd->bm + nd->vec_off[s];
+            memcpy(nd->Mm + nd->mat_off[s], tn->Mm + tn->mat_off[k], (size_t)dim * (size_t)dim * sizeof(double));
+            for (int r = 0; r < dim; ++r) bm[r] = with_bias ? tn->bm[tn->vec_off[k] + r] : 0.0;
+            for (int r = 0; r < 6; ++r) bm[r] -= with_bias && f_ext ? f_ext[6 * k + r] : 0.0;
+            memcpy(b, bm, 6 * sizeof(double));
+        } else if (en->kind == SD_EMBED_RIGID) { /* the rigid node's M(k), b(k) as the motion scatter leaves them */
+            sd_rigid_inertia_to_sym6(m->rigid + 13 * e->node_bodies[en->body0], nd->Mm + nd->mat_off[s]);
+            memcpy(nd->bm + nd->vec_off[s], b, 6 * sizeof(double));
+        }
+    }
+    d->current = SD_CURRENT_PLACEMENTS | SD_CURRENT_VELOCITIES;
+}
+
+struct sd_embed_nm_ws *sd_embed_nm_ws_new(const sd_embedding *e)
+{
+    struct sd_embed_nm_ws *w = calloc(1, sizeof *w);
+    if (!w) return NULL;
+    const size_t cols = 6 + (size_t)e->max_ni;
+    w->T = malloc(6 * cols * sizeof(double));
+    w->MT = malloc(6 * cols * sizeof(double));
+    w->pose = malloc(((size_t)e->model->n + 1) * sizeof(sd_transform));
+    w->tau = calloc((size_t)e->nv + 1, sizeof(double));
+    if (!w->T || !w->MT || !w->pose || !w->tau) {
+        sd_embed_nm_ws_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void sd_embed_nm_ws_free(struct sd_embed_nm_ws *w)
+{
+    if (!w) return;
+    free(w->T);
+    free(w->MT);
+    free(w->pose);
+    free(w->tau);
+    free(w);
+}
