@@ -27,9 +27,10 @@ static const char help[] =
     "usage: soadyn simulate MODEL [options]\n"
     "\n"
     "Integrate the equations of motion from an initial state, under constant joint forces and the\n"
-    "model's joint damping. A summary goes to stdout. On a terminal, a run that takes more than a\n"
-    "second shows a progress line on stderr (time reached, real-time factor, time left); when stderr\n"
-    "is not a terminal nothing is drawn.\n"
+    "model's joint damping. A summary goes to stdout: the energy drift and, on a free-floating model,\n"
+    "the momentum drift. On a terminal, a run that takes more than a second shows a progress line on\n"
+    "stderr (time reached, real-time factor, time left); when stderr is not a terminal nothing is\n"
+    "drawn.\n"
     "\n"
     "options:\n"
     "  --duration T        simulated time, s, > 0 (default 1)\n"
@@ -251,6 +252,39 @@ static int energy_conserved(const sd_model *m, const double *tau)
     return 1;
 }
 
+/* Momentum is worth a line on a free-floating model (every root body on a free hinge); it is
+ * conserved there unless gravity, a closure to the world, or a force or damper on a free hinge acts
+ * from outside (joint forces and dampers between bodies are internal). Returns 0: no line, 1: the
+ * line, 2: the line with "not conserved". */
+static int momentum_line(const sd_model *m, const double *tau)
+{
+    int conserved = 1;
+    for (int k = 0; k < sd_model_nbodies(m); ++k) {
+        if (sd_model_parent(m, k) >= 0) continue;
+        if (sd_model_hinge(m, k) != SD_HINGE_FREE) return 0;
+        if (sd_model_body_desc(m, k)->damping > 0.0) conserved = 0;
+        for (int i = 0; i < sd_model_hinge_nv(m, k); ++i)
+            if (tau[sd_model_v_index(m, k) + i] != 0.0) conserved = 0;
+    }
+    double g[3];
+    sd_model_gravity(m, g);
+    if (g[0] != 0.0 || g[1] != 0.0 || g[2] != 0.0) conserved = 0;
+    for (int c = 0; c < sd_model_nconstraints(m); ++c) {
+        int a = 0, b = 0;
+        if (sd_model_constraint_bodies(m, c, &a, &b) == SD_OK && (a < 0 || b < 0)) conserved = 0;
+    }
+    return conserved ? 1 : 2;
+}
+
+/* |end - start| of the three components from `first` of the spatial momentum. */
+static double momentum_change(const sd_sim_stats *st, int first)
+{
+    double s = 0.0;
+    for (int i = first; i < first + 3; ++i) s += (st->momentum_end[i] - st->momentum_start[i]) *
+                                                 (st->momentum_end[i] - st->momentum_start[i]);
+    return sqrt(s);
+}
+
 /* --tip-node BODY=N,...: per body the node shown (-1: the last one). Returns 0, or 1 after a message. */
 static int parse_tip_nodes(const sd_model *m, const char *text, int *nodes)
 {
@@ -351,6 +385,11 @@ static void print_summary(const sd_model *m, const sd_embedding *e, const sd_sim
     const double scale = fabs(e0) > 1e-300 ? fabs(e0) : 1.0; /* a zero start: the drift is absolute */
     cli_printf("energy drift     %.3e %s%s\n", (e1 - e0) / scale, fabs(e0) > 1e-300 ? "(relative)" : "J (absolute)",
                energy_conserved(m, so->tau) ? "" : "  [not conserved: damping or joint forces act]");
+    const int momentum = momentum_line(m, so->tau);
+    if (momentum)
+        cli_printf("momentum drift   linear %.3e kg m/s, angular %.3e N m s (|end - start|, world frame)%s\n",
+                   momentum_change(st, 3), momentum_change(st, 0),
+                   momentum == 1 ? "" : "  [not conserved: gravity or outside forces act]");
     if (has_quaternions(m))
         cli_printf("max | |quat|-1 | %.3e (never renormalised)\n", st->max_quat_norm_error);
     if (e) print_embedding(m, e);

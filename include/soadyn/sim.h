@@ -207,6 +207,11 @@ typedef struct sd_sim_stats {
      * RK4 and Adams. */
     long jacobian_evals;
     sd_sim_jacobian jacobian;
+    /* The total spatial momentum [angular about the world origin; linear] in world axes
+     * (sd_spatial_momentum_world) at the start (after the start's projection) and at t_end: on a
+     * free-floating model without gravity or external forces it is conserved, and the difference is
+     * the integrator's (and the projection's) momentum drift. */
+    double momentum_start[6], momentum_end[6];
 } sd_sim_stats;
 
 /* Integrate from (q, u) at options->t0 for options->duration. On return q and u hold the state at

@@ -65,6 +65,11 @@
  * stays a body even behind a fixed joint. Errors (the data file's, with its member; a node index
  * beyond the model's nodes; a node on a rigid link; a misspelt attribute) carry file:line.
  *
+ * Joint springs: soadyn's extension <soadyn:spring stiffness="K" reference="R"/> in a revolute,
+ * continuous or prismatic <joint> gives it the linear spring tau = -K (q - R) (sd_body_desc.stiffness,
+ * spring_ref: N m/rad and rad, or N/m and m; R defaults to 0). URDF has none of its own. Errors (a
+ * negative or unbounded K, another joint type, a misspelt attribute) carry file:line.
+ *
  * Gravity: URDF has none, so the model's is 0 0 -9.81 m/s^2 (z up), unless soadyn's extension
  * <soadyn:gravity xyz="GX GY GZ"/> under <robot> gives it (e.g. 0 0 0 for a spacecraft; once;
  * finite, of magnitude at most 1e7 m/s^2, else an error at its line).

@@ -180,6 +180,7 @@ typedef struct sd_sim_stats {
     double energy_start, energy_end; double max_quat_norm_error;
     double max_position_residual, max_velocity_residual; long projections;
     long jacobian_evals; sd_sim_jacobian jacobian;
+    double momentum_start[6], momentum_end[6];
 } sd_sim_stats;
 """
 

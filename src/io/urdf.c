@@ -460,6 +460,32 @@ static sd_status read_dynamics_and_mimic(const parse_ctx *pc, const xmlNode *nod
     return st;
 }
 
+/* soadyn's extension <soadyn:spring stiffness="K" reference="R"/> in a revolute, continuous or
+ * prismatic <joint>: the joint's linear spring tau = -K (q - R) (model.h: stiffness, spring_ref; N m/rad
+ * and rad, or N/m and m). URDF has no joint spring; SDF's is <dynamics><spring_stiffness>. */
+static sd_status read_spring(const parse_ctx *pc, const xmlNode *node, const char *owner, sd_urdf_joint *j)
+{
+    const xmlNode *spring = NULL;
+    for (const xmlNode *c = node->children; c != NULL && spring == NULL; c = c->next)
+        if (sd_urdf_is_soadyn(c, "spring")) spring = c;
+    if (spring == NULL) return SD_OK;
+    for (const xmlAttr *a = spring->properties; a != NULL; a = a->next) {
+        const char *name = (const char *)a->name;
+        if (strcmp(name, "stiffness") != 0 && strcmp(name, "reference") != 0)
+            return sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(spring),
+                              "%s: <soadyn:spring> has no attribute '%.40s' (stiffness, reference)", owner, name);
+    }
+    const int moving = j->hinge == SD_HINGE_REVOLUTE || j->hinge == SD_HINGE_PRISMATIC;
+    if (!moving)
+        return sd_io_fail(pc->err, SD_E_PARSE, pc->source, line_of(spring),
+                          "%s: <soadyn:spring> on a joint that is not revolute, continuous or prismatic", owner);
+    static const number_kind STIFFNESS = {SD_MAX_STIFFNESS, "", 1};
+    const number_kind reference = j->hinge == SD_HINGE_PRISMATIC ? LENGTH : ANGLE;
+    sd_status st = read_numbers(pc, spring, owner, "stiffness", 1, 1, STIFFNESS, &j->stiffness);
+    if (st == SD_OK) st = read_numbers(pc, spring, owner, "reference", 1, 0, reference, &j->spring_ref);
+    return st;
+}
+
 static sd_status parse_joint_body(const parse_ctx *pc, const xmlNode *node, const char *owner, sd_urdf_joint *j)
 {
     char *type = get_attr(node, "type");
@@ -475,6 +501,7 @@ static sd_status parse_joint_body(const parse_ctx *pc, const xmlNode *node, cons
     if (st == SD_OK) st = read_axis(pc, node, owner, j);
     if (st == SD_OK) st = read_limit(pc, node, owner, j);
     if (st == SD_OK) st = read_dynamics_and_mimic(pc, node, owner, j);
+    if (st == SD_OK) st = read_spring(pc, node, owner, j);
     if (st == SD_OK) st = sd_urdf_read_node(pc->source, pc->err, node, owner, j); /* urdf_flex.c */
     return st;
 }

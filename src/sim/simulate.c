@@ -180,11 +180,14 @@ sd_status sim_fixed_step_run(sim_run *run, sim_step_fn step, void *work, sd_erro
     return st;
 }
 
-static sd_status total_energy(sim_run *run, double *e, sd_error *err)
+/* The conserved quantities at the run's state: the total energy and the spatial momentum h (the
+ * energy's kinematics pass leaves the velocities that sd_spatial_momentum_world reads). */
+static sd_status energy_and_momentum(sim_run *run, double *e, double h[6], sd_error *err)
 {
     double T = 0.0, V = 0.0;
     sd_status st = sd_sim_energy(run->model, run->rhs.data, run->q, run->u, &T, &V);
-    if (st != SD_OK) return sd_error_set(err, st, "energy: %s", sd_data_error(run->rhs.data));
+    if (st == SD_OK) st = sd_spatial_momentum_world(run->model, run->rhs.data, h);
+    if (st != SD_OK) return sd_error_set(err, st, "energy and momentum: %s", sd_data_error(run->rhs.data));
     *e = T + V;
     return SD_OK;
 }
@@ -220,7 +223,7 @@ sd_status sd_simulate(const sd_model *model, const sd_sim_options *options, doub
     if (st == SD_OK) st = sim_constraints_init(&run, err);
     if (st == SD_OK) st = sim_constraints_project(&run, options->t0, err); /* start on the manifold */
 
-    if (st == SD_OK) st = total_energy(&run, &run.stats.energy_start, err);
+    if (st == SD_OK) st = energy_and_momentum(&run, &run.stats.energy_start, run.stats.momentum_start, err);
     if (st == SD_OK && !sim_run_output(&run, 0, options->t0, err, &st)) {
         /* A model without speeds has nothing to integrate: RK4 handles it trivially. */
         if (options->integrator == SD_INTEGRATOR_RK4 || run.rhs.nu == 0)
@@ -230,7 +233,7 @@ sd_status sd_simulate(const sd_model *model, const sd_sim_options *options, doub
         else
             st = sim_cvode_run(&run, err);
     }
-    sd_status st2 = total_energy(&run, &run.stats.energy_end, st == SD_OK ? err : NULL);
+    sd_status st2 = energy_and_momentum(&run, &run.stats.energy_end, run.stats.momentum_end, st == SD_OK ? err : NULL);
     if (st == SD_OK) st = st2;
     run.stats.rhs_evals = run.rhs.evals;
     run.stats.jacobian = run.jacobian;

@@ -42,10 +42,12 @@ static const char *const joints_urdf =
     "  <visual><geometry><box size='1 1 1'/></geometry></visual></link>\n"
     " <joint name='hinge' type='continuous'><parent link='base'/><child link='arm'/>"
     "  <origin xyz='1 2 3' rpy='0.1 0.2 0.3'/><axis xyz='0 0 2'/><limit effort='7' velocity='8'/>"
-    "  <dynamics damping='0.25' friction='0.5'/><safety_controller k_velocity='1'/></joint>\n"
+    "  <dynamics damping='0.25' friction='0.5'/><safety_controller k_velocity='1'/>"
+    "  <soadyn:spring stiffness='12' reference='0.4'/></joint>\n"
     " <link name='arm'>" INERTIAL("1") "</link>\n"
     " <joint name='slider' type='prismatic'><parent link='arm'/><child link='carriage'/><axis xyz='1 1 0'/>"
-    "  <limit lower='-0.5' upper='0.25' effort='100' velocity='2'/><dynamics damping='3'/></joint>\n"
+    "  <limit lower='-0.5' upper='0.25' effort='100' velocity='2'/><dynamics damping='3'/>"
+    "  <soadyn:spring stiffness='300'/></joint>\n"
     " <link name='carriage'>" INERTIAL("1") "</link>\n"
     " <joint name='plane' type='planar'><parent link='base'/><child link='puck'/><axis xyz='0 0 3'/></joint>\n"
     " <link name='puck'>" INERTIAL("1") "</link>\n"
@@ -101,6 +103,10 @@ static void check_limits_dynamics_mimic(const sd_model *m)
     CHECK(h->damping == 0.25 && h->friction == 0.5);
     CHECK(s->has_limits == 1 && s->lower == -0.5 && s->upper == 0.25);
     CHECK(s->effort_limit == 100 && s->velocity_limit == 2 && s->damping == 3);
+    /* soadyn's <soadyn:spring>: the hinge's from its rest angle, the slider's from 0 (the default) */
+    CHECK(h->stiffness == 12 && h->spring_ref == 0.4);
+    CHECK(s->stiffness == 300 && s->spring_ref == 0);
+    CHECK(f->stiffness == 0 && f->spring_ref == 0);
     CHECK(f->mimic_joint != NULL && strcmp(f->mimic_joint, "leader") == 0);
     CHECK(f->mimic_multiplier == -2 && f->mimic_offset == 0.5);
     CHECK(h->mimic_joint == NULL);
@@ -123,6 +129,11 @@ static void check_limits_dynamics_mimic(const sd_model *m)
     CHECK(sd_constraint_residuals(m, d, q, NULL, pos, NULL) == SD_OK && fabs(pos[0]) < 1e-15);
     q[sd_model_q_index(m, a)] += 0.25;
     CHECK(sd_constraint_residuals(m, d, q, NULL, pos, NULL) == SD_OK && fabs(pos[0] - 0.25) < 1e-15);
+    /* the springs act: 1/2 12 (1 - 0.4)^2 + 1/2 300 0.1^2 = 3.66 J */
+    double springs = 0.0;
+    q[sd_model_q_index(m, sd_model_joint_index(m, "hinge"))] = 1.0;
+    q[sd_model_q_index(m, sd_model_joint_index(m, "slider"))] = 0.1;
+    CHECK(sd_spring_energy(m, d, q, &springs) == SD_OK && fabs(springs - 3.66) < 1e-14);
     sd_data_free(d);
 }
 

@@ -55,3 +55,10 @@ endif()
 if(SOADYN_WITH_CVODE)
   soadyn_add_test(test_sim_jacobian SOURCES sim/test_sim_jacobian.c random_tree.c LABELS unit)
 endif()
+# The bundled deployment example (models/spacecraft_deploy.urdf, docs/deployment.md): simulate 20 s
+# with the CSV and the page, energy, momentum, the loop's closure, the deployment and the page.
+if(SOADYN_WITH_IO AND SOADYN_WITH_VIEWER)
+  soadyn_add_test(test_example_deploy SOURCES sim/test_example_deploy.c sim/cli_child.c sim/mini_json.c
+    LABELS example ARGS $<TARGET_FILE:soadyn_cli> ${PROJECT_SOURCE_DIR}/models)
+  add_dependencies(test_example_deploy soadyn_cli)
+endif()
