@@ -13,8 +13,8 @@
  *                of the frames on k, so that G M^-1 G* = sum_k F(k)^T H*(k) D^-1(k) H(k) F(k)
  *                (004 Eq 59-60: Omega = psi* H* D^-1 H psi), over the ancestors of frame bodies
  *                ("gather bodies") only
- *   kin bodies   the ancestors of the bodies that carry F_A / F_B frames: only they need world
- *                placements
+ *   kin bodies   the ancestors of the frame bodies: only they need world placements (the same
+ *                bodies as the gather bodies, which the compliance gather places in world axes)
  */
 #ifndef SOADYN_LOOPS_INTERNAL_H
 #define SOADYN_LOOPS_INTERNAL_H
@@ -54,6 +54,7 @@ typedef struct sd_loops_model {
     int nfb, *fb_bodies;   /* gather bodies: the ancestors of every frame body, ascending */
     int *fb_slot;          /* per body: slot of F(k), -1 if not a gather body */
     int *fb_lo, *fb_hi;    /* per slot: the rows [lo, hi) that reach it (F's other columns are zero) */
+    int *fb_root;          /* per slot: the kin slot of its root, the point its gather's moments are about */
     int ew_total;          /* doubles of all Ew_f */
     /* rank groups (rank_rule.h): constraints whose loops share a body, as embedding would merge
      * them into one aggregate; group g's rows are group_rows[group_row0[g] .. group_row0[g + 1]) */
@@ -64,8 +65,12 @@ typedef struct sd_loops_model {
 typedef struct sd_loops_data {
     sd_transform *Xw;      /* world placements of the kin bodies (by kin slot) */
     double *Ew;            /* see the glossary */
-    double *F;             /* 6 n_c per gather slot: F(k), column-major */
-    double *HF;            /* 6 n_c: H(k) F(k) of the body being gathered */
+    double *F;             /* 6 n_c per gather slot: F(k), column-major, world axes, moments about the
+                              slot's root (fb_root) */
+    double *HF;            /* nv x n_c: row v_index[k] + s is H(k) F(k)'s row s, for the gather bodies */
+    double *DHF;           /* 6 n_c: D^-1(k) H(k) F(k) of a gather body of several speeds */
+    int gather_nc;         /* the last compliance gather's columns (the correction sweep's) */
+    const int *gather_lo, *gather_hi; /* and their ranges per gather slot */
     double *Sc;            /* n_c x n_c: G M^-1 G* */
     double *Sf;            /* n_c x n_c: its (pivoted) Cholesky factor */
     double *Kf;            /* n_c x n_c: L^T L of a rank-deficient factor */
@@ -73,8 +78,7 @@ typedef struct sd_loops_data {
     double *work;          /* 4 n_c + 1: LAPACK dpstrf's and dgeqp3's work */
     int *piv;              /* n_c: dpstrf's or dgeqp3's pivots (1-based) */
     double *gamma, *lambda, *rhs; /* n_c each */
-    double *z, *zplus, *alpha; /* 6 per body: the correction sweep's z, z+ and alpha */
-    double *eps, *nu;      /* per speed: the correction sweep's innovations */
+    double *alpha;         /* 6 per body: the correction sweep's alpha */
     double *dense;         /* n_c x nv: G for assembly and inverse dynamics */
     double *vq, *vv, *vv2; /* nq, nv, nv: scratch of the assembly and the inverse dynamics */
     /* the independent row subset of the fast path (closed_dynamics.c): after the last
@@ -149,8 +153,10 @@ sd_status sd_loops_solve_multipliers(const sd_model *m, sd_data *d, double ref);
 /* x = A^+ b for a symmetric positive semi-definite n x n A (n <= n_c), pivots below
  * rel * max(largest diagonal, ref) dropped (LAPACK dpstrf); returns the rank, -1 on failure. */
 int sd_loops_psd_solve(sd_data *d, const double *A, int n, const double *b, double *x, double ref, double rel);
-/* x += M^-1 G* lambda with the current factors (one residual gather and scatter); the sweep's
- * inter-body forces are added to d->f when want_forces, its accelerations to d->alpha when add_alpha. */
-void sd_loops_correction_sweep(const sd_model *m, sd_data *d, double *x, int want_forces, int add_alpha);
+/* x += M^-1 G* lambda with the current factors and the last compliance gather's H F (a scatter only);
+ * lambda is given over that gather's columns (gather_nc). The sweep's inter-body forces are added
+ * to d->f when want_forces, its accelerations to d->alpha when add_alpha; w->alpha keeps them. */
+void sd_loops_correction_sweep(const sd_model *m, sd_data *d, const double *lambda, double *x, int want_forces,
+                               int add_alpha);
 
 #endif /* SOADYN_LOOPS_INTERNAL_H */
