@@ -50,27 +50,6 @@ static inline double max2(double a, double b) { return a > b ? a : b; }
  * H F of every gather body is kept for the correction sweep (eps = H F lambda). Returns the largest
  * diagonal entry (the scale the rank is judged against), floored (see below). */
 
-/* A motion vector of a body with world placement (R, p) in world axes about the point o (r = p - o):
- * w = R w_k, v = R v_k + r x w. */
-static inline void motion_to_world(const double R[9], const double r[3], const double m_k[6], double m_w[6])
-{
-    double rxw[3];
-    sd_m3_mul_v(R, m_k, m_w);
-    sd_m3_mul_v(R, m_k + 3, m_w + 3);
-    sd_v3_cross(r, m_w, rxw);
-    for (int i = 0; i < 3; ++i) m_w[3 + i] += rxw[i];
-}
-
-/* A force vector the same way: f = R f_k, n = R n_k + r x f. */
-static inline void force_to_world(const double R[9], const double r[3], const double f_k[6], double f_w[6])
-{
-    double rxf[3];
-    sd_m3_mul_v(R, f_k, f_w);
-    sd_m3_mul_v(R, f_k + 3, f_w + 3);
-    sd_v3_cross(r, f_w + 3, rxf);
-    for (int i = 0; i < 3; ++i) f_w[i] += rxf[i];
-}
-
 /* Gather slot i's body placement relative to its root's origin: R, and r = p - o. */
 static inline const double *slot_world(const sd_loops_model *L, const sd_loops_data *w, int i, double r[3])
 {
@@ -153,15 +132,11 @@ static double compliance_columns(const sd_model *m, sd_data *d, int nc, const in
     for (int fi = 0; fi < L->nframes; ++fi) {
         const sd_loop_frame *f = &L->frames[fi];
         const sd_loop_constraint *c = &L->cons[f->constraint];
-        const int slot = L->fb_slot[f->body];
-        double *F = w->F + (size_t)6 * nc * slot, r[3];
-        const double *R = slot_world(L, w, slot, r);
+        double *F = w->F + (size_t)6 * nc * L->fb_slot[f->body];
         for (int j = 0; j < c->nrows; ++j) {
             const int col = col_of_row ? col_of_row[c->row + j] : c->row + j;
             if (col < 0) continue;
-            double Fw[6];
-            force_to_world(R, r, w->Ew + f->ew + 6 * j, Fw);
-            for (int q = 0; q < 6; ++q) F[6 * col + q] += Fw[q];
+            for (int q = 0; q < 6; ++q) F[6 * col + q] += w->Eww[f->ew + 6 * j + q];
         }
     }
     memset(Sc, 0, (size_t)nc * (size_t)nc * sizeof(double));
@@ -173,8 +148,8 @@ static double compliance_columns(const sd_model *m, sd_data *d, int nc, const in
         double Hw[36], Gw[36], r[3]; /* H*(k) and G(k) in world axes, 6 x nk column-major */
         const double *R = slot_world(L, w, i, r);
         for (int s = 0; s < nk; ++s) {
-            motion_to_world(R, r, d->S + 6 * (vk + s), Hw + 6 * s);
-            force_to_world(R, r, d->G + 6 * (vk + s), Gw + 6 * s);
+            sd_loops_motion_to_world(R, r, d->S + 6 * (vk + s), Hw + 6 * s);
+            sd_loops_force_to_world(R, r, d->G + 6 * (vk + s), Gw + 6 * s);
         }
         double *HF = w->HF + (size_t)vk * nc; /* H(k) F(k): nk rows of n_c */
         double *Fp = p >= 0 ? w->F + (size_t)6 * nc * L->fb_slot[p] : NULL;

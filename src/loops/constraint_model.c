@@ -526,9 +526,11 @@ sd_loops_data *sd_loops_data_new(const sd_model *m)
     sd_loops_data *w = calloc(1, sizeof *w);
     if (!w) return NULL;
     const size_t nc = (size_t)(L->nrows > 0 ? L->nrows : 1), n = (size_t)(m->n > 0 ? m->n : 1);
-    const size_t nv = (size_t)(m->nv > 0 ? m->nv : 1);
+    const size_t nv = (size_t)(m->nv > 0 ? m->nv : 1), nc_cons = (size_t)(L->ncons > 0 ? L->ncons : 1);
     w->Xw = malloc((size_t)(L->nkin > 0 ? L->nkin : 1) * sizeof(sd_transform));
     w->Ew = calloc((size_t)(L->ew_total > 0 ? L->ew_total : 1), sizeof(double));
+    w->Eww = calloc((size_t)(L->ew_total > 0 ? L->ew_total : 1), sizeof(double));
+    w->Xf = malloc(2 * nc_cons * sizeof(sd_transform));
     w->F = calloc(6 * nc * (size_t)(L->nfb > 0 ? L->nfb : 1), sizeof(double));
     w->HF = calloc(nv * nc, sizeof(double));
     w->DHF = calloc(6 * nc, sizeof(double));
@@ -578,7 +580,7 @@ sd_loops_data *sd_loops_data_new(const sd_model *m)
         sd_loops_data_free(w);
         return NULL;
     }
-    if (!w->Xw || !w->Ew || !w->F || !w->HF || !w->DHF || !w->Sc || !w->Sf || !w->eig || !w->gamma || !w->lambda || !w->rhs ||
+    if (!w->Xw || !w->Xf || !w->Ew || !w->Eww || !w->F || !w->HF || !w->DHF || !w->Sc || !w->Sf || !w->eig || !w->gamma || !w->lambda || !w->rhs ||
         !w->alpha || !w->dense || !w->vq || !w->vv || !w->vv2 || !w->work || !w->Kf || !w->tmp || !w->piv) {
         sd_loops_data_free(w);
         return NULL;
@@ -591,6 +593,8 @@ void sd_loops_data_free(sd_loops_data *w)
     if (!w) return;
     free(w->Xw);
     free(w->Ew);
+    free(w->Eww);
+    free(w->Xf);
     free(w->F);
     free(w->HF);
     free(w->DHF);

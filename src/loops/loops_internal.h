@@ -64,7 +64,10 @@ typedef struct sd_loops_model {
 
 typedef struct sd_loops_data {
     sd_transform *Xw;      /* world placements of the kin bodies (by kin slot) */
+    sd_transform *Xf;      /* 2 per constraint: F_A and F_B in world (cut and distance constraints) */
     double *Ew;            /* see the glossary */
+    double *Eww;           /* Ew_f in world axes, moments about the root of the frame's body (the
+                              compliance gather's frame, closed_dynamics.c) */
     double *F;             /* 6 n_c per gather slot: F(k), column-major, world axes, moments about the
                               slot's root (fb_root) */
     double *HF;            /* nv x n_c: row v_index[k] + s is H(k) F(k)'s row s, for the gather bodies */
@@ -104,6 +107,27 @@ typedef struct sd_loops_data {
     int lambda_valid;      /* lambda holds the multipliers of the last solve */
 } sd_loops_data;
 
+/* A motion vector of a body with world placement (R, p) in world axes about the point o (r = p - o):
+ * w = R w_k, v = R v_k + r x w. */
+static inline void sd_loops_motion_to_world(const double R[9], const double r[3], const double m_k[6], double m_w[6])
+{
+    double rxw[3];
+    sd_m3_mul_v(R, m_k, m_w);
+    sd_m3_mul_v(R, m_k + 3, m_w + 3);
+    sd_v3_cross(r, m_w, rxw);
+    for (int i = 0; i < 3; ++i) m_w[3 + i] += rxw[i];
+}
+
+/* A force vector the same way: f = R f_k, n = R n_k + r x f. */
+static inline void sd_loops_force_to_world(const double R[9], const double r[3], const double f_k[6], double f_w[6])
+{
+    double rxf[3];
+    sd_m3_mul_v(R, f_k, f_w);
+    sd_m3_mul_v(R, f_k + 3, f_w + 3);
+    sd_v3_cross(r, f_w + 3, rxf);
+    for (int i = 0; i < 3; ++i) f_w[i] += rxf[i];
+}
+
 /* The top of constraint c's loop (constraint_model.c): the bodies strictly below it on the paths
  * from its two bodies are the loop's (-1: the inertial frame). */
 int sd_loops_loop_top(const sd_model *m, const sd_loop_constraint *c);
@@ -115,10 +139,11 @@ int sd_loops_loop_top(const sd_model *m, const sd_loop_constraint *c);
 int sd_loops_rank_of_rows(const sd_model *m, sd_loops_data *w, double *dropped);
 
 /* Kinematics of the constraints at the placements and velocities in d (constraint_kinematics.c). */
+/* The world placements of the kin bodies and of every F_A, F_B (Xw, Xf). */
 void sd_loops_world_placements(const sd_model *m, sd_data *d);
-/* Fill every Ew_f at the current placements; SD_E_SINGULAR names a DISTANCE whose frames meet. */
+/* Fill every Ew_f (and Eww) at the current placements; SD_E_SINGULAR names a DISTANCE whose frames meet. */
 sd_status sd_loops_frame_weights(const sd_model *m, sd_data *d);
-/* World placement of F_A (side 0) or F_B (side 1) of constraint c, from the kin placements. */
+/* World placement of F_A (side 0) or F_B (side 1) of constraint c, as the last world placements left it. */
 void sd_loops_frame_world(const sd_model *m, const sd_data *d, int c, int side, sd_transform *out);
 /* The position residuals of one cut or distance constraint (its nrows, sd_constraint_residuals'
  * definitions) from the placements of F_A and F_B in any one frame (they are relative). */
