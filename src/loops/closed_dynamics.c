@@ -7,8 +7,9 @@
  *                                              gather of the rows' forces on the factors of step 1
  *      lambda = -Lambda_c^+ gamma              minimum norm; the rank by the rule of rank_rule.h
  *                                              on G's rows when Lambda_c's Cholesky fails
- *   3. qdd_delta = M^-1 G* lambda              one residual gather and acceleration scatter with
- *                                              the step-1 factors P, D, G (no Riccati step again)
+ *   3. qdd_delta = M^-1 G* lambda              one acceleration scatter with the step-1 factors
+ *                                              P, D, G and the compliance gather's H F (no Riccati
+ *                                              step again, no residual gather)
  *   4. qdd = qdd_f + qdd_delta                                                       (Eq 45)
  * Why the compliance and not n_c solves with the step-1 factors: each solve is a full O(N) sweep
  * and there are n_c of them (20 for four revolute loops), while the compliance gather visits only
@@ -147,9 +148,9 @@ static double compliance_columns(const sd_model *m, sd_data *d, int nc, const in
         const double *F = w->F + (size_t)6 * nc * i, *Dinv = d->Dinv + 36 * k;
         double Hw[36], Gw[36], r[3]; /* H*(k) and G(k) in world axes, 6 x nk column-major */
         const double *R = slot_world(L, w, i, r);
-        for (int s = 0; s < nk; ++s) {
+        for (int s = 0; s < nk; ++s) { /* a root passes nothing on: its G is not needed */
             sd_loops_motion_to_world(R, r, d->S + 6 * (vk + s), Hw + 6 * s);
-            sd_loops_force_to_world(R, r, d->G + 6 * (vk + s), Gw + 6 * s);
+            if (p >= 0) sd_loops_force_to_world(R, r, d->G + 6 * (vk + s), Gw + 6 * s);
         }
         double *HF = w->HF + (size_t)vk * nc; /* H(k) F(k): nk rows of n_c */
         double *Fp = p >= 0 ? w->F + (size_t)6 * nc * L->fb_slot[p] : NULL;
