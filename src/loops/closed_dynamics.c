@@ -7,8 +7,9 @@
  *                                              gather of the rows' forces on the factors of step 1
  *      lambda = -Lambda_c^+ gamma              minimum norm; the rank by the rule of rank_rule.h
  *                                              on G's rows when Lambda_c's Cholesky fails
- *   3. qdd_delta = M^-1 G* lambda              one residual gather and acceleration scatter with
- *                                              the step-1 factors P, D, G (no Riccati step again)
+ *   3. qdd_delta = M^-1 G* lambda              one acceleration scatter with the step-1 factors
+ *                                              P, D, G and the compliance gather's H F (no Riccati
+ *                                              step again, no residual gather)
  *   4. qdd = qdd_f + qdd_delta                                                       (Eq 45)
  * Why the compliance and not n_c solves with the step-1 factors: each solve is a full O(N) sweep
  * and there are n_c of them (20 for four revolute loops), while the compliance gather visits only
@@ -38,11 +39,86 @@ static inline double max2(double a, double b) { return a > b ? a : b; }
  * forces, i.e. the sum over bodies k of F(k)^T H*(k) D^-1(k) H(k) F(k) with F gathered tips to base:
  *   F(k) = sum over children j of psi(k, j) F(j) + sum over the frames f on k of Ew_f,
  *   psi(parent, j) F = phi(parent, j) (F - G(j) H(j) F)                       (004 Eq 35)
- * on the step-1 factors (G, D^-1, H*, Xup), over the ancestors of the frame bodies only, each on
- * the columns [lo, hi) of the rows that reach it. One 6 x n_c product per body replaces the
+ * on the step-1 factors (G, D^-1, H*), over the ancestors of the frame bodies only, each on the
+ * columns [lo, hi) of the rows that reach it. One 6 x n_c product per body replaces the
  * backward-Lyapunov scatter of Y and the per-pair products of 004 Alg 4.3 (a 6x6 congruence per
- * common ancestor, a product per pair of frames). Returns the largest diagonal entry (the scale the
- * rank is judged against), floored (see below). */
+ * common ancestor, a product per pair of frames).
+ * Why world axes: in one frame for all bodies (world axes, moments about the root's origin) phi is
+ * the identity, so F(parent) += F - G H F with no transform of F's columns; each body's H* and G
+ * columns are placed in world axes instead (2 nv(k) transforms a body, where body frames take one
+ * per column: 6 for a revolute loop, 5 for a spatial one). The products H F are frame-free. The
+ * origin is the root's, not the world's, so that the moments' lever arms stay the mechanism's size.
+ * H F of every gather body is kept for the correction sweep (eps = H F lambda). Returns the largest
+ * diagonal entry (the scale the rank is judged against), floored (see below). */
+
+/* Gather slot i's body placement relative to its root's origin: R, and r = p - o. */
+static inline const double *slot_world(const sd_loops_model *L, const sd_loops_data *w, int i, double r[3])
+{
+    const sd_transform *X = &w->Xw[L->kin_slot[L->fb_bodies[i]]], *root = &w->Xw[L->fb_root[i]];
+    for (int j = 0; j < 3; ++j) r[j] = X->p[j] - root->p[j];
+    return X->R;
+}
+
+/* One gather body's step on the columns [lo, hi) (world axes): H F into HF (nk rows of nc),
+ * Lambda_c += (H F)^T D^-1 (H F) on the lower triangle, and F(parent) += F - G H F into Fp (NULL:
+ * a root). The one-speed kernel is the common hinge's (revolute, prismatic): per column one dot,
+ * one row of Lambda_c and one 6-vector update, with no loops over nk. (restrict: the arrays are
+ * distinct, so that the row loops vectorise.) */
+static void gather_one_speed(int nc, int lo, int hi, const double Hw[6], const double Gw[6], double dinv,
+                             const double *restrict F, double *restrict HF, double *restrict Sc,
+                             double *restrict Fp)
+{
+    for (int col = lo; col < hi; ++col) {
+        const double *Fc = F + 6 * col;
+        const double h = sd_s6_dot(Hw, Fc), th = dinv * h;
+        HF[col] = h;
+        double *row = Sc + (size_t)col * nc;
+        for (int b = lo; b < col; ++b) row[b] += th * HF[b];
+        row[col] += th * h;
+        if (Fp) {
+            double *out = Fp + 6 * col;
+            for (int q = 0; q < 6; ++q) out[q] += Fc[q] - Gw[q] * h;
+        }
+    }
+}
+
+/* The same for nk speeds: Y = D^-1 H F by rows (into DHF, nk x nc), then row a of Lambda_c gets
+ * sum_s (H F)(s, a) Y(s, b), each a contiguous row operation. */
+static void gather_speeds(int nc, int lo, int hi, int nk, const double *Hw, const double *Gw, const double *Dinv,
+                          const double *restrict F, double *restrict HF, double *restrict DHF, double *restrict Sc,
+                          double *restrict Fp)
+{
+    for (int s = 0; s < nk; ++s)
+        for (int col = lo; col < hi; ++col) HF[s * nc + col] = sd_s6_dot(Hw + 6 * s, F + 6 * col);
+    for (int s = 0; s < nk; ++s) {
+        double *y = DHF + s * nc;
+        for (int col = lo; col < hi; ++col) y[col] = 0.0;
+        for (int q = 0; q < nk; ++q) {
+            const double dsq = Dinv[s * nk + q];
+            const double *h = HF + q * nc;
+            for (int col = lo; col < hi; ++col) y[col] += dsq * h[col];
+        }
+    }
+    for (int a = lo; a < hi; ++a) {
+        double *row = Sc + (size_t)a * nc;
+        for (int s = 0; s < nk; ++s) {
+            const double h = HF[s * nc + a];
+            const double *y = DHF + s * nc;
+            for (int b = lo; b <= a; ++b) row[b] += h * y[b];
+        }
+    }
+    if (!Fp) return;
+    for (int col = lo; col < hi; ++col) { /* F(parent) += F - G H F: phi is the identity in world axes */
+        double e[6];
+        for (int q = 0; q < 6; ++q) e[q] = F[6 * col + q];
+        for (int s = 0; s < nk; ++s) {
+            const double h = HF[s * nc + col];
+            for (int q = 0; q < 6; ++q) e[q] -= Gw[6 * s + q] * h;
+        }
+        for (int q = 0; q < 6; ++q) Fp[6 * col + q] += e[q];
+    }
+}
+
 /* The gather over nc columns: column col_of_row[row] for each row (-1: the row is left out; NULL:
  * every row, column = row), the columns [lo[i], hi[i]) reaching gather slot i. */
 static double compliance_columns(const sd_model *m, sd_data *d, int nc, const int *col_of_row, const int *lo_of,
@@ -51,6 +127,7 @@ static double compliance_columns(const sd_model *m, sd_data *d, int nc, const in
     const sd_loops_model *L = m->loops;
     sd_loops_data *w = d->loops;
     double *Sc = w->Sc;
+    w->gather_nc = nc, w->gather_lo = lo_of, w->gather_hi = hi_of;
     for (int i = 0; i < L->nfb; ++i) /* F = the frame forces on their own bodies */
         memset(w->F + (size_t)6 * nc * i + 6 * lo_of[i], 0, 6 * (size_t)(hi_of[i] - lo_of[i]) * sizeof(double));
     for (int fi = 0; fi < L->nframes; ++fi) {
@@ -60,7 +137,7 @@ static double compliance_columns(const sd_model *m, sd_data *d, int nc, const in
         for (int j = 0; j < c->nrows; ++j) {
             const int col = col_of_row ? col_of_row[c->row + j] : c->row + j;
             if (col < 0) continue;
-            for (int r = 0; r < 6; ++r) F[6 * col + r] += w->Ew[f->ew + 6 * j + r];
+            for (int q = 0; q < 6; ++q) F[6 * col + q] += w->Eww[f->ew + 6 * j + q];
         }
     }
     memset(Sc, 0, (size_t)nc * (size_t)nc * sizeof(double));
@@ -68,29 +145,17 @@ static double compliance_columns(const sd_model *m, sd_data *d, int nc, const in
         const int k = L->fb_bodies[i], vk = m->v_index[k], p = m->parent[k];
         const int nk = w->held && w->held[k] ? 0 : m->nv_k[k]; /* a prescribed hinge: phi passes F on */
         const int lo = lo_of[i], hi = hi_of[i];
-        const double *F = w->F + (size_t)6 * nc * i;
-        const double *S = d->S + 6 * vk, *Gk = d->G + 6 * vk, *Dinv = d->Dinv + 36 * k;
-        double *HF = w->HF; /* H(k) F(k): nk rows of n_c */
-        for (int col = lo; col < hi; ++col)
-            for (int s = 0; s < nk; ++s) HF[s * nc + col] = sd_s6_dot(S + 6 * s, F + 6 * col);
-        for (int a = lo; a < hi; ++a) /* Lambda_c += (H F)^T D^-1 (H F), the lower triangle */
-            for (int s = 0; s < nk; ++s) {
-                double t = 0.0;
-                for (int r = 0; r < nk; ++r) t += HF[r * nc + a] * Dinv[r * nk + s];
-                for (int b = lo; b <= a; ++b) Sc[a * nc + b] += t * HF[s * nc + b];
-            }
-        if (p < 0) continue;
-        double *Fp = w->F + (size_t)6 * nc * L->fb_slot[p];
-        for (int col = lo; col < hi; ++col) { /* F(parent) += phi (F - G H F) */
-            double e[6], out[6];
-            for (int r = 0; r < 6; ++r) {
-                double v = F[6 * col + r];
-                for (int s = 0; s < nk; ++s) v -= Gk[6 * s + r] * HF[s * nc + col];
-                e[r] = v;
-            }
-            sd_force_to_parent(&d->Xup[k], e, out);
-            for (int r = 0; r < 6; ++r) Fp[6 * col + r] += out[r];
+        const double *F = w->F + (size_t)6 * nc * i, *Dinv = d->Dinv + 36 * k;
+        double Hw[36], Gw[36], r[3]; /* H*(k) and G(k) in world axes, 6 x nk column-major */
+        const double *R = slot_world(L, w, i, r);
+        for (int s = 0; s < nk; ++s) { /* a root passes nothing on: its G is not needed */
+            sd_loops_motion_to_world(R, r, d->S + 6 * (vk + s), Hw + 6 * s);
+            if (p >= 0) sd_loops_force_to_world(R, r, d->G + 6 * (vk + s), Gw + 6 * s);
         }
+        double *HF = w->HF + (size_t)vk * nc; /* H(k) F(k): nk rows of n_c */
+        double *Fp = p >= 0 ? w->F + (size_t)6 * nc * L->fb_slot[p] : NULL;
+        if (nk == 1) gather_one_speed(nc, lo, hi, Hw, Gw, Dinv[0], F, HF, Sc, Fp);
+        else gather_speeds(nc, lo, hi, nk, Hw, Gw, Dinv, F, HF, w->DHF, Sc, Fp);
     }
     double ref = 0.0;
     for (int a = 0; a < nc; ++a) {
@@ -316,54 +381,62 @@ sd_status sd_loops_solve_multipliers(const sd_model *m, sd_data *d, double ref)
 }
 
 /* qdd_delta = M^-1 G* lambda with the step-1 factors (004 Eq 58 with T = 0, no velocity terms and
- * the constraint forces F_f = Ew_f lambda as external forces): the residual gather
- * z(k) = sum phi z+(j) - F(k), eps = -H z, nu = D^-1 eps, z+ = z + G eps, then the scatter
- * alpha+ = phi* alpha(parent) (0 at the base), qdd = nu - G* alpha+, alpha = alpha+ + H* qdd.
- * Adds qdd_delta to qdd and alpha_delta to d->alpha, and the sweep's forces to d->f when asked. */
-void sd_loops_correction_sweep(const sd_model *m, sd_data *d, double *qdd, int want_forces, int add_alpha)
+ * the constraint forces F_f = Ew_f lambda as external forces). Its gather needs no sweep of its own:
+ * the residual forces are z(k) = -F(k) lambda with F(k) of the compliance gather, so
+ * eps(k) = -H z(k) = H F(k) lambda, nu = D^-1 eps on the gather bodies and 0 elsewhere. Then the
+ * scatter alpha+ = phi* alpha(parent) (0 at the base), qdd = nu - G* alpha+, alpha = alpha+ + H* qdd
+ * over every body. Adds qdd_delta to x and alpha_delta to d->alpha (add_alpha), and the sweep's
+ * forces P+ alpha+ + z+ (000 Eq 17, z+ = z + G eps) to d->f (want_forces). */
+void sd_loops_correction_sweep(const sd_model *m, sd_data *d, const double *lambda, double *x, int want_forces,
+                               int add_alpha)
 {
     const sd_loops_model *L = m->loops;
     sd_loops_data *w = d->loops;
-    memset(w->z, 0, 6 * (size_t)m->n * sizeof(double));
-    for (int fi = 0; fi < L->nframes; ++fi) {
-        const sd_loop_frame *f = &L->frames[fi];
-        const sd_loop_constraint *c = &L->cons[f->constraint];
-        const double *W = w->Ew + f->ew;
-        for (int i = 0; i < c->nrows; ++i)
-            for (int r = 0; r < 6; ++r) w->z[6 * f->body + r] -= W[6 * i + r] * w->lambda[c->row + i];
-    }
-    for (int k = m->n - 1; k >= 0; --k) { /* tips-to-base gather: 004 Eq 58a-d */
-        const int nk = m->nv_k[k], vk = m->v_index[k];
-        double *z = w->z + 6 * k, *zplus = w->zplus + 6 * k;
-        memcpy(zplus, z, 6 * sizeof(double));
-        for (int i = 0; i < nk; ++i) w->eps[vk + i] = -sd_s6_dot(d->S + 6 * (vk + i), z);
-        sd_dinv_mul(d->Dinv + 36 * k, nk, w->eps + vk, w->nu + vk);
-        for (int i = 0; i < nk; ++i)
-            for (int r = 0; r < 6; ++r) zplus[r] += d->G[6 * (vk + i) + r] * w->eps[vk + i];
-        if (m->parent[k] >= 0) {
-            double zp[6];
-            sd_force_to_parent(&d->Xup[k], zplus, zp);
-            for (int r = 0; r < 6; ++r) w->z[6 * m->parent[k] + r] += zp[r];
-        }
-    }
+    const int nc = w->gather_nc;
     for (int k = 0; k < m->n; ++k) { /* base-to-tips scatter: 004 Eq 58e-g */
-        const int nk = m->nv_k[k], vk = m->v_index[k], p = m->parent[k];
-        double ap[6], aJ[6], *alpha = w->alpha + 6 * k;
-        if (p < 0) memset(ap, 0, sizeof ap);
-        else sd_motion_to_child(&d->Xup[k], w->alpha + 6 * p, ap);
-        double qd[6];
-        for (int i = 0; i < nk; ++i) qd[i] = w->nu[vk + i] - sd_s6_dot(d->G + 6 * (vk + i), ap);
-        memset(aJ, 0, sizeof aJ);
-        for (int i = 0; i < nk; ++i)
-            for (int r = 0; r < 6; ++r) aJ[r] += d->S[6 * (vk + i) + r] * qd[i];
-        for (int r = 0; r < 6; ++r) alpha[r] = ap[r] + aJ[r];
-        for (int i = 0; i < nk; ++i) qdd[vk + i] += qd[i];
+        const int nk = m->nv_k[k], vk = m->v_index[k], p = m->parent[k], slot = L->fb_slot[k];
+        const double *Sk = d->S + 6 * vk, *Gk = d->G + 6 * vk, *Dinv = d->Dinv + 36 * k;
+        const double *HF = w->HF + (size_t)vk * nc;
+        double ap[6] = {0, 0, 0, 0, 0, 0}, eps[6] = {0, 0, 0, 0, 0, 0}, qd[6];
+        double *alpha = w->alpha + 6 * k;
+        if (p >= 0) sd_motion_to_child_plane(&d->Xup[k], d->hinge_plane[k], w->alpha + 6 * p, ap);
+        for (int s = 0; slot >= 0 && s < nk; ++s) {
+            double t = 0.0;
+            for (int col = w->gather_lo[slot]; col < w->gather_hi[slot]; ++col) t += HF[s * nc + col] * lambda[col];
+            eps[s] = t;
+        }
+        if (nk == 1) { /* the common hinge's kernel, as the compliance gather's */
+            qd[0] = Dinv[0] * eps[0] - sd_s6_dot(Gk, ap);
+            for (int q = 0; q < 6; ++q) alpha[q] = ap[q] + Sk[q] * qd[0];
+            x[vk] += qd[0];
+        } else {
+            sd_dinv_mul(Dinv, nk, eps, qd); /* nu */
+            for (int s = 0; s < nk; ++s) qd[s] -= sd_s6_dot(Gk + 6 * s, ap);
+            for (int q = 0; q < 6; ++q) alpha[q] = ap[q];
+            for (int s = 0; s < nk; ++s) {
+                for (int q = 0; q < 6; ++q) alpha[q] += Sk[6 * s + q] * qd[s];
+                x[vk + s] += qd[s];
+            }
+        }
         if (add_alpha)
-            for (int r = 0; r < 6; ++r) d->alpha[6 * k + r] += alpha[r];
+            for (int q = 0; q < 6; ++q) d->alpha[6 * k + q] += alpha[q];
         if (want_forces) { /* 000 Eq 17 for this sweep, added to step 1's */
-            double f[6];
+            double f[6], zplus[6] = {0, 0, 0, 0, 0, 0};
+            if (slot >= 0) { /* z+ = -F lambda (back from world axes) + G eps */
+                const double *F = w->F + (size_t)6 * nc * slot;
+                double zw[6] = {0, 0, 0, 0, 0, 0}, r[3], rxf[3], n[3];
+                for (int col = w->gather_lo[slot]; col < w->gather_hi[slot]; ++col)
+                    for (int q = 0; q < 6; ++q) zw[q] -= F[6 * col + q] * lambda[col];
+                const double *R = slot_world(L, w, slot, r);
+                sd_v3_cross(r, zw + 3, rxf);
+                for (int q = 0; q < 3; ++q) n[q] = zw[q] - rxf[q];
+                sd_m3t_mul_v(R, n, zplus);
+                sd_m3t_mul_v(R, zw + 3, zplus + 3);
+                for (int s = 0; s < nk; ++s)
+                    for (int q = 0; q < 6; ++q) zplus[q] += Gk[6 * s + q] * eps[s];
+            }
             sd_sym6_mul(d->Pplus + 36 * k, ap, f);
-            for (int r = 0; r < 6; ++r) d->f[6 * k + r] += f[r] + w->zplus[6 * k + r];
+            for (int q = 0; q < 6; ++q) d->f[6 * k + q] += f[q] + zplus[q];
         }
     }
 }
@@ -376,7 +449,7 @@ void sd_loops_correction_sweep(const sd_model *m, sd_data *d, double *qdd, int w
  * kept or not, has G qdd + Gdot u = 0 at the result (the full path's consistency test); otherwise
  * (the subset lost rank here, or the rows contradict each other) step 1's results are restored and
  * the full rank-revealing path decides. Returns 1 when qdd (and d->alpha) hold the answer. */
-static int fast_subset_solve(const sd_model *m, sd_data *d, double *qdd, const double a0[6])
+static int fast_subset_solve(const sd_model *m, sd_data *d, double *qdd)
 {
     const sd_loops_model *L = m->loops;
     sd_loops_data *w = d->loops;
@@ -394,8 +467,16 @@ static int fast_subset_solve(const sd_model *m, sd_data *d, double *qdd, const d
     for (int j = 0; j < ns; ++j) w->lambda[w->sub[j]] = ls[j];
     memcpy(w->qdd_save, qdd, (size_t)m->nv * sizeof(double));
     memcpy(w->alpha_save, d->alpha, 6 * (size_t)m->n * sizeof(double));
-    sd_loops_correction_sweep(m, d, qdd, 0, 1);
-    sd_loops_row_rates(m, d, d->alpha, a0, qdd, w->rhs);
+    sd_loops_correction_sweep(m, d, ls, qdd, 0, 1);
+    /* the rates at the result are gamma + G qdd_delta, G qdd_delta = sum_f Ew_f^T alpha_delta(k_f)
+     * (G u = sum_f Ew_f^T V(k_f), couplings included: their frames' weights make it so) */
+    memcpy(w->rhs, w->gamma, (size_t)nc * sizeof(double));
+    for (int fi = 0; fi < L->nframes; ++fi) {
+        const sd_loop_frame *f = &L->frames[fi];
+        const sd_loop_constraint *c = &L->cons[f->constraint];
+        for (int i = 0; i < c->nrows; ++i)
+            w->rhs[c->row + i] += sd_s6_dot(w->Ew + f->ew + 6 * i, w->alpha + 6 * f->body);
+    }
     const double rtol = 1e-6 * (gnorm + scale * lnorm) + gamma_floor(m, d);
     double worst = 0.0;
     for (int i = 0; i < nc; ++i) worst = max2(worst, fabs(w->rhs[i]));
@@ -525,13 +606,13 @@ sd_status sd_closed_loop_forward_dynamics(const sd_model *m, sd_data *d, const d
         if (st != SD_OK) return st;
     } else {
         const int multipliers_wanted = lambda || o.interbody_forces;
-        if (!multipliers_wanted && d->loops->nsub > 0 && fast_subset_solve(m, d, qdd, a0)) {
+        if (!multipliers_wanted && d->loops->nsub > 0 && fast_subset_solve(m, d, qdd)) {
             /* lambda solves the rows but is not the minimum-norm one: not readable as forces */
             return sd_check_output(d, fn, "qdd", qdd, (size_t)m->nv, SD_CAUSE_TINY_INERTIA);
         }
         const double ref = sd_loops_compliance(m, d);
         if ((st = sd_loops_solve_multipliers(m, d, ref)) != SD_OK) return st;
-        sd_loops_correction_sweep(m, d, qdd, o.interbody_forces, 1);
+        sd_loops_correction_sweep(m, d, d->loops->lambda, qdd, o.interbody_forces, 1);
         if ((st = sd_check_output(d, fn, "lambda", d->loops->lambda, (size_t)L->nrows, SD_CAUSE_TINY_INERTIA)) !=
                 SD_OK ||
             (st = sd_check_output(d, fn, "qdd", qdd, (size_t)m->nv, SD_CAUSE_TINY_INERTIA)) != SD_OK)

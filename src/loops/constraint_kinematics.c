@@ -28,27 +28,36 @@
 void sd_loops_world_placements(const sd_model *m, sd_data *d)
 {
     const sd_loops_model *L = m->loops;
-    sd_transform *Xw = d->loops->Xw;
-    d->loops->lambda_valid = 0; /* lambda belongs to the placements it was computed with */
+    sd_loops_data *w = d->loops;
+    sd_transform *Xw = w->Xw;
+    w->lambda_valid = 0; /* lambda belongs to the placements it was computed with */
     for (int i = 0; i < L->nkin; ++i) { /* a scatter over the kin bodies only (parents come first) */
         const int k = L->kin_bodies[i], p = m->parent[k];
         if (p < 0) Xw[i] = d->Xup[k];
         else sd_transform_compose(&Xw[L->kin_slot[p]], &d->Xup[k], &Xw[i]);
     }
+    /* F_A and F_B once here: the frame weights and the row rates read them */
+    for (int c = 0; c < L->ncons; ++c) {
+        const sd_loop_constraint *con = &L->cons[c];
+        if (con->type == SD_CONSTRAINT_COUPLING) continue;
+        for (int side = 0; side < 2; ++side) {
+            const int k = side ? con->body_b : con->body_a;
+            const sd_transform *frame = side ? &con->frame_b : &con->frame_a;
+            if (k < 0) w->Xf[2 * c + side] = *frame;
+            else sd_transform_compose(&Xw[L->kin_slot[k]], frame, &w->Xf[2 * c + side]);
+        }
+    }
 }
 
-static void body_world(const sd_model *m, const sd_data *d, int k, sd_transform *X)
+static const sd_transform *body_world(const sd_model *m, const sd_data *d, int k)
 {
-    if (k < 0) sd_transform_identity(X);
-    else *X = d->loops->Xw[m->loops->kin_slot[k]];
+    return &d->loops->Xw[m->loops->kin_slot[k]];
 }
 
 void sd_loops_frame_world(const sd_model *m, const sd_data *d, int c, int side, sd_transform *out)
 {
-    const sd_loop_constraint *con = &m->loops->cons[c];
-    sd_transform Xb;
-    body_world(m, d, side ? con->body_b : con->body_a, &Xb);
-    sd_transform_compose(&Xb, side ? &con->frame_b : &con->frame_a, out);
+    (void)m;
+    *out = d->loops->Xf[2 * c + side];
 }
 
 sd_status sd_constraint_frame_world(const sd_model *m, const sd_data *d, int c, int side, sd_transform *out)
@@ -60,10 +69,12 @@ sd_status sd_constraint_frame_world(const sd_model *m, const sd_data *d, int c, 
     return SD_OK;
 }
 
-/* The spatial force about body k's origin, body axes, of a moment n and a force f (world axes) at
- * the world point p: [R^T n + r x R^T f; R^T f], r = R^T (p - o). */
-static void force_on_body(const sd_transform *Xk, const double p[3], const double n[3], const double f[3],
-                          double sign, double F[6])
+/* The spatial force of a moment n and a force f (world axes) at the world point p, on body k (world
+ * placement Xk) whose gather frame has its origin at o: about k's origin in body axes,
+ * F = [R^T n + r x R^T f; R^T f] with r = R^T (p - p_k), and in world axes about o,
+ * Fw = [n + (p - o) x f; f]. */
+static void force_on_body(const sd_transform *Xk, const double o[3], const double p[3], const double n[3],
+                          const double f[3], double sign, double F[6], double Fw[6])
 {
     double rel[3], r[3], nb[3], fb[3], rxf[3];
     for (int i = 0; i < 3; ++i) rel[i] = p[i] - Xk->p[i];
@@ -75,41 +86,49 @@ static void force_on_body(const sd_transform *Xk, const double p[3], const doubl
         F[i] = sign * (nb[i] + rxf[i]);
         F[3 + i] = sign * fb[i];
     }
+    for (int i = 0; i < 3; ++i) rel[i] = p[i] - o[i];
+    sd_v3_cross(rel, f, rxf);
+    for (int i = 0; i < 3; ++i) {
+        Fw[i] = sign * (n[i] + rxf[i]);
+        Fw[3 + i] = sign * f[i];
+    }
 }
 
 sd_status sd_loops_frame_weights(const sd_model *m, sd_data *d)
 {
     const sd_loops_model *L = m->loops;
-    double *Ew = d->loops->Ew;
+    sd_loops_data *w = d->loops;
     for (int fi = 0; fi < L->nframes; ++fi) {
         const sd_loop_frame *f = &L->frames[fi];
         const sd_loop_constraint *c = &L->cons[f->constraint];
-        double *W = Ew + f->ew; /* 6 x nrows, column-major */
+        double *W = w->Ew + f->ew, *Ww = w->Eww + f->ew; /* 6 x nrows, column-major */
+        const sd_transform *Xk = body_world(m, d, f->body);
+        const double *o = w->Xw[L->fb_root[L->fb_slot[f->body]]].p;
         if (c->type == SD_CONSTRAINT_COUPLING) {
             /* u_k = s^T (V_k - phi* V_parent) / s^T s for a 1-dof hinge with H* = s: the row is a
              * force s/|s|^2 on body k and its reaction -phi s/|s|^2 on the parent (roles 2-5:
              * hinge a, its parent, hinge b, its parent; hinge b weighted by -ratio) */
             const int hinge_b = f->role >= 4, k = hinge_b ? c->body_b : c->body_a;
             const double *s = d->S + 6 * m->v_index[k];
-            const double w = (hinge_b ? -c->ratio : 1.0) / sd_s6_dot(s, s);
+            const double wt = (hinge_b ? -c->ratio : 1.0) / sd_s6_dot(s, s);
             double F[6];
-            for (int r = 0; r < 6; ++r) F[r] = w * s[r];
+            for (int r = 0; r < 6; ++r) F[r] = wt * s[r];
             if (f->role == 3 || f->role == 5) {
                 double Fp[6];
                 sd_force_to_parent(&d->Xup[k], F, Fp);
                 for (int r = 0; r < 6; ++r) W[r] = -Fp[r];
             } else
                 memcpy(W, F, sizeof F);
+            double rk[3];
+            for (int i = 0; i < 3; ++i) rk[i] = Xk->p[i] - o[i];
+            sd_loops_force_to_world(Xk->R, rk, W, Ww);
             continue;
         }
-        sd_transform Xk, XA, XB;
-        body_world(m, d, f->body, &Xk);
-        sd_loops_frame_world(m, d, f->constraint, 0, &XA);
-        sd_loops_frame_world(m, d, f->constraint, 1, &XB);
+        const sd_transform *XA = &w->Xf[2 * f->constraint], *XB = &w->Xf[2 * f->constraint + 1];
         const double sign = f->role == 1 ? 1.0 : -1.0; /* B receives +, A the reaction */
         if (c->type == SD_CONSTRAINT_DISTANCE) {
             double dv[3], e[3];
-            for (int i = 0; i < 3; ++i) dv[i] = XB.p[i] - XA.p[i];
+            for (int i = 0; i < 3; ++i) dv[i] = XB->p[i] - XA->p[i];
             const double len = sd_v3_norm(dv);
             if (!(len > 1e-12 * (1.0 + c->length)))
                 return sd_data_fail(d, SD_E_SINGULAR,
@@ -117,14 +136,14 @@ sd_status sd_loops_frame_weights(const sd_model *m, sd_data *d)
                                     c->name);
             for (int i = 0; i < 3; ++i) e[i] = dv[i] / len;
             const double zero[3] = {0, 0, 0};
-            force_on_body(&Xk, f->role == 1 ? XB.p : XA.p, zero, e, sign, W);
+            force_on_body(Xk, o, f->role == 1 ? XB->p : XA->p, zero, e, sign, W, Ww);
             continue;
         }
         for (int i = 0; i < c->nsel; ++i) { /* a unit moment or force along F_A's axes, at F_B's origin */
             const int s = c->sel[i];
             double n[3] = {0, 0, 0}, fv[3] = {0, 0, 0};
-            for (int j = 0; j < 3; ++j) (s < 3 ? n : fv)[j] = XA.R[3 * j + s % 3];
-            force_on_body(&Xk, XB.p, n, fv, sign, W + 6 * i);
+            for (int j = 0; j < 3; ++j) (s < 3 ? n : fv)[j] = XA->R[3 * j + s % 3];
+            force_on_body(Xk, o, XB->p, n, fv, sign, W + 6 * i, Ww + 6 * i);
         }
     }
     return SD_OK;
@@ -140,22 +159,21 @@ static void point_motion(const sd_model *m, const sd_data *d, const double *alph
         for (int i = 0; i < 3; ++i) w[i] = v[i] = 0.0, wd[i] = a0[i], acl[i] = a0[3 + i];
         return;
     }
-    sd_transform X;
-    body_world(m, d, k, &X);
+    const sd_transform *X = body_world(m, d, k);
     const double *V = d->V + 6 * k, *A = alpha + 6 * k;
     double rel[3], r[3], t[3], vp[3], ap[3];
-    for (int i = 0; i < 3; ++i) rel[i] = p[i] - X.p[i];
-    sd_m3t_mul_v(X.R, rel, r);
+    for (int i = 0; i < 3; ++i) rel[i] = p[i] - X->p[i];
+    sd_m3t_mul_v(X->R, rel, r);
     sd_v3_cross(V, r, t);
     for (int i = 0; i < 3; ++i) vp[i] = V[3 + i] + t[i]; /* v(p) = v + w x r */
     sd_v3_cross(A, r, t);
     for (int i = 0; i < 3; ++i) ap[i] = A[3 + i] + t[i]; /* spatial acceleration at p */
     sd_v3_cross(V, vp, t);
     for (int i = 0; i < 3; ++i) ap[i] += t[i];            /* classical: + w x v(p) */
-    sd_m3_mul_v(X.R, V, w);
-    sd_m3_mul_v(X.R, vp, v);
-    sd_m3_mul_v(X.R, A, wd);
-    sd_m3_mul_v(X.R, ap, acl);
+    sd_m3_mul_v(X->R, V, w);
+    sd_m3_mul_v(X->R, vp, v);
+    sd_m3_mul_v(X->R, A, wd);
+    sd_m3_mul_v(X->R, ap, acl);
 }
 
 void sd_loops_row_rates(const sd_model *m, const sd_data *d, const double *alpha, const double a0[6],
@@ -169,15 +187,13 @@ void sd_loops_row_rates(const sd_model *m, const sd_data *d, const double *alpha
             y[0] = qdd[m->v_index[c->body_a]] - c->ratio * qdd[m->v_index[c->body_b]];
             continue;
         }
-        sd_transform XA, XB;
-        sd_loops_frame_world(m, d, ci, 0, &XA);
-        sd_loops_frame_world(m, d, ci, 1, &XB);
+        const sd_transform *XA = &d->loops->Xf[2 * ci], *XB = &d->loops->Xf[2 * ci + 1];
         double wA[3], vA[3], wdA[3], aA[3], wB[3], vB[3], wdB[3], aB[3], Dv[3], t[3];
         if (c->type == SD_CONSTRAINT_DISTANCE) { /* d/dt e.(v_B - v_A), e = (p_B - p_A)/|p_B - p_A| */
-            point_motion(m, d, alpha, a0, c->body_a, XA.p, wA, vA, wdA, aA);
-            point_motion(m, d, alpha, a0, c->body_b, XB.p, wB, vB, wdB, aB);
+            point_motion(m, d, alpha, a0, c->body_a, XA->p, wA, vA, wdA, aA);
+            point_motion(m, d, alpha, a0, c->body_b, XB->p, wB, vB, wdB, aB);
             double dv[3], e[3];
-            for (int i = 0; i < 3; ++i) dv[i] = XB.p[i] - XA.p[i], Dv[i] = vB[i] - vA[i];
+            for (int i = 0; i < 3; ++i) dv[i] = XB->p[i] - XA->p[i], Dv[i] = vB[i] - vA[i];
             const double len = sd_v3_norm(dv);
             for (int i = 0; i < 3; ++i) e[i] = dv[i] / len;
             const double ev = sd_v3_dot(e, Dv);
@@ -186,16 +202,16 @@ void sd_loops_row_rates(const sd_model *m, const sd_data *d, const double *alpha
             y[0] = s;
             continue;
         }
-        point_motion(m, d, alpha, a0, c->body_a, XB.p, wA, vA, wdA, aA);
-        point_motion(m, d, alpha, a0, c->body_b, XB.p, wB, vB, wdB, aB);
+        point_motion(m, d, alpha, a0, c->body_a, XB->p, wA, vA, wdA, aA);
+        point_motion(m, d, alpha, a0, c->body_b, XB->p, wB, vB, wdB, aB);
         double Dw[3], ang[3], lin[3], full[6];
         for (int i = 0; i < 3; ++i) Dw[i] = wB[i] - wA[i], Dv[i] = vB[i] - vA[i];
         sd_v3_cross(wA, Dw, t);
         for (int i = 0; i < 3; ++i) ang[i] = wdB[i] - wdA[i] - t[i];
         sd_v3_cross(wA, Dv, t);
         for (int i = 0; i < 3; ++i) lin[i] = aB[i] - aA[i] - 2.0 * t[i];
-        sd_m3t_mul_v(XA.R, ang, full);
-        sd_m3t_mul_v(XA.R, lin, full + 3);
+        sd_m3t_mul_v(XA->R, ang, full);
+        sd_m3t_mul_v(XA->R, lin, full + 3);
         for (int i = 0; i < c->nsel; ++i) y[i] = full[c->sel[i]];
     }
 }

@@ -384,10 +384,11 @@ sd_status sd_loops_build(struct sd_loops_builder *lb, sd_model *m, sd_error *err
     L->fb_bodies = malloc((size_t)nb * sizeof(int));
     L->fb_lo = malloc((size_t)nb * sizeof(int));
     L->fb_hi = malloc((size_t)nb * sizeof(int));
+    L->fb_root = malloc((size_t)nb * sizeof(int));
     int *mark = calloc((size_t)nb, sizeof(int)), *fmark = calloc((size_t)nb, sizeof(int));
     sd_status st = SD_OK;
     if (!L->cons || !L->frames || !L->kin_slot || !L->kin_bodies || !L->fb_slot || !L->fb_bodies || !L->fb_lo ||
-        !L->fb_hi || !mark || !fmark) {
+        !L->fb_hi || !L->fb_root || !mark || !fmark) {
         st = sd_error_set(err, SD_E_MEMORY, "out of memory");
         goto done;
     }
@@ -415,14 +416,21 @@ sd_status sd_loops_build(struct sd_loops_builder *lb, sd_model *m, sd_error *err
             f->role = role[j];
             f->ew = L->ew_total;
             L->ew_total += 6 * L->cons[i].nrows;
-            if (role[j] < 2) mark_ancestors(m, body[j], mark); /* world placements of F_A, F_B */
-            mark_ancestors(m, body[j], fmark);                 /* the compliance gather */
+            /* world placements: of F_A and F_B, and of every gather body (the compliance gather
+             * works in world axes, closed_dynamics.c); the gather bodies */
+            mark_ancestors(m, body[j], mark);
+            mark_ancestors(m, body[j], fmark);
         }
     }
     L->nkin = slots_from_marks(n, mark, L->kin_bodies, L->kin_slot);
     L->nfb = slots_from_marks(n, fmark, L->fb_bodies, L->fb_slot);
     /* the rows whose forces reach each gather body: those of the constraints with a frame in its
      * subtree, spanned by one range [lo, hi) so that the gather's products stay contiguous */
+    for (int i = 0; i < L->nfb; ++i) { /* each gather body's root: the origin its gather works about */
+        int root = L->fb_bodies[i];
+        while (m->parent[root] >= 0) root = m->parent[root];
+        L->fb_root[i] = L->kin_slot[root];
+    }
     for (int i = 0; i < L->nfb; ++i) L->fb_lo[i] = L->nrows, L->fb_hi[i] = 0;
     for (int fi = 0; fi < L->nframes; ++fi) {
         const sd_loop_constraint *c = &L->cons[L->frames[fi].constraint];
@@ -460,6 +468,7 @@ void sd_loops_model_free(sd_loops_model *L)
     free(L->fb_slot);
     free(L->fb_lo);
     free(L->fb_hi);
+    free(L->fb_root);
     free(L->group_row0);
     free(L->group_rows);
     free(L);
@@ -488,10 +497,11 @@ sd_loops_model *sd_loops_model_copy(const sd_loops_model *L, int n)
     c->fb_slot = copy_ints(L->fb_slot, nb);
     c->fb_lo = copy_ints(L->fb_lo, nb);
     c->fb_hi = copy_ints(L->fb_hi, nb);
+    c->fb_root = copy_ints(L->fb_root, nb);
     /* the rank rule's groups (sizes as sd_loops_model_new allocates them) */
     c->group_row0 = L->group_row0 ? copy_ints(L->group_row0, (size_t)L->ncons + 1) : NULL;
     c->group_rows = L->group_rows ? copy_ints(L->group_rows, (size_t)(L->nrows > 0 ? L->nrows : 1)) : NULL;
-    int ok = c->cons && c->frames && c->kin_bodies && c->kin_slot && c->fb_bodies && c->fb_slot && c->fb_lo && c->fb_hi &&
+    int ok = c->cons && c->frames && c->kin_bodies && c->kin_slot && c->fb_bodies && c->fb_slot && c->fb_lo && c->fb_hi && c->fb_root &&
              (c->group_row0 || !L->group_row0) && (c->group_rows || !L->group_rows);
     if (c->frames) memcpy(c->frames, L->frames, (size_t)L->nframes * sizeof *c->frames);
     for (int i = 0; ok && i < L->ncons; ++i) {
@@ -516,22 +526,21 @@ sd_loops_data *sd_loops_data_new(const sd_model *m)
     sd_loops_data *w = calloc(1, sizeof *w);
     if (!w) return NULL;
     const size_t nc = (size_t)(L->nrows > 0 ? L->nrows : 1), n = (size_t)(m->n > 0 ? m->n : 1);
-    const size_t nv = (size_t)(m->nv > 0 ? m->nv : 1);
+    const size_t nv = (size_t)(m->nv > 0 ? m->nv : 1), nc_cons = (size_t)(L->ncons > 0 ? L->ncons : 1);
     w->Xw = malloc((size_t)(L->nkin > 0 ? L->nkin : 1) * sizeof(sd_transform));
     w->Ew = calloc((size_t)(L->ew_total > 0 ? L->ew_total : 1), sizeof(double));
+    w->Eww = calloc((size_t)(L->ew_total > 0 ? L->ew_total : 1), sizeof(double));
+    w->Xf = malloc(2 * nc_cons * sizeof(sd_transform));
     w->F = calloc(6 * nc * (size_t)(L->nfb > 0 ? L->nfb : 1), sizeof(double));
-    w->HF = calloc(6 * nc, sizeof(double));
+    w->HF = calloc(nv * nc, sizeof(double));
+    w->DHF = calloc(6 * nc, sizeof(double));
     w->Sc = calloc(nc * nc, sizeof(double));
     w->Sf = calloc(nc * nc, sizeof(double));
     w->eig = calloc(nc, sizeof(double));
     w->gamma = calloc(nc, sizeof(double));
     w->lambda = calloc(nc, sizeof(double));
     w->rhs = calloc(nc, sizeof(double));
-    w->z = calloc(6 * n, sizeof(double));
-    w->zplus = calloc(6 * n, sizeof(double));
     w->alpha = calloc(6 * n, sizeof(double));
-    w->eps = calloc(nv, sizeof(double));
-    w->nu = calloc(nv, sizeof(double));
     w->dense = calloc(nc * nv, sizeof(double));
     w->vq = calloc((size_t)(m->nq > 0 ? m->nq : 1), sizeof(double));
     w->vv = calloc(nv, sizeof(double));
@@ -571,8 +580,8 @@ sd_loops_data *sd_loops_data_new(const sd_model *m)
         sd_loops_data_free(w);
         return NULL;
     }
-    if (!w->Xw || !w->Ew || !w->F || !w->HF || !w->Sc || !w->Sf || !w->eig || !w->gamma || !w->lambda || !w->rhs || !w->z ||
-        !w->zplus || !w->alpha || !w->eps || !w->nu || !w->dense || !w->vq || !w->vv || !w->vv2 || !w->work || !w->Kf || !w->tmp || !w->piv) {
+    if (!w->Xw || !w->Xf || !w->Ew || !w->Eww || !w->F || !w->HF || !w->DHF || !w->Sc || !w->Sf || !w->eig || !w->gamma || !w->lambda || !w->rhs ||
+        !w->alpha || !w->dense || !w->vq || !w->vv || !w->vv2 || !w->work || !w->Kf || !w->tmp || !w->piv) {
         sd_loops_data_free(w);
         return NULL;
     }
@@ -584,8 +593,11 @@ void sd_loops_data_free(sd_loops_data *w)
     if (!w) return;
     free(w->Xw);
     free(w->Ew);
+    free(w->Eww);
+    free(w->Xf);
     free(w->F);
     free(w->HF);
+    free(w->DHF);
     free(w->Sc);
     free(w->Sf);
     free(w->eig);
@@ -609,11 +621,7 @@ void sd_loops_data_free(sd_loops_data *w)
     free(w->gamma);
     free(w->lambda);
     free(w->rhs);
-    free(w->z);
-    free(w->zplus);
     free(w->alpha);
-    free(w->eps);
-    free(w->nu);
     free(w->dense);
     free(w->vq);
     free(w->vv);

@@ -237,7 +237,7 @@ sd_status sd_project_velocities(const sd_model *m, sd_data *d, const double *q, 
     if (w->rank < 0) return sd_data_fail(d, SD_E_SINGULAR, "sd_project_velocities: eigen-solver failed");
     for (int i = 0; i < L->nrows; ++i) w->lambda[i] = -w->lambda[i]; /* the impulse that removes G u */
     memmove(u_out, u, (size_t)m->nv * sizeof(double));
-    sd_loops_correction_sweep(m, d, u_out, 0, 0); /* u_out += M^-1 G* lambda */
+    sd_loops_correction_sweep(m, d, w->lambda, u_out, 0, 0); /* u_out += M^-1 G* lambda */
     return sd_check_output(d, "sd_project_velocities", "u_out", u_out, (size_t)m->nv, SD_CAUSE_TINY_INERTIA);
 }
 

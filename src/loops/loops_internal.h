@@ -13,8 +13,8 @@
  *                of the frames on k, so that G M^-1 G* = sum_k F(k)^T H*(k) D^-1(k) H(k) F(k)
  *                (004 Eq 59-60: Omega = psi* H* D^-1 H psi), over the ancestors of frame bodies
  *                ("gather bodies") only
- *   kin bodies   the ancestors of the bodies that carry F_A / F_B frames: only they need world
- *                placements
+ *   kin bodies   the ancestors of the frame bodies: only they need world placements (the same
+ *                bodies as the gather bodies, which the compliance gather places in world axes)
  */
 #ifndef SOADYN_LOOPS_INTERNAL_H
 #define SOADYN_LOOPS_INTERNAL_H
@@ -54,6 +54,7 @@ typedef struct sd_loops_model {
     int nfb, *fb_bodies;   /* gather bodies: the ancestors of every frame body, ascending */
     int *fb_slot;          /* per body: slot of F(k), -1 if not a gather body */
     int *fb_lo, *fb_hi;    /* per slot: the rows [lo, hi) that reach it (F's other columns are zero) */
+    int *fb_root;          /* per slot: the kin slot of its root, the point its gather's moments are about */
     int ew_total;          /* doubles of all Ew_f */
     /* rank groups (rank_rule.h): constraints whose loops share a body, as embedding would merge
      * them into one aggregate; group g's rows are group_rows[group_row0[g] .. group_row0[g + 1]) */
@@ -63,9 +64,16 @@ typedef struct sd_loops_model {
 
 typedef struct sd_loops_data {
     sd_transform *Xw;      /* world placements of the kin bodies (by kin slot) */
+    sd_transform *Xf;      /* 2 per constraint: F_A and F_B in world (cut and distance constraints) */
     double *Ew;            /* see the glossary */
-    double *F;             /* 6 n_c per gather slot: F(k), column-major */
-    double *HF;            /* 6 n_c: H(k) F(k) of the body being gathered */
+    double *Eww;           /* Ew_f in world axes, moments about the root of the frame's body (the
+                              compliance gather's frame, closed_dynamics.c) */
+    double *F;             /* 6 n_c per gather slot: F(k), column-major, world axes, moments about the
+                              slot's root (fb_root) */
+    double *HF;            /* nv x n_c: row v_index[k] + s is H(k) F(k)'s row s, for the gather bodies */
+    double *DHF;           /* 6 n_c: D^-1(k) H(k) F(k) of a gather body of several speeds */
+    int gather_nc;         /* the last compliance gather's columns (the correction sweep's) */
+    const int *gather_lo, *gather_hi; /* and their ranges per gather slot */
     double *Sc;            /* n_c x n_c: G M^-1 G* */
     double *Sf;            /* n_c x n_c: its (pivoted) Cholesky factor */
     double *Kf;            /* n_c x n_c: L^T L of a rank-deficient factor */
@@ -73,8 +81,7 @@ typedef struct sd_loops_data {
     double *work;          /* 4 n_c + 1: LAPACK dpstrf's and dgeqp3's work */
     int *piv;              /* n_c: dpstrf's or dgeqp3's pivots (1-based) */
     double *gamma, *lambda, *rhs; /* n_c each */
-    double *z, *zplus, *alpha; /* 6 per body: the correction sweep's z, z+ and alpha */
-    double *eps, *nu;      /* per speed: the correction sweep's innovations */
+    double *alpha;         /* 6 per body: the correction sweep's alpha */
     double *dense;         /* n_c x nv: G for assembly and inverse dynamics */
     double *vq, *vv, *vv2; /* nq, nv, nv: scratch of the assembly and the inverse dynamics */
     /* the independent row subset of the fast path (closed_dynamics.c): after the last
@@ -100,6 +107,27 @@ typedef struct sd_loops_data {
     int lambda_valid;      /* lambda holds the multipliers of the last solve */
 } sd_loops_data;
 
+/* A motion vector of a body with world placement (R, p) in world axes about the point o (r = p - o):
+ * w = R w_k, v = R v_k + r x w. */
+static inline void sd_loops_motion_to_world(const double R[9], const double r[3], const double m_k[6], double m_w[6])
+{
+    double rxw[3];
+    sd_m3_mul_v(R, m_k, m_w);
+    sd_m3_mul_v(R, m_k + 3, m_w + 3);
+    sd_v3_cross(r, m_w, rxw);
+    for (int i = 0; i < 3; ++i) m_w[3 + i] += rxw[i];
+}
+
+/* A force vector the same way: f = R f_k, n = R n_k + r x f. */
+static inline void sd_loops_force_to_world(const double R[9], const double r[3], const double f_k[6], double f_w[6])
+{
+    double rxf[3];
+    sd_m3_mul_v(R, f_k, f_w);
+    sd_m3_mul_v(R, f_k + 3, f_w + 3);
+    sd_v3_cross(r, f_w + 3, rxf);
+    for (int i = 0; i < 3; ++i) f_w[i] += rxf[i];
+}
+
 /* The top of constraint c's loop (constraint_model.c): the bodies strictly below it on the paths
  * from its two bodies are the loop's (-1: the inertial frame). */
 int sd_loops_loop_top(const sd_model *m, const sd_loop_constraint *c);
@@ -111,10 +139,11 @@ int sd_loops_loop_top(const sd_model *m, const sd_loop_constraint *c);
 int sd_loops_rank_of_rows(const sd_model *m, sd_loops_data *w, double *dropped);
 
 /* Kinematics of the constraints at the placements and velocities in d (constraint_kinematics.c). */
+/* The world placements of the kin bodies and of every F_A, F_B (Xw, Xf). */
 void sd_loops_world_placements(const sd_model *m, sd_data *d);
-/* Fill every Ew_f at the current placements; SD_E_SINGULAR names a DISTANCE whose frames meet. */
+/* Fill every Ew_f (and Eww) at the current placements; SD_E_SINGULAR names a DISTANCE whose frames meet. */
 sd_status sd_loops_frame_weights(const sd_model *m, sd_data *d);
-/* World placement of F_A (side 0) or F_B (side 1) of constraint c, from the kin placements. */
+/* World placement of F_A (side 0) or F_B (side 1) of constraint c, as the last world placements left it. */
 void sd_loops_frame_world(const sd_model *m, const sd_data *d, int c, int side, sd_transform *out);
 /* The position residuals of one cut or distance constraint (its nrows, sd_constraint_residuals'
  * definitions) from the placements of F_A and F_B in any one frame (they are relative). */
@@ -149,8 +178,10 @@ sd_status sd_loops_solve_multipliers(const sd_model *m, sd_data *d, double ref);
 /* x = A^+ b for a symmetric positive semi-definite n x n A (n <= n_c), pivots below
  * rel * max(largest diagonal, ref) dropped (LAPACK dpstrf); returns the rank, -1 on failure. */
 int sd_loops_psd_solve(sd_data *d, const double *A, int n, const double *b, double *x, double ref, double rel);
-/* x += M^-1 G* lambda with the current factors (one residual gather and scatter); the sweep's
- * inter-body forces are added to d->f when want_forces, its accelerations to d->alpha when add_alpha. */
-void sd_loops_correction_sweep(const sd_model *m, sd_data *d, double *x, int want_forces, int add_alpha);
+/* x += M^-1 G* lambda with the current factors and the last compliance gather's H F (a scatter only);
+ * lambda is given over that gather's columns (gather_nc). The sweep's inter-body forces are added
+ * to d->f when want_forces, its accelerations to d->alpha when add_alpha; w->alpha keeps them. */
+void sd_loops_correction_sweep(const sd_model *m, sd_data *d, const double *lambda, double *x, int want_forces,
+                               int add_alpha);
 
 #endif /* SOADYN_LOOPS_INTERNAL_H */
