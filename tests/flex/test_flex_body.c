@@ -12,6 +12,7 @@
  *     central differences of sd_flex_mass, and chi^T b_m = 1/2 chi^T dM_m/dt chi (power balance);
  *   - S_t against central differences of the node pose, the node bias against central differences
  *     of S_t eta-dot along eta(t) = eta + t eta-dot, for small (series) and large rotations;
+ *   - the fused calls (sd_flex_mass_bias, sd_flex_node_motion) equal the single ones bit for bit;
  *   - a free body (no gravity, no damping) integrated with RK4 on M_m chi-dot + b_m + [0; K eta] = 0
  *     keeps 1/2 chi^T M_m chi + 1/2 eta^T K eta (full model: the bias is the energy's own);
  *   - the elastic force and strain energy; every validation error names the body and the file.
@@ -238,6 +239,11 @@ static void test_mass_and_bias(void)
         const double eb = test_rel_diff(bm, br, n6);
         CHECK_ARRAY_CLOSE(bm, br, n6, 1e-12, "b_m vs node-by-node Newton-Euler");
         if (eb > worst_b) worst_b = eb;
+        { /* the fused call (one pass over the modal integrals) gives the same numbers */
+            double Mf[MAXN6 * MAXN6], bf[MAXN6];
+            sd_flex_mass_bias(fb, eta, ed, V, Mf, bf);
+            CHECK(memcmp(M, Mf, sizeof(double) * n6 * n6) == 0 && memcmp(bm, bf, sizeof(double) * n6) == 0);
+        }
 
         double Pdot = 0.0; /* chi^T b_m */
         for (int i = 0; i < n6; ++i) Pdot += chi[i] * bm[i];
@@ -404,7 +410,12 @@ static void test_node_frames(void)
         sd_transform X, Xp, Xm;
         double S[6 * MAXM], Sp[6 * MAXM], Sm[6 * MAXM], c[6];
         sd_flex_node_frame(fb, t, eta, &X, S);
-        sd_flex_node_bias(fb, t, eta, ed, c);
+        { /* the fused call gives the same pose and S_t, and the bias c */
+            sd_transform Xc;
+            double Sc[6 * MAXM];
+            sd_flex_node_motion(fb, t, eta, ed, &Xc, Sc, c);
+            CHECK(memcmp(&X, &Xc, sizeof X) == 0 && memcmp(S, Sc, 6 * (size_t)nm * sizeof(double)) == 0);
+        }
         double e2[MAXM];
         const double h = 1e-5;
         for (int r = 0; r < nm; ++r) e2[r] = eta[r] + h * ed[r];
@@ -449,7 +460,7 @@ static void test_node_frames(void)
         CHECK(X.p[0] == b.pos[0] && X.p[1] == b.pos[1] && X.p[2] == b.pos[2]);
         CHECK(memcmp(S, b.modes, 6 * sizeof(double)) == 0);
         sd_flex_node_frame(fb, 0, zero, &X, NULL); /* S optional */
-        sd_flex_node_bias(fb, 0, zero, ed, c);
+        sd_flex_node_motion(fb, 0, zero, ed, &X, S, c);
         /* at eta = 0 only c2 thetadot x (0) and -thetadot x (P ed) remain: check the linear part */
         double th[3] = {0, 0, 0}, d[3] = {0, 0, 0}, x[3];
         for (int r = 0; r < 4; ++r)
