@@ -366,9 +366,10 @@ static void precompute(sd_flex_body *fb, double rigid_mass, const double rigid_c
 
 /* F_r(eta) = sum_s eta_s C_sr = sum_j m_j (P_j eta) P_j,r^T: the first moment of the deflections
  * against mode r. */
-static inline void modal_F(const sd_flex_body *fb, const double *eta, int r, double F[9])
+#define SD_FLEX_INLINE static inline __attribute__((always_inline))
+
+SD_FLEX_INLINE void modal_F(const sd_flex_body *fb, int nm, const double *eta, int r, double F[9])
 {
-    const int nm = fb->nm;
     const double *C = fb->C + (size_t)r * nm * 9;
     for (int i = 0; i < 9; ++i) F[i] = 0.0;
     for (int s = 0; s < nm; ++s, C += 9) {
@@ -407,14 +408,15 @@ static inline void moments_begin(const sd_flex_body *fb, deflected_moments *dm)
 }
 
 /* F_r(eta) and mode r's share of h and S (eta NULL: eta = 0, F_r = 0 and no share). */
-static inline void moments_mode(const sd_flex_body *fb, const double *eta, int r, double F[9], deflected_moments *dm)
+SD_FLEX_INLINE void moments_mode(const sd_flex_body *fb, int nm, const double *eta, int r, double F[9],
+                                 deflected_moments *dm)
 {
     if (!eta) {
         for (int i = 0; i < 9; ++i) F[i] = 0.0;
         return;
     }
     const double *A = fb->A + 9 * r, *Hp = fb->Hp + 3 * r, e = eta[r];
-    modal_F(fb, eta, r, F);
+    modal_F(fb, nm, eta, r, F);
     for (int a = 0; a < 3; ++a) {
         dm->h[a] += e * Hp[a];
         for (int b = 0; b < 3; ++b) dm->S[3 * a + b] += e * (A[3 * a + b] + A[3 * b + a] + F[3 * a + b]);
@@ -426,9 +428,9 @@ static inline void moments_mode(const sd_flex_body *fb, const double *eta, int r
  *   [ -[h x]     m 1      Hp     ]        Io = I0 + tr(S) 1 - S,
  *   [ N^T        Hp^T     M_ff   ]        S = sum m_j (l_j l_j^T - l0_j l0_j^T) = sum_r eta_r (A_r + A_r^T + F_r).
  * Mode r's row and column: */
-static inline void mass_mode(const sd_flex_body *fb, int r, const double F[9], double *Mm)
+SD_FLEX_INLINE void mass_mode(const sd_flex_body *fb, int nm, int r, const double F[9], double *Mm)
 {
-    const int nm = fb->nm, n6 = 6 + nm;
+    const int n6 = 6 + nm;
     const double *N0 = fb->N0 + 3 * r, *Hp = fb->Hp + 3 * r;
     double N[3];
     axial(F, N);
@@ -467,8 +469,8 @@ static void fill_mass(const sd_flex_body *fb, const double *eta, double *Mm)
     moments_begin(fb, &dm);
     for (int r = 0; r < fb->nm; ++r) {
         double F[9];
-        moments_mode(fb, eta, r, F, &dm);
-        mass_mode(fb, r, F, Mm);
+        moments_mode(fb, fb->nm, eta, r, F, &dm);
+        mass_mode(fb, fb->nm, r, F, Mm);
     }
     mass_rigid(fb, &dm, Mm);
 }
@@ -516,10 +518,9 @@ static inline void bias_begin(const double V[6], bias_sums *bs)
 }
 
 /* b_m's row of mode r, from F_r. */
-static inline void bias_mode(const sd_flex_body *fb, int r, const double F[9], const double *eta_dot, const double V[6],
-                             bias_sums *bs, double *bm)
+SD_FLEX_INLINE void bias_mode(const sd_flex_body *fb, int nm, int r, const double F[9], const double *eta_dot,
+                              const double V[6], bias_sums *bs, double *bm)
 {
-    const int nm = fb->nm;
     const double *A = fb->A + 9 * r, *Hp = fb->Hp + 3 * r, *JQ = fb->JQ + 3 * r, pr = eta_dot[r];
     double g[3] = {0, 0, 0}, OmE = 0.0;
     for (int s = 0; s < nm; ++s) {
@@ -570,8 +571,8 @@ static void bias(const sd_flex_body *fb, const double *eta, const double *eta_do
     bias_begin(V, &bs);
     for (int r = 0; r < fb->nm; ++r) {
         double F[9];
-        moments_mode(fb, eta, r, F, &dm);
-        bias_mode(fb, r, F, eta_dot, V, &bs, bm);
+        moments_mode(fb, fb->nm, eta, r, F, &dm);
+        bias_mode(fb, fb->nm, r, F, eta_dot, V, &bs, bm);
     }
     bias_rigid(fb, &dm, &bs, V, bm);
 }
@@ -587,6 +588,25 @@ void sd_flex_bias(const sd_flex_body *fb, const double *eta, const double *eta_d
     bias(fb, fb->desc.mass_model == SD_FLEX_LINEARISED ? NULL : eta, eta_dot, V, bm);
 }
 
+/* The full model's M_m and b_m for nm modes, F_r formed once for both: always inlined, so that the
+ * instances below for nm = 1 .. 10 (sd_flex_mass_bias) unroll the sums over the modes. */
+SD_FLEX_INLINE void mass_bias_kernel(int nm, const sd_flex_body *fb, const double *eta, const double *eta_dot,
+                                     const double V[6], double *Mm, double *bm)
+{
+    deflected_moments dm;
+    bias_sums bs;
+    moments_begin(fb, &dm);
+    bias_begin(V, &bs);
+    for (int r = 0; r < nm; ++r) {
+        double F[9];
+        moments_mode(fb, nm, eta, r, F, &dm);
+        mass_mode(fb, nm, r, F, Mm);
+        bias_mode(fb, nm, r, F, eta_dot, V, &bs, bm);
+    }
+    mass_rigid(fb, &dm, Mm);
+    bias_rigid(fb, &dm, &bs, V, bm);
+}
+
 void sd_flex_mass_bias(const sd_flex_body *fb, const double *eta, const double *eta_dot, const double V[6],
                        double *Mm, double *bm)
 {
@@ -595,18 +615,19 @@ void sd_flex_mass_bias(const sd_flex_body *fb, const double *eta, const double *
         bias(fb, NULL, eta_dot, V, bm);
         return;
     }
-    deflected_moments dm;
-    bias_sums bs;
-    moments_begin(fb, &dm);
-    bias_begin(V, &bs);
-    for (int r = 0; r < fb->nm; ++r) {
-        double F[9];
-        moments_mode(fb, eta, r, F, &dm);
-        mass_mode(fb, r, F, Mm);
-        bias_mode(fb, r, F, eta_dot, V, &bs, bm);
+    switch (fb->nm) {
+    case 1: mass_bias_kernel(1, fb, eta, eta_dot, V, Mm, bm); break;
+    case 2: mass_bias_kernel(2, fb, eta, eta_dot, V, Mm, bm); break;
+    case 3: mass_bias_kernel(3, fb, eta, eta_dot, V, Mm, bm); break;
+    case 4: mass_bias_kernel(4, fb, eta, eta_dot, V, Mm, bm); break;
+    case 5: mass_bias_kernel(5, fb, eta, eta_dot, V, Mm, bm); break;
+    case 6: mass_bias_kernel(6, fb, eta, eta_dot, V, Mm, bm); break;
+    case 7: mass_bias_kernel(7, fb, eta, eta_dot, V, Mm, bm); break;
+    case 8: mass_bias_kernel(8, fb, eta, eta_dot, V, Mm, bm); break;
+    case 9: mass_bias_kernel(9, fb, eta, eta_dot, V, Mm, bm); break;
+    case 10: mass_bias_kernel(10, fb, eta, eta_dot, V, Mm, bm); break;
+    default: mass_bias_kernel(fb->nm, fb, eta, eta_dot, V, Mm, bm); break;
     }
-    mass_rigid(fb, &dm, Mm);
-    bias_rigid(fb, &dm, &bs, V, bm);
 }
 
 /* 001 Eq 40 with modal damping: K_m eta + D_m eta-dot. */
