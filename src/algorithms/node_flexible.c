@@ -263,13 +263,12 @@ sd_status sd_strain_energy(const sd_model *m, sd_data *d, double *E)
  *
  * Speed: these run once per node per sweep on blocks of 6 + a few modes, where loop control, calls
  * and divisions cost more than the arithmetic. So every operation below is one always-inlined kernel
- * taking nm, instantiated by a switch for nm = 1 .. SD_FLEX_FIXED_MODES, where the compiler unrolls it
+ * taking nm, instantiated by a switch for nm = 1 .. 10 (SD_FLEX_DISPATCH), where the compiler unrolls it
  * completely and keeps the 6-vectors in registers (the generic instance serves more modes); the
  * triangular solves multiply by the stored reciprocal pivots instead of dividing (a division's
  * latency, paid nm times in a chain, was a third of the articulated sweep at 5 modes). */
 
 #define SD_FLEX_KERNEL static inline __attribute__((always_inline))
-enum { SD_FLEX_FIXED_MODES = 10 };
 
 /* One instance of kernel(nm, args...) per fixed mode count, the generic one beyond. */
 #define SD_FLEX_DISPATCH(nm, kernel, ...)                                                                       \
@@ -427,9 +426,10 @@ void sd_flexible_inertia_from_child(const sd_model *m, const sd_data *d, struct 
 }
 #undef INERTIA_MODES
 
-/* eps_f = T_f - z_f and z += g eps_f = sum_i eps_f(i) g^T(i, :). */
-SD_FLEX_KERNEL void modal_residual_kernel(int nm, const double *restrict gT, const double *restrict T,
-                                          const double *restrict zf, double *restrict eps, double z[6])
+/* eps_f = T_f - z_f and z += g eps_f = sum_i eps_f(i) g^T(i, :); eps may be T (innovations.c solves in
+ * place). */
+SD_FLEX_KERNEL void modal_residual_kernel(int nm, const double *restrict gT, const double *T,
+                                          const double *restrict zf, double *eps, double z[6])
 {
     double acc[6];
     for (int r = 0; r < 6; ++r) acc[r] = z[r];

@@ -1,7 +1,7 @@
 /*
  * tests/flex/test_flex_body.c — one flexible body's node operations (src/flex/flex_body.c) against
  * independent computations on random bodies (random nodes, masses, optional rotary inertias, random
- * modes, 1..10 modes, full and linearised models):
+ * modes, 1..10 modes (11..13 for the fused calls), full and linearised models):
  *   - M_m equals sum_j J_j^T diag(J_j, m_j 1) J_j + the rigid part, with the node velocity maps
  *     J_j = [1 0 Q_j; -[l_j x] 1 P_j] built here (001 Eq 23-25), at random eta (full) and eta = 0
  *     (linearised);
@@ -39,7 +39,8 @@ static double urand(void) /* uniform in [-1, 1) */
 static int irand(int lo, int hi) { return lo + (int)((urand() + 1.0) * 0.5 * (hi - lo + 1)) % (hi - lo + 1); }
 
 #define MAXN 12
-#define MAXM 10
+#define MAXM 13       /* storage: test_fused_many_modes goes past the fused kernels' fixed instances (1 .. 10) */
+#define TRIAL_MODES 10 /* the random trials' modes: 1 .. TRIAL_MODES */
 #define MAXN6 (6 + MAXM)
 
 typedef struct rbody {
@@ -205,10 +206,10 @@ static void test_mass_and_bias(void)
 {
     double worst_M = 0.0, worst_b = 0.0, worst_L = 0.0, worst_P = 0.0;
     for (int trial = 0; trial < 200; ++trial) {
-        const int nm = 1 + trial % MAXM;
-        const sd_flex_mass_model model = (trial / MAXM) % 2 ? SD_FLEX_LINEARISED : SD_FLEX_FULL;
+        const int nm = 1 + trial % TRIAL_MODES;
+        const sd_flex_mass_model model = (trial / TRIAL_MODES) % 2 ? SD_FLEX_LINEARISED : SD_FLEX_FULL;
         rbody b;
-        make_body(&b, nm, (trial / (2 * MAXM)) % 2, model);
+        make_body(&b, nm, (trial / (2 * TRIAL_MODES)) % 2, model);
         sd_flex_body *fb = new_body(&b, "link");
         if (!fb) continue;
         const int n6 = 6 + nm;
@@ -399,7 +400,7 @@ static void test_node_frames(void)
 {
     double worst_S = 0.0, worst_c = 0.0;
     for (int trial = 0; trial < 120; ++trial) {
-        const int nm = 1 + trial % MAXM;
+        const int nm = 1 + trial % TRIAL_MODES;
         rbody b;
         make_body(&b, nm, trial % 2, trial % 3 ? SD_FLEX_FULL : SD_FLEX_LINEARISED);
         sd_flex_body *fb = new_body(&b, "link");
@@ -600,11 +601,41 @@ static void test_validation(void)
     }
 }
 
+/* sd_flex_mass_bias past its fixed instances (11-13 modes, the generic one): against the node sums and
+ * the single calls. */
+static void test_fused_many_modes(void)
+{
+    for (int trial = 0; trial < 6; ++trial) {
+        const int nm = 11 + trial % 3;
+        const sd_flex_mass_model model = trial < 3 ? SD_FLEX_FULL : SD_FLEX_LINEARISED;
+        rbody b;
+        make_body(&b, nm, trial % 2, model);
+        sd_flex_body *fb = new_body(&b, "link");
+        if (!fb) continue;
+        const int n6 = 6 + nm;
+        double eta[MAXM], ed[MAXM], V[6];
+        for (int r = 0; r < nm; ++r) { eta[r] = 0.4 * urand(); ed[r] = 2.0 * urand(); }
+        for (int i = 0; i < 6; ++i) V[i] = 2.0 * urand();
+        double M[MAXN6 * MAXN6], Mr[MAXN6 * MAXN6], bm[MAXN6], br[MAXN6], M1[MAXN6 * MAXN6], b1[MAXN6];
+        sd_flex_mass_bias(fb, eta, ed, V, M, bm);
+        ref_mass(&b, model == SD_FLEX_FULL ? eta : NULL, Mr);
+        ref_bias(&b, model == SD_FLEX_FULL ? eta : NULL, ed, V, br);
+        CHECK_ARRAY_CLOSE(M, Mr, n6 * n6, 1e-12, "sd_flex_mass_bias's M_m (11-13 modes) vs sum J_j^T M_j J_j");
+        CHECK_ARRAY_CLOSE(bm, br, n6, 1e-12, "sd_flex_mass_bias's b_m (11-13 modes) vs node-by-node Newton-Euler");
+        sd_flex_mass(fb, eta, M1);
+        sd_flex_bias(fb, eta, ed, V, b1);
+        CHECK_ARRAY_CLOSE(M, M1, n6 * n6, 1e-14, "sd_flex_mass_bias vs sd_flex_mass (11-13 modes)");
+        CHECK_ARRAY_CLOSE(bm, b1, n6, 1e-14, "sd_flex_mass_bias vs sd_flex_bias (11-13 modes)");
+        sd_flex_body_free(fb);
+    }
+}
+
 int main(void)
 {
     test_mass_and_bias();
     test_node_frames();
     test_free_body_energy();
     test_validation();
+    test_fused_many_modes(); /* last: the trials above keep their random draws */
     return test_summary("test_flex_body");
 }
