@@ -104,8 +104,9 @@ struct sd_node_data {
     double *ST;          /* 6 x nv: H* of every speed in world axes, by rows (a modal speed's zero) */
     /* articulated bodies (forward_dynamics.c, innovations.c; node_flexible.c: 001 Eq 62-63) */
     double *P;           /* mat_total: P(k) before elimination (started by its first child) */
-    double *Dfchol;      /* mat_total (nm^2 used): Cholesky factor of D_f(k) = P^ff(k) */
-    double *g;           /* mat_total (6 x nm used): g(k) = P^rf D_f^-1 */
+    double *Dfchol;      /* mat_total (nm^2 + nm used): Cholesky factor L of D_f(k) = P^ff(k), then the
+                            reciprocals of its diagonal */
+    double *g;           /* mat_total (nm x 6 used): g(k)^T = D_f^-1 P^fr, row-major */
     double *zm;          /* vec_total: z(k) (its modal part used; the rigid part is sd_data's z) */
     double *eps_f, *nu_f;/* nv each, indexed like u (the modal speeds' entries used): eps_f, nu_f */
     double *scratch;     /* vec_total + mat_total doubles of scratch */

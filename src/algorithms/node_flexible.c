@@ -43,8 +43,10 @@ void sd_attached_motion(const sd_model *m, sd_data *d, struct sd_node_data *nd, 
     sd_transform XJ, T;
     sd_hinge_transform(m, c, q + m->q_index[c], &XJ, d->S + 6 * m->v_index[c]);
     sd_transform *N = (sd_transform *)(nd->node_pose + 12 * c);
-    double *Yc = nd->Y + nd->att_off[c];
-    sd_flex_node_frame(m->flex[p], t, q + m->mode_q_index[p], N, St);
+    double *Yc = nd->Y + nd->att_off[c], cN[6]; /* cN: S_t-dot eta-dot_p, with u */
+    const double *eta_dot_p = u ? nd->Vm + nd->vec_off[p] + 6 : NULL;
+    if (u) sd_flex_node_motion(m->flex[p], t, q + m->mode_q_index[p], eta_dot_p, N, St, cN);
+    else sd_flex_node_frame(m->flex[p], t, q + m->mode_q_index[p], N, St);
     sd_transform_compose(&m->node_placement[c], &XJ, &T);
     sd_transform_compose(N, &T, &d->Xup[c]);
     for (int r = 0; r < nmp; ++r) sd_motion_to_child(&T, St + 6 * r, Yc + 6 * r); /* Y = X(c <- N) S_t */
@@ -55,7 +57,7 @@ void sd_attached_motion(const sd_model *m, sd_data *d, struct sd_node_data *nd, 
         memset(a, 0, 6 * sizeof(double));
         memset(b, 0, 6 * sizeof(double));
     } else {
-        const double *Vp = nd->Vm + nd->vec_off[p], *eta_dot_p = Vp + 6;
+        const double *Vp = nd->Vm + nd->vec_off[p];
         double vJ[6], cr[6], MV[6];
         sd_hinge_motion(m, d, c, u, vJ);
         sd_motion_to_child(&d->Xup[c], Vp, V);
@@ -65,11 +67,10 @@ void sd_attached_motion(const sd_model *m, sd_data *d, struct sd_node_data *nd, 
         sd_motion_cross(V, vJ, cr);
         for (int i = 0; i < 6; ++i) a[i] += cr[i];
         /* the node frame's own motion on p */
-        double w[6] = {0, 0, 0, 0, 0, 0}, VN[6], cN[6], cc[6];
+        double w[6] = {0, 0, 0, 0, 0, 0}, VN[6], cc[6];
         add_cols(St, nmp, eta_dot_p, w);
         sd_motion_to_child(N, Vp, VN);
         for (int i = 0; i < 6; ++i) VN[i] += w[i];
-        sd_flex_node_bias(m->flex[p], t, q + m->mode_q_index[p], eta_dot_p, cN);
         sd_motion_cross(VN, w, cc);
         for (int i = 0; i < 6; ++i) cN[i] += cc[i];
         sd_motion_to_child(&T, cN, cc);
@@ -105,9 +106,11 @@ void sd_node_motion_store(const sd_model *m, sd_data *d, struct sd_node_data *nd
         Vm[6 + r] = u ? u[m->mode_v_index[k] + r] : 0.0;
         am[6 + r] = 0.0;
     }
-    sd_flex_mass(fb, eta, Mm);
-    if (u) sd_flex_bias(fb, eta, Vm + 6, Vm, bm);
-    else memset(bm, 0, (size_t)dim * sizeof(double));
+    if (u) sd_flex_mass_bias(fb, eta, Vm + 6, Vm, Mm, bm);
+    else {
+        sd_flex_mass(fb, eta, Mm);
+        memset(bm, 0, (size_t)dim * sizeof(double));
+    }
     if (nm) {
         double *fe = nd->scratch + 6 * nd->max_dim; /* past St */
         sd_flex_elastic(fb, eta, Vm + 6, fe);
@@ -249,13 +252,39 @@ sd_status sd_strain_energy(const sd_model *m, sd_data *d, double *E)
  * hinge by the rigid kind's step on the 6x6 that is left, so the parent receives a 6x6 P_R+ and a
  * 6-vector z_R+ as from any rigid child. Node k of dimension n = 6 + nm, vectors [rigid 6; modal nm]:
  *   P(k)    nd->P: M_m(k) + sum over children c of phi(k, c) P_R+(c) phi*(k, c)        (001 Eq 62)
- *   D_f(k)  P^ff(k), its Cholesky factor in nd->Dfchol (nm x nm)
- *   g(k)    P^rf D_f^-1 in nd->g (6 x nm, row-major): the modal gain, G_f = [g; I] in node space
+ *   D_f(k)  P^ff(k) = L L^T: L in nd->Dfchol (nm x nm, row-major, lower), 1 / L(i, i) after it (nm)
+ *   g(k)    P^rf D_f^-1, stored transposed in nd->g: g^T (nm x 6, row-major), so that row i, the gain
+ *           of mode i, is 6 contiguous numbers; G_f = [g; I] in node space
  *   P_R(k)  P^rr - g P^fr, into d->P: the hinge's articulated inertia, as a rigid body's P(k)
  *   z_f(k)  the modal part of nd->zm: b_m^f(k) (elastic and damping forces) + sum Y(c)^T z_R+(c)
  *   eps_f   T_f - z_f, z_R = z_r + g eps_f; nu_f = D_f^-1 eps_f; eta-ddot = nu_f - g* alpha_R (001 Eq 63)
  * The modal node's tau_bar = I - G_f H_f maps its force [f_r; f_f] to f_r - g f_f for the hinge node,
- * so g carries every modal quantity to the rigid 6 and back (001 Eq 51-56: the split chain's K, D). */
+ * so g carries every modal quantity to the rigid 6 and back (001 Eq 51-56: the split chain's K, D).
+ *
+ * Speed: these run once per node per sweep on blocks of 6 + a few modes, where loop control, calls
+ * and divisions cost more than the arithmetic. So every operation below is one always-inlined kernel
+ * taking nm, instantiated by a switch for nm = 1 .. 10 (SD_FLEX_DISPATCH), where the compiler unrolls it
+ * completely and keeps the 6-vectors in registers (the generic instance serves more modes); the
+ * triangular solves multiply by the stored reciprocal pivots instead of dividing (a division's
+ * latency, paid nm times in a chain, was a third of the articulated sweep at 5 modes). */
+
+#define SD_FLEX_KERNEL static inline __attribute__((always_inline))
+
+/* One instance of kernel(nm, args...) per fixed mode count, the generic one beyond. */
+#define SD_FLEX_DISPATCH(nm, kernel, ...)                                                                       \
+    switch (nm) {                                                                                              \
+    case 1: kernel(1, __VA_ARGS__); break;                                                                     \
+    case 2: kernel(2, __VA_ARGS__); break;                                                                     \
+    case 3: kernel(3, __VA_ARGS__); break;                                                                     \
+    case 4: kernel(4, __VA_ARGS__); break;                                                                     \
+    case 5: kernel(5, __VA_ARGS__); break;                                                                     \
+    case 6: kernel(6, __VA_ARGS__); break;                                                                     \
+    case 7: kernel(7, __VA_ARGS__); break;                                                                     \
+    case 8: kernel(8, __VA_ARGS__); break;                                                                     \
+    case 9: kernel(9, __VA_ARGS__); break;                                                                     \
+    case 10: kernel(10, __VA_ARGS__); break;                                                                   \
+    default: kernel(nm, __VA_ARGS__); break;                                                                   \
+    }
 
 SD_COLD static sd_status singular_modes(const sd_model *m, sd_data *d, int k)
 {
@@ -280,32 +309,74 @@ static const double *node_articulated_inertia(const sd_model *m, const struct sd
     return (m->last_child[k] < 0 ? nd->Mm : nd->P) + nd->mat_off[k];
 }
 
+/* 001 Eq 62 in one pass over P (n = 6 + nm, row-major; row 6 + i is [P^fr(i, :), P^ff(i, :)]):
+ *   D_f = L L^T               row by row, with rinv(i) = 1 / L(i, i)
+ *   W   = L^-1 P^fr           (nm x 6, in gT), forward substitution of the 6 columns at once
+ *   P_R = P^rr - W^T W        (= P^rr - P^rf D_f^-1 P^fr), its upper half mirrored: exactly symmetric
+ *   g^T = L^-T W              (= D_f^-1 P^fr), back substitution in place of W
+ * Returns 0, or 1 when a pivot of D_f is not above min_pivot (also NaN). */
+SD_FLEX_KERNEL int eliminate_modes_kernel(int nm, const double *restrict P, double min_pivot, double *restrict L,
+                                          double *restrict rinv, double *restrict gT, double *restrict PR)
+{
+    const int n = 6 + nm;
+    for (int i = 0; i < nm; ++i) {
+        const double *Pi = P + (6 + i) * n;
+        double *Li = L + i * nm;
+        for (int j = 0; j < i; ++j) {
+            double s = Pi[6 + j];
+            for (int l = 0; l < j; ++l) s -= Li[l] * L[j * nm + l];
+            Li[j] = s * rinv[j];
+        }
+        double dii = Pi[6 + i];
+        for (int l = 0; l < i; ++l) dii -= Li[l] * Li[l];
+        if (!(dii > min_pivot)) return 1;
+        const double lii = sqrt(dii), ri = 1.0 / lii;
+        Li[i] = lii;
+        rinv[i] = ri;
+        double w[6];
+        for (int c = 0; c < 6; ++c) w[c] = Pi[c];
+        for (int j = 0; j < i; ++j)
+            for (int c = 0; c < 6; ++c) w[c] -= Li[j] * gT[6 * j + c];
+        for (int c = 0; c < 6; ++c) gT[6 * i + c] = w[c] * ri;
+    }
+    for (int r = 0; r < 6; ++r) {
+        double row[6];
+        for (int c = 0; c < 6; ++c) row[c] = P[r * n + c];
+        for (int i = 0; i < nm; ++i)
+            for (int c = 0; c < 6; ++c) row[c] -= gT[6 * i + r] * gT[6 * i + c];
+        for (int c = r; c < 6; ++c) PR[6 * r + c] = PR[6 * c + r] = row[c];
+    }
+    for (int i = nm - 1; i >= 0; --i) {
+        double w[6];
+        for (int c = 0; c < 6; ++c) w[c] = gT[6 * i + c];
+        for (int j = i + 1; j < nm; ++j)
+            for (int c = 0; c < 6; ++c) w[c] -= L[j * nm + i] * gT[6 * j + c];
+        for (int c = 0; c < 6; ++c) gT[6 * i + c] = w[c] * rinv[i];
+    }
+    return 0;
+}
+#define ELIMINATE(nm, ...) bad = eliminate_modes_kernel(nm, __VA_ARGS__)
+
 sd_status sd_flexible_eliminate_modes(const sd_model *m, sd_data *d, struct sd_node_data *nd, int k, double PR[36])
 {
     const int n = nd->dim[k], nm = n - 6;
     const double *P = node_articulated_inertia(m, nd, k);
-    for (int i = 0; i < 6; ++i)
-        for (int j = 0; j < 6; ++j) PR[6 * i + j] = P[i * n + j];
-    if (nm == 0) return SD_OK;
-    double *L = nd->Dfchol + nd->mat_off[k], *g = nd->g + nd->mat_off[k], scale = 0.0;
+    if (nm == 0) {
+        for (int i = 0; i < 6; ++i)
+            for (int j = 0; j < 6; ++j) PR[6 * i + j] = P[i * n + j];
+        return SD_OK;
+    }
+    double *L = nd->Dfchol + nd->mat_off[k], scale = 0.0;
     for (int i = 0; i < nm; ++i) {
-        for (int j = 0; j < nm; ++j) L[i * nm + j] = P[(6 + i) * n + 6 + j];
-        scale = fabs(L[i * nm + i]) > scale ? fabs(L[i * nm + i]) : scale;
+        const double a = fabs(P[(6 + i) * (n + 1)]);
+        scale = a > scale ? a : scale;
     }
-    if (!(scale > 0.0) || sd_cholesky_factor(L, nm, modal_singular_tol * scale) >= 0) return singular_modes(m, d, k);
-    for (int r = 0; r < 6; ++r) { /* row r of g: D_f^-1 P^fr e_r (D_f symmetric) */
-        double *gr = g + r * nm;
-        for (int i = 0; i < nm; ++i) gr[i] = P[(6 + i) * n + r];
-        sd_cholesky_solve(L, nm, gr);
-    }
-    for (int r = 0; r < 6; ++r) /* P_R = P^rr - g P^fr, symmetric: upper half mirrored */
-        for (int c = r; c < 6; ++c) {
-            double v = PR[6 * r + c];
-            for (int i = 0; i < nm; ++i) v -= g[r * nm + i] * P[(6 + i) * n + c];
-            PR[6 * r + c] = PR[6 * c + r] = v;
-        }
-    return SD_OK;
+    int bad = 1;
+    if (scale > 0.0) SD_FLEX_DISPATCH(nm, ELIMINATE, P, modal_singular_tol * scale, L, L + nm * nm,
+                                      nd->g + nd->mat_off[k], PR)
+    return bad ? singular_modes(m, d, k) : SD_OK;
 }
+#undef ELIMINATE
 
 void sd_flexible_rigid_inertia(const sd_model *m, const struct sd_node_data *nd, int k, double Prr[36])
 {
@@ -315,74 +386,127 @@ void sd_flexible_rigid_inertia(const sd_model *m, const struct sd_node_data *nd,
         for (int j = 0; j < 6; ++j) Prr[6 * i + j] = P[i * n + j];
 }
 
+/* The blocks of phi(p, c) Pc phi*(p, c) that touch p's nm modes (p of dimension n = 6 + nm): with
+ * the columns W_r = Pc Y_r of W = Pc Y(c), P^rf(p) += X W and its transpose, P^ff(p) += Y^T W, each
+ * pair (s, r) computed once and written to both triangles (exact symmetry). */
+SD_FLEX_KERNEL void inertia_modes_kernel(int nm, double *restrict Pp, const double *restrict Pc,
+                                         const sd_transform *X, const double *restrict Y)
+{
+    const int n = 6 + nm;
+    for (int r = 0; r < nm; ++r) {
+        double w[6], wp[6];
+        sd_sym6_mul(Pc, Y + 6 * r, w);
+        sd_force_to_parent(X, w, wp);
+        for (int i = 0; i < 6; ++i) {
+            Pp[i * n + 6 + r] += wp[i];
+            Pp[(6 + r) * n + i] += wp[i];
+        }
+        for (int s = 0; s <= r; ++s) {
+            const double v = sd_s6_dot(Y + 6 * s, w);
+            Pp[(6 + s) * n + 6 + r] += v;
+            if (s != r) Pp[(6 + r) * n + 6 + s] += v;
+        }
+    }
+}
+#define INERTIA_MODES(nm, ...) inertia_modes_kernel(nm, __VA_ARGS__)
+
 /* P(p) += phi(p, c) Pc phi*(p, c) = [X Pc X^T, X Pc Y; Y^T Pc X^T, Y^T Pc Y] for child c of the flexible
  * node p (node_engine.h "parent force"), P(p) started as M_m(p) by its first child (the last index):
- * the rigid block by the fixed-size kernel, the blocks that touch p's modes through W = Pc Y(c). */
+ * the rigid block by the rigid kind's fixed-size kernel on a copy of it, the blocks that touch p's
+ * modes by the kernel above. */
 void sd_flexible_inertia_from_child(const sd_model *m, const sd_data *d, struct sd_node_data *nd, int c,
                                     const double Pc[36])
 {
     const int p = m->parent[c], np = nd->dim[p];
     double *Pp = nd->P + nd->mat_off[p];
     if (m->last_child[p] == c) memcpy(Pp, nd->Mm + nd->mat_off[p], (size_t)np * (size_t)np * sizeof(double));
-    double rr[36] = {0};
+    double rr[36];
+    for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 6; ++j) rr[6 * i + j] = Pp[i * np + j];
     sd_sym6_add_to_parent(&d->Xup[c], Pc, rr);
     for (int i = 0; i < 6; ++i)
-        for (int j = 0; j < 6; ++j) Pp[i * np + j] += rr[6 * i + j];
+        for (int j = 0; j < 6; ++j) Pp[i * np + j] = rr[6 * i + j];
     const int off = nd->att_off[c];
-    if (off < 0) return;
-    const double *Y = nd->Y + off;
-    for (int r = 0; r < np - 6; ++r) {
-        double w[6], wp[6];
-        sd_sym6_mul(Pc, Y + 6 * r, w);         /* column r of W = Pc Y */
-        sd_force_to_parent(&d->Xup[c], w, wp); /* column r of X W: the rigid-modal block */
-        for (int i = 0; i < 6; ++i) {
-            Pp[i * np + 6 + r] += wp[i];
-            Pp[(6 + r) * np + i] += wp[i];
-        }
-        for (int s = 0; s <= r; ++s) { /* Y^T W, symmetric */
-            const double v = sd_s6_dot(Y + 6 * s, w);
-            Pp[(6 + s) * np + 6 + r] += v;
-            if (s != r) Pp[(6 + r) * np + 6 + s] += v;
-        }
-    }
+    if (off >= 0) SD_FLEX_DISPATCH(np - 6, INERTIA_MODES, Pp, Pc, &d->Xup[c], nd->Y + off)
 }
+#undef INERTIA_MODES
+
+/* eps_f = T_f - z_f and z += g eps_f = sum_i eps_f(i) g^T(i, :); eps may be T (innovations.c solves in
+ * place). */
+SD_FLEX_KERNEL void modal_residual_kernel(int nm, const double *restrict gT, const double *T,
+                                          const double *restrict zf, double *eps, double z[6])
+{
+    double acc[6];
+    for (int r = 0; r < 6; ++r) acc[r] = z[r];
+    for (int i = 0; i < nm; ++i) {
+        const double e = T[i] - zf[i];
+        eps[i] = e;
+        for (int r = 0; r < 6; ++r) acc[r] += gT[6 * i + r] * e;
+    }
+    for (int r = 0; r < 6; ++r) z[r] = acc[r];
+}
+#define MODAL_RESIDUAL(nm, ...) modal_residual_kernel(nm, __VA_ARGS__)
 
 void sd_flexible_modal_residual(const sd_model *m, const struct sd_node_data *nd, int k, const double *T, double *eps,
                                 double z[6])
 {
     const int nm = nd->dim[k] - 6, mv = m->mode_v_index[k];
-    const double *zf = nd->zm + nd->vec_off[k] + 6, *g = nd->g + nd->mat_off[k];
-    for (int i = 0; i < nm; ++i) eps[mv + i] = T[mv + i] - zf[i];
-    for (int r = 0; r < 6; ++r)
-        for (int i = 0; i < nm; ++i) z[r] += g[r * nm + i] * eps[mv + i];
+    SD_FLEX_DISPATCH(nm, MODAL_RESIDUAL, nd->g + nd->mat_off[k], T + mv, nd->zm + nd->vec_off[k] + 6, eps + mv, z)
 }
+#undef MODAL_RESIDUAL
+
+/* x = D_f^-1 x = L^-T L^-1 x, multiplying by the reciprocal pivots rinv. */
+SD_FLEX_KERNEL void modal_solve_kernel(int nm, const double *restrict L, const double *restrict rinv, double *x)
+{
+    for (int i = 0; i < nm; ++i) {
+        double s = x[i];
+        for (int l = 0; l < i; ++l) s -= L[i * nm + l] * x[l];
+        x[i] = s * rinv[i];
+    }
+    for (int i = nm - 1; i >= 0; --i) {
+        double s = x[i];
+        for (int j = i + 1; j < nm; ++j) s -= L[j * nm + i] * x[j];
+        x[i] = s * rinv[i];
+    }
+}
+#define MODAL_SOLVE(nm, ...) modal_solve_kernel(nm, __VA_ARGS__)
 
 void sd_flexible_modal_solve(const sd_model *m, const struct sd_node_data *nd, int k, const double *eps, double *nu)
 {
     const int nm = nd->dim[k] - 6, mv = m->mode_v_index[k];
+    const double *L = nd->Dfchol + nd->mat_off[k];
     if (nu != eps) memcpy(nu + mv, eps + mv, (size_t)nm * sizeof(double));
-    sd_cholesky_solve(nd->Dfchol + nd->mat_off[k], nm, nu + mv);
+    SD_FLEX_DISPATCH(nm, MODAL_SOLVE, L, L + nm * nm, nu + mv)
 }
+#undef MODAL_SOLVE
+
+/* out_f(i) = nu_f(i) + sign g^T(i, :) alpha. */
+SD_FLEX_KERNEL void modal_scatter_kernel(int nm, const double *restrict gT, const double *nu, double sign,
+                                         const double *restrict alpha, double *out)
+{
+    for (int i = 0; i < nm; ++i) {
+        double s = 0.0;
+        for (int r = 0; r < 6; ++r) s += gT[6 * i + r] * alpha[r];
+        out[i] = nu[i] + sign * s;
+    }
+}
+#define MODAL_SCATTER(nm, ...) modal_scatter_kernel(nm, __VA_ARGS__)
 
 void sd_flexible_modal_scatter(const sd_model *m, const struct sd_node_data *nd, int k, const double *nu, double sign,
                                const double alpha[6], double *out)
 {
     const int nm = nd->dim[k] - 6, mv = m->mode_v_index[k];
-    const double *g = nd->g + nd->mat_off[k];
-    for (int i = 0; i < nm; ++i) {
-        double s = 0.0;
-        for (int r = 0; r < 6; ++r) s += g[r * nm + i] * alpha[r];
-        out[mv + i] = nu[mv + i] + sign * s;
-    }
+    SD_FLEX_DISPATCH(nm, MODAL_SCATTER, nd->g + nd->mat_off[k], nu + mv, sign, alpha, out + mv)
 }
+#undef MODAL_SCATTER
 
 void sd_flexible_modal_ne(const sd_model *m, const struct sd_node_data *nd, int k, const double *x, double *y,
                           double w[6])
 {
     const int nm = nd->dim[k] - 6, mv = m->mode_v_index[k];
-    const double *wf = nd->zm + nd->vec_off[k] + 6, *g = nd->g + nd->mat_off[k];
-    for (int r = 0; r < 6; ++r)
-        for (int i = 0; i < nm; ++i) w[r] += g[r * nm + i] * x[mv + i];
+    const double *wf = nd->zm + nd->vec_off[k] + 6, *gT = nd->g + nd->mat_off[k];
+    for (int i = 0; i < nm; ++i)
+        for (int r = 0; r < 6; ++r) w[r] += gT[6 * i + r] * x[mv + i];
     for (int i = 0; i < nm; ++i) y[mv + i] = x[mv + i] + wf[i];
 }
 

@@ -366,9 +366,10 @@ static void precompute(sd_flex_body *fb, double rigid_mass, const double rigid_c
 
 /* F_r(eta) = sum_s eta_s C_sr = sum_j m_j (P_j eta) P_j,r^T: the first moment of the deflections
  * against mode r. */
-static inline void modal_F(const sd_flex_body *fb, const double *eta, int r, double F[9])
+#define SD_FLEX_INLINE static inline __attribute__((always_inline))
+
+SD_FLEX_INLINE void modal_F(const sd_flex_body *fb, int nm, const double *eta, int r, double F[9])
 {
-    const int nm = fb->nm;
     const double *C = fb->C + (size_t)r * nm * 9;
     for (int i = 0; i < 9; ++i) F[i] = 0.0;
     for (int s = 0; s < nm; ++s, C += 9) {
@@ -393,33 +394,58 @@ double sd_flex_first_moment(const sd_flex_body *fb, const double *eta, double h[
     return fb->m;
 }
 
+/* M_m and b_m are sums over the modes of terms of F_r, which costs 9 nm per mode: each is written as
+ * a per-mode step and a closing step, so that sd_flex_mass_bias forms F_r once for both. What both
+ * accumulate over the modes: h = h0 + Hp eta and S (below). */
+typedef struct deflected_moments {
+    double h[3], S[9];
+} deflected_moments;
+
+static inline void moments_begin(const sd_flex_body *fb, deflected_moments *dm)
+{
+    for (int a = 0; a < 3; ++a) dm->h[a] = fb->h0[a];
+    for (int i = 0; i < 9; ++i) dm->S[i] = 0.0;
+}
+
+/* F_r(eta) and mode r's share of h and S (eta NULL: eta = 0, F_r = 0 and no share). */
+SD_FLEX_INLINE void moments_mode(const sd_flex_body *fb, int nm, const double *eta, int r, double F[9],
+                                 deflected_moments *dm)
+{
+    if (!eta) {
+        for (int i = 0; i < 9; ++i) F[i] = 0.0;
+        return;
+    }
+    const double *A = fb->A + 9 * r, *Hp = fb->Hp + 3 * r, e = eta[r];
+    modal_F(fb, nm, eta, r, F);
+    for (int a = 0; a < 3; ++a) {
+        dm->h[a] += e * Hp[a];
+        for (int b = 0; b < 3; ++b) dm->S[3 * a + b] += e * (A[3 * a + b] + A[3 * b + a] + F[3 * a + b]);
+    }
+}
+
 /* M_m(eta) of the lumped model (001 Eq 25; eta NULL: eta = 0):
  *   [ Io(eta)    [h x]    N(eta) ]        h = h0 + Hp eta, N_r = N0_r + sum m_j (P_j eta) x P_j,r,
  *   [ -[h x]     m 1      Hp     ]        Io = I0 + tr(S) 1 - S,
- *   [ N^T        Hp^T     M_ff   ]        S = sum m_j (l_j l_j^T - l0_j l0_j^T) = sum_r eta_r (A_r + A_r^T + F_r). */
-static void fill_mass(const sd_flex_body *fb, const double *eta, double *Mm)
+ *   [ N^T        Hp^T     M_ff   ]        S = sum m_j (l_j l_j^T - l0_j l0_j^T) = sum_r eta_r (A_r + A_r^T + F_r).
+ * Mode r's row and column: */
+SD_FLEX_INLINE void mass_mode(const sd_flex_body *fb, int nm, int r, const double F[9], double *Mm)
 {
-    const int nm = fb->nm, n6 = 6 + nm;
-    double h[3] = {fb->h0[0], fb->h0[1], fb->h0[2]}, S[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
-    for (int r = 0; r < nm; ++r) {
-        double F[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, N[3];
-        const double *A = fb->A + 9 * r, *N0 = fb->N0 + 3 * r, *Hp = fb->Hp + 3 * r;
-        if (eta) {
-            const double e = eta[r];
-            modal_F(fb, eta, r, F);
-            for (int a = 0; a < 3; ++a) {
-                h[a] += e * Hp[a];
-                for (int b = 0; b < 3; ++b) S[3 * a + b] += e * (A[3 * a + b] + A[3 * b + a] + F[3 * a + b]);
-            }
-        }
-        axial(F, N);
-        for (int a = 0; a < 3; ++a) {
-            Mm[a * n6 + 6 + r] = Mm[(6 + r) * n6 + a] = N0[a] + N[a];
-            Mm[(3 + a) * n6 + 6 + r] = Mm[(6 + r) * n6 + 3 + a] = Hp[a];
-        }
-        for (int s = 0; s < nm; ++s) Mm[(6 + r) * n6 + 6 + s] = fb->Mff[(size_t)r * nm + s];
+    const int n6 = 6 + nm;
+    const double *N0 = fb->N0 + 3 * r, *Hp = fb->Hp + 3 * r;
+    double N[3];
+    axial(F, N);
+    for (int a = 0; a < 3; ++a) {
+        Mm[a * n6 + 6 + r] = Mm[(6 + r) * n6 + a] = N0[a] + N[a];
+        Mm[(3 + a) * n6 + 6 + r] = Mm[(6 + r) * n6 + 3 + a] = Hp[a];
     }
-    const double trS = S[0] + S[4] + S[8];
+    memcpy(Mm + (6 + r) * n6 + 6, fb->Mff + (size_t)r * nm, (size_t)nm * sizeof(double));
+}
+
+/* The rigid block, from h and S. */
+static inline void mass_rigid(const sd_flex_body *fb, const deflected_moments *dm, double *Mm)
+{
+    const int n6 = 6 + fb->nm;
+    const double *S = dm->S, trS = S[0] + S[4] + S[8];
     for (int a = 0; a < 3; ++a)
         for (int b = 0; b < 3; ++b) {
             /* S is symmetric up to rounding; average it so that M_m is exactly symmetric */
@@ -429,12 +455,24 @@ static void fill_mass(const sd_flex_body *fb, const double *eta, double *Mm)
             Mm[(3 + a) * n6 + 3 + b] = a == b ? fb->m : 0.0;
         }
     double H[9];
-    sd_m3_skew(h, H);
+    sd_m3_skew(dm->h, H);
     for (int a = 0; a < 3; ++a)
         for (int b = 0; b < 3; ++b) {
             Mm[a * n6 + 3 + b] = H[3 * a + b];  /* [h x] */
             Mm[(3 + b) * n6 + a] = H[3 * a + b]; /* its transpose -[h x] */
         }
+}
+
+static void fill_mass(const sd_flex_body *fb, const double *eta, double *Mm)
+{
+    deflected_moments dm;
+    moments_begin(fb, &dm);
+    for (int r = 0; r < fb->nm; ++r) {
+        double F[9];
+        moments_mode(fb, fb->nm, eta, r, F, &dm);
+        mass_mode(fb, fb->nm, r, F, Mm);
+    }
+    mass_rigid(fb, &dm, Mm);
 }
 
 void sd_flex_mass(const sd_flex_body *fb, const double *eta, double *Mm)
@@ -462,66 +500,81 @@ void sd_flex_mass(const sd_flex_body *fb, const double *eta, double *Mm)
  *   force   m omega x v + omega x (omega x h) + 2 omega x (Hp eta-dot)
  *   moment  h x (omega x v) + omega x (Io omega + JQ eta-dot) + 2 (omega tr W - W^T omega)
  *   mode r  Hp_r . (omega x v) + Omega : E_r + omega . sum_s eta-dot_s G2_sr
- * The rigid part is in m, h and Io: its V x* M V has the same form. */
-static void bias(const sd_flex_body *fb, const double *eta, const double *eta_dot, const double V[6], double *bm)
+ * The rigid part is in m, h and Io: its V x* M V has the same form. What the modes accumulate
+ * besides h and S: */
+typedef struct bias_sums {
+    double wxv[3], Om[9], W[9], Hpd[3], JQd[3];
+} bias_sums;
+
+static inline void bias_begin(const double V[6], bias_sums *bs)
 {
-    const int nm = fb->nm;
-    const double *w = V, *v = V + 3;
-    double wxv[3], h[3] = {fb->h0[0], fb->h0[1], fb->h0[2]}, Hpd[3] = {0, 0, 0}, JQd[3] = {0, 0, 0};
-    double S[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, W[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, Om[9];
-    sd_v3_cross(w, v, wxv);
-    const double w2 = sd_v3_dot(w, w);
-    for (int a = 0; a < 3; ++a)
-        for (int b = 0; b < 3; ++b) Om[3 * a + b] = w[a] * w[b] - (a == b) * w2;
-    for (int r = 0; r < nm; ++r) {
-        const double *A = fb->A + 9 * r, *Hp = fb->Hp + 3 * r, *JQ = fb->JQ + 3 * r;
-        const double pr = eta_dot[r];
-        double E[9];
-        if (eta) {
-            const double e = eta[r];
-            modal_F(fb, eta, r, E);
-            for (int a = 0; a < 3; ++a) {
-                h[a] += e * Hp[a];
-                for (int b = 0; b < 3; ++b) S[3 * a + b] += e * (A[3 * a + b] + A[3 * b + a] + E[3 * a + b]);
-            }
-            for (int i = 0; i < 9; ++i) E[i] += A[i];
-        } else {
-            memcpy(E, A, sizeof E);
-        }
-        double g[3] = {0, 0, 0};
-        for (int s = 0; s < nm; ++s) {
-            const double ps = eta_dot[s], *G = fb->G2 + ((size_t)r * nm + s) * 3;
-            g[0] += ps * G[0]; g[1] += ps * G[1]; g[2] += ps * G[2];
-        }
-        double OmE = 0.0;
-        for (int i = 0; i < 9; ++i) {
-            OmE += Om[i] * E[i];
-            W[i] += pr * E[i];
-        }
-        for (int a = 0; a < 3; ++a) {
-            Hpd[a] += pr * Hp[a];
-            JQd[a] += pr * JQ[a];
-        }
-        bm[6 + r] = sd_v3_dot(Hp, wxv) + OmE + sd_v3_dot(w, g);
+    const double *w = V, *v = V + 3, w2 = sd_v3_dot(w, w);
+    sd_v3_cross(w, v, bs->wxv);
+    for (int a = 0; a < 3; ++a) {
+        bs->Hpd[a] = bs->JQd[a] = 0.0;
+        for (int b = 0; b < 3; ++b) bs->Om[3 * a + b] = w[a] * w[b] - (a == b) * w2;
     }
-    const double trS = S[0] + S[4] + S[8], trW = W[0] + W[4] + W[8];
+    for (int i = 0; i < 9; ++i) bs->W[i] = 0.0;
+}
+
+/* b_m's row of mode r, from F_r. */
+SD_FLEX_INLINE void bias_mode(const sd_flex_body *fb, int nm, int r, const double F[9], const double *eta_dot,
+                              const double V[6], bias_sums *bs, double *bm)
+{
+    const double *A = fb->A + 9 * r, *Hp = fb->Hp + 3 * r, *JQ = fb->JQ + 3 * r, pr = eta_dot[r];
+    double g[3] = {0, 0, 0}, OmE = 0.0;
+    for (int s = 0; s < nm; ++s) {
+        const double ps = eta_dot[s], *G = fb->G2 + ((size_t)r * nm + s) * 3;
+        g[0] += ps * G[0]; g[1] += ps * G[1]; g[2] += ps * G[2];
+    }
+    for (int i = 0; i < 9; ++i) {
+        const double E = F[i] + A[i];
+        OmE += bs->Om[i] * E;
+        bs->W[i] += pr * E;
+    }
+    for (int a = 0; a < 3; ++a) {
+        bs->Hpd[a] += pr * Hp[a];
+        bs->JQd[a] += pr * JQ[a];
+    }
+    bm[6 + r] = sd_v3_dot(Hp, bs->wxv) + OmE + sd_v3_dot(V, g);
+}
+
+/* b_m's rigid rows, from h, S and the sums. */
+static inline void bias_rigid(const sd_flex_body *fb, const deflected_moments *dm, const bias_sums *bs,
+                              const double V[6], double *bm)
+{
+    const double *w = V, *S = dm->S, *W = bs->W, trS = S[0] + S[4] + S[8], trW = W[0] + W[4] + W[8];
     double L[3], t[3], u[3];
     for (int a = 0; a < 3; ++a) { /* L = Io omega + JQ eta-dot */
-        double s = JQd[a];
+        double s = bs->JQd[a];
         for (int b = 0; b < 3; ++b) s += (fb->I0[3 * a + b] + (a == b) * trS - S[3 * a + b]) * w[b];
         L[a] = s;
     }
     /* moment */
-    sd_v3_cross(h, wxv, t);
+    sd_v3_cross(dm->h, bs->wxv, t);
     sd_v3_cross(w, L, u);
     for (int a = 0; a < 3; ++a)
         bm[a] = t[a] + u[a] + 2.0 * (w[a] * trW - (W[a] * w[0] + W[3 + a] * w[1] + W[6 + a] * w[2]));
     /* force */
     double wxh[3], wxwxh[3], wxHpd[3];
-    sd_v3_cross(w, h, wxh);
+    sd_v3_cross(w, dm->h, wxh);
     sd_v3_cross(w, wxh, wxwxh);
-    sd_v3_cross(w, Hpd, wxHpd);
-    for (int a = 0; a < 3; ++a) bm[3 + a] = fb->m * wxv[a] + wxwxh[a] + 2.0 * wxHpd[a];
+    sd_v3_cross(w, bs->Hpd, wxHpd);
+    for (int a = 0; a < 3; ++a) bm[3 + a] = fb->m * bs->wxv[a] + wxwxh[a] + 2.0 * wxHpd[a];
+}
+
+static void bias(const sd_flex_body *fb, const double *eta, const double *eta_dot, const double V[6], double *bm)
+{
+    deflected_moments dm;
+    bias_sums bs;
+    moments_begin(fb, &dm);
+    bias_begin(V, &bs);
+    for (int r = 0; r < fb->nm; ++r) {
+        double F[9];
+        moments_mode(fb, fb->nm, eta, r, F, &dm);
+        bias_mode(fb, fb->nm, r, F, eta_dot, V, &bs, bm);
+    }
+    bias_rigid(fb, &dm, &bs, V, bm);
 }
 
 /* The linearised model (001 Sec 6, the "ruthless" linearisation of Padilla and von Flotow): the
@@ -533,6 +586,48 @@ static void bias(const sd_flex_body *fb, const double *eta, const double *eta_do
 void sd_flex_bias(const sd_flex_body *fb, const double *eta, const double *eta_dot, const double V[6], double *bm)
 {
     bias(fb, fb->desc.mass_model == SD_FLEX_LINEARISED ? NULL : eta, eta_dot, V, bm);
+}
+
+/* The full model's M_m and b_m for nm modes, F_r formed once for both: always inlined, so that the
+ * instances below for nm = 1 .. 10 (sd_flex_mass_bias) unroll the sums over the modes. */
+SD_FLEX_INLINE void mass_bias_kernel(int nm, const sd_flex_body *fb, const double *eta, const double *eta_dot,
+                                     const double V[6], double *Mm, double *bm)
+{
+    deflected_moments dm;
+    bias_sums bs;
+    moments_begin(fb, &dm);
+    bias_begin(V, &bs);
+    for (int r = 0; r < nm; ++r) {
+        double F[9];
+        moments_mode(fb, nm, eta, r, F, &dm);
+        mass_mode(fb, nm, r, F, Mm);
+        bias_mode(fb, nm, r, F, eta_dot, V, &bs, bm);
+    }
+    mass_rigid(fb, &dm, Mm);
+    bias_rigid(fb, &dm, &bs, V, bm);
+}
+
+void sd_flex_mass_bias(const sd_flex_body *fb, const double *eta, const double *eta_dot, const double V[6],
+                       double *Mm, double *bm)
+{
+    if (fb->desc.mass_model == SD_FLEX_LINEARISED) {
+        sd_flex_mass(fb, eta, Mm);
+        bias(fb, NULL, eta_dot, V, bm);
+        return;
+    }
+    switch (fb->nm) {
+    case 1: mass_bias_kernel(1, fb, eta, eta_dot, V, Mm, bm); break;
+    case 2: mass_bias_kernel(2, fb, eta, eta_dot, V, Mm, bm); break;
+    case 3: mass_bias_kernel(3, fb, eta, eta_dot, V, Mm, bm); break;
+    case 4: mass_bias_kernel(4, fb, eta, eta_dot, V, Mm, bm); break;
+    case 5: mass_bias_kernel(5, fb, eta, eta_dot, V, Mm, bm); break;
+    case 6: mass_bias_kernel(6, fb, eta, eta_dot, V, Mm, bm); break;
+    case 7: mass_bias_kernel(7, fb, eta, eta_dot, V, Mm, bm); break;
+    case 8: mass_bias_kernel(8, fb, eta, eta_dot, V, Mm, bm); break;
+    case 9: mass_bias_kernel(9, fb, eta, eta_dot, V, Mm, bm); break;
+    case 10: mass_bias_kernel(10, fb, eta, eta_dot, V, Mm, bm); break;
+    default: mass_bias_kernel(fb->nm, fb, eta, eta_dot, V, Mm, bm); break;
+    }
 }
 
 /* 001 Eq 40 with modal damping: K_m eta + D_m eta-dot. */
@@ -599,27 +694,34 @@ static void node_deflection(const sd_flex_body *fb, int t, const double *eta, do
     }
 }
 
-void sd_flex_node_frame(const sd_flex_body *fb, int t, const double *eta, sd_transform *pose, double *S)
+/* What the node frame's pose, S_t and bias share: theta = Q_t eta, the displacement P_t eta, the
+ * coefficients of so3_coeffs and R_t (formed once when a caller asks for all of them). */
+typedef struct node_rotation {
+    double theta[3], d[3], c0, c1, c2, d1, d2, R[9], T[9], T2[9];
+} node_rotation;
+
+static void node_rotation_at(const sd_flex_body *fb, int t, const double *eta, node_rotation *nr)
 {
-    double theta[3], d[3], c0, c1, c2, d1, d2, T[9], T2[9];
-    node_deflection(fb, t, eta, theta, d);
-    so3_coeffs(sd_v3_dot(theta, theta), &c0, &c1, &c2, &d1, &d2);
-    sd_m3_skew(theta, T);
-    sd_m3_mul(T, T, T2);
-    double Jr[9];
-    for (int i = 0; i < 9; ++i) {
-        const double id = (i % 4 == 0) ? 1.0 : 0.0;
-        pose->R[i] = id + c0 * T[i] + c1 * T2[i];
-        Jr[i] = id - c1 * T[i] + c2 * T2[i];
-    }
+    node_deflection(fb, t, eta, nr->theta, nr->d);
+    so3_coeffs(sd_v3_dot(nr->theta, nr->theta), &nr->c0, &nr->c1, &nr->c2, &nr->d1, &nr->d2);
+    sd_m3_skew(nr->theta, nr->T);
+    sd_m3_mul(nr->T, nr->T, nr->T2);
+    for (int i = 0; i < 9; ++i) nr->R[i] = ((i % 4 == 0) ? 1.0 : 0.0) + nr->c0 * nr->T[i] + nr->c1 * nr->T2[i];
+}
+
+static void node_frame_from(const sd_flex_body *fb, int t, const node_rotation *nr, sd_transform *pose, double *S)
+{
+    memcpy(pose->R, nr->R, sizeof nr->R);
     const double *l0 = fb->pos + 3 * t;
-    for (int a = 0; a < 3; ++a) pose->p[a] = l0[a] + d[a];
+    for (int a = 0; a < 3; ++a) pose->p[a] = l0[a] + nr->d[a];
     if (!S) return;
+    double Jr[9];
+    for (int i = 0; i < 9; ++i) Jr[i] = ((i % 4 == 0) ? 1.0 : 0.0) - nr->c1 * nr->T[i] + nr->c2 * nr->T2[i];
     const size_t col = 6 * (size_t)fb->n;
     for (int r = 0; r < fb->nm; ++r) { /* S_t = [J_r(theta) Pi_r^t; R_t^T Pi_t^t] */
         const double *Q = fb->modes + r * col + 6 * (size_t)t;
         sd_m3_mul_v(Jr, Q, S + 6 * r);
-        sd_m3t_mul_v(pose->R, Q + 3, S + 6 * r + 3);
+        sd_m3t_mul_v(nr->R, Q + 3, S + 6 * r + 3);
     }
 }
 
@@ -630,25 +732,37 @@ void sd_flex_node_frame(const sd_flex_body *fb, int t, const double *eta, sd_tra
  *                               + c2 thetadot x (theta x thetadot),   c' = 2 (theta . thetadot) dc/ds
  *            (the terms of dJ_r/dt that end in [thetadot x] thetadot vanish);
  *   linear   d(R_t^T)/dt ddot = -omega_n x (R_t^T ddot), since dR_t/dt = R_t [omega_n x]. */
-void sd_flex_node_bias(const sd_flex_body *fb, int t, const double *eta, const double *eta_dot, double c[6])
+static void node_bias_from(const sd_flex_body *fb, int t, const node_rotation *nr, const double *eta_dot, double c[6])
 {
-    double theta[3], d[3], th_dot[3], d_dot[3], c0, c1, c2, d1, d2;
-    node_deflection(fb, t, eta, theta, d);
+    double th_dot[3], d_dot[3];
+    const double *theta = nr->theta;
     node_deflection(fb, t, eta_dot, th_dot, d_dot);
-    so3_coeffs(sd_v3_dot(theta, theta), &c0, &c1, &c2, &d1, &d2);
     const double sdot = 2.0 * sd_v3_dot(theta, th_dot);
     double x[3], txx[3], dxx[3];
     sd_v3_cross(theta, th_dot, x);
     sd_v3_cross(theta, x, txx);
     sd_v3_cross(th_dot, x, dxx);
-    for (int a = 0; a < 3; ++a) c[a] = -d1 * sdot * x[a] + d2 * sdot * txx[a] + c2 * dxx[a];
+    for (int a = 0; a < 3; ++a) c[a] = -nr->d1 * sdot * x[a] + nr->d2 * sdot * txx[a] + nr->c2 * dxx[a];
     /* omega_n = J_r thetadot = thetadot - c1 theta x thetadot + c2 theta x (theta x thetadot) */
-    double wn[3], R[9], T[9], T2[9], Rtd[3], wxRtd[3];
-    for (int a = 0; a < 3; ++a) wn[a] = th_dot[a] - c1 * x[a] + c2 * txx[a];
-    sd_m3_skew(theta, T);
-    sd_m3_mul(T, T, T2);
-    for (int i = 0; i < 9; ++i) R[i] = ((i % 4 == 0) ? 1.0 : 0.0) + c0 * T[i] + c1 * T2[i];
-    sd_m3t_mul_v(R, d_dot, Rtd);
+    double wn[3], Rtd[3], wxRtd[3];
+    for (int a = 0; a < 3; ++a) wn[a] = th_dot[a] - nr->c1 * x[a] + nr->c2 * txx[a];
+    sd_m3t_mul_v(nr->R, d_dot, Rtd);
     sd_v3_cross(wn, Rtd, wxRtd);
     for (int a = 0; a < 3; ++a) c[3 + a] = -wxRtd[a];
+}
+
+void sd_flex_node_frame(const sd_flex_body *fb, int t, const double *eta, sd_transform *pose, double *S)
+{
+    node_rotation nr;
+    node_rotation_at(fb, t, eta, &nr);
+    node_frame_from(fb, t, &nr, pose, S);
+}
+
+void sd_flex_node_motion(const sd_flex_body *fb, int t, const double *eta, const double *eta_dot, sd_transform *pose,
+                         double *S, double c[6])
+{
+    node_rotation nr;
+    node_rotation_at(fb, t, eta, &nr);
+    node_frame_from(fb, t, &nr, pose, S);
+    node_bias_from(fb, t, &nr, eta_dot, c);
 }

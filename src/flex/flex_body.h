@@ -62,6 +62,10 @@ void sd_flex_mass(const sd_flex_body *fb, const double *eta, double *Mm);
  * velocity of F_k in body axes. Includes the rigid part's V x* M V. */
 void sd_flex_bias(const sd_flex_body *fb, const double *eta, const double *eta_dot, const double V[6],
                   double *bm);
+/* sd_flex_mass and sd_flex_bias in one pass over the modal integrals (the terms both take from
+ * eta are formed once): what the motion scatter asks of a moving flexible node. */
+void sd_flex_mass_bias(const sd_flex_body *fb, const double *eta, const double *eta_dot, const double V[6],
+                       double *Mm, double *bm);
 /* The modal elastic and damping force K_m eta + D_m eta-dot (nm entries, 001 Eq 40). */
 void sd_flex_elastic(const sd_flex_body *fb, const double *eta, const double *eta_dot, double *fe);
 /* 1/2 eta^T K_m eta. */
@@ -73,7 +77,9 @@ double sd_flex_first_moment(const sd_flex_body *fb, const double *eta, double h[
 /* The deformed frame of node t (its pose in F_k, see above) and S_t(eta) (6 x nm, column-major:
  * column r is the node frame's relative twist for eta-dot = e_r, in the node frame's axes). */
 void sd_flex_node_frame(const sd_flex_body *fb, int t, const double *eta, sd_transform *pose, double *S);
-/* d(S_t)/dt eta-dot (6, node frame axes): the node frame's relative acceleration at eta-ddot = 0. */
-void sd_flex_node_bias(const sd_flex_body *fb, int t, const double *eta, const double *eta_dot, double c[6]);
+/* sd_flex_node_frame, and c = d(S_t)/dt eta-dot (6, node frame axes): the node frame's relative
+ * acceleration at eta-ddot = 0. */
+void sd_flex_node_motion(const sd_flex_body *fb, int t, const double *eta, const double *eta_dot, sd_transform *pose,
+                         double *S, double c[6]);
 
 #endif /* SOADYN_FLEX_BODY_H */

@@ -30,7 +30,7 @@ enum {
 
 typedef struct random_flex_spec {
     int n_bodies;   /* >= 1 */
-    int max_modes;  /* flexible bodies get 1 .. max_modes modes (<= 10) */
+    int max_modes;  /* flexible bodies get 1 .. max_modes modes */
     int flags;      /* RF_* */
     double mode_scale; /* entries of the mode shapes, uniform in [-scale, scale] (default 0.2) */
 } random_flex_spec;

@@ -1,7 +1,7 @@
 /*
  * tests/flex/test_flex_articulated.c — the node engine's articulated-body algorithms
  * (src/algorithms/forward_dynamics.c over nodes: 001 Eq 62-63, 000 Sec 3) on random flexible trees (1-10 modes
- * per flexible body, rigid bodies of every hinge type, children on random nodes, full and linearised
+ * per flexible body, and 1-16 on some, past the node kernels' fixed instances, rigid bodies of every hinge type, children on random nodes, full and linearised
  * modal mass matrices, a third of them with hinge armature, damping and springs), each against an
  * independent computation:
  *   flexible ABA = the composite-body solve M qdd = tau - C (sd_mass_matrix, sd_bias_forces, dense
@@ -189,6 +189,15 @@ int main(void)
         const int shapes[6] = {0, RF_LINEARISED, RF_MIXED_MASS | RF_FREE_ROOT, RF_CHAIN | RF_ALL_FLEXIBLE | RF_ON_NODES,
                                RF_JOINT_DYNAMICS, RF_JOINT_DYNAMICS | RF_MIXED_MASS | RF_FREE_ROOT};
         const random_flex_spec spec = {.n_bodies = 1 + trial % 12, .max_modes = 10, .flags = shapes[trial % 6],
+                                       .mode_scale = 0.2};
+        sd_model *m = random_flex_tree(&rng, &spec);
+        nflex_models += sd_model_nflexible(m) > 0;
+        check_flexible(m, &rng);
+        sd_model_free(m);
+    }
+    for (int trial = 0; trial < 30; ++trial) { /* 11-16 modes: past the kernels' fixed instances (node_flexible.c) */
+        const random_flex_spec spec = {.n_bodies = 1 + trial % 4, .max_modes = 16,
+                                       .flags = trial % 2 ? RF_CHAIN | RF_ALL_FLEXIBLE | RF_ON_NODES : RF_ALL_FLEXIBLE,
                                        .mode_scale = 0.2};
         sd_model *m = random_flex_tree(&rng, &spec);
         nflex_models += sd_model_nflexible(m) > 0;

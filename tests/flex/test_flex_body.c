@@ -1,7 +1,7 @@
 /*
  * tests/flex/test_flex_body.c — one flexible body's node operations (src/flex/flex_body.c) against
  * independent computations on random bodies (random nodes, masses, optional rotary inertias, random
- * modes, 1..10 modes, full and linearised models):
+ * modes, 1..10 modes (11..13 for the fused calls), full and linearised models):
  *   - M_m equals sum_j J_j^T diag(J_j, m_j 1) J_j + the rigid part, with the node velocity maps
  *     J_j = [1 0 Q_j; -[l_j x] 1 P_j] built here (001 Eq 23-25), at random eta (full) and eta = 0
  *     (linearised);
@@ -12,6 +12,8 @@
  *     central differences of sd_flex_mass, and chi^T b_m = 1/2 chi^T dM_m/dt chi (power balance);
  *   - S_t against central differences of the node pose, the node bias against central differences
  *     of S_t eta-dot along eta(t) = eta + t eta-dot, for small (series) and large rotations;
+ *   - the fused calls (sd_flex_mass_bias, sd_flex_node_motion) equal the single ones (to 1e-14, and
+ *     bit for bit);
  *   - a free body (no gravity, no damping) integrated with RK4 on M_m chi-dot + b_m + [0; K eta] = 0
  *     keeps 1/2 chi^T M_m chi + 1/2 eta^T K eta (full model: the bias is the energy's own);
  *   - the elastic force and strain energy; every validation error names the body and the file.
@@ -37,7 +39,8 @@ static double urand(void) /* uniform in [-1, 1) */
 static int irand(int lo, int hi) { return lo + (int)((urand() + 1.0) * 0.5 * (hi - lo + 1)) % (hi - lo + 1); }
 
 #define MAXN 12
-#define MAXM 10
+#define MAXM 13       /* storage: test_fused_many_modes goes past the fused kernels' fixed instances (1 .. 10) */
+#define TRIAL_MODES 10 /* the random trials' modes: 1 .. TRIAL_MODES */
 #define MAXN6 (6 + MAXM)
 
 typedef struct rbody {
@@ -203,10 +206,10 @@ static void test_mass_and_bias(void)
 {
     double worst_M = 0.0, worst_b = 0.0, worst_L = 0.0, worst_P = 0.0;
     for (int trial = 0; trial < 200; ++trial) {
-        const int nm = 1 + trial % MAXM;
-        const sd_flex_mass_model model = (trial / MAXM) % 2 ? SD_FLEX_LINEARISED : SD_FLEX_FULL;
+        const int nm = 1 + trial % TRIAL_MODES;
+        const sd_flex_mass_model model = (trial / TRIAL_MODES) % 2 ? SD_FLEX_LINEARISED : SD_FLEX_FULL;
         rbody b;
-        make_body(&b, nm, (trial / (2 * MAXM)) % 2, model);
+        make_body(&b, nm, (trial / (2 * TRIAL_MODES)) % 2, model);
         sd_flex_body *fb = new_body(&b, "link");
         if (!fb) continue;
         const int n6 = 6 + nm;
@@ -238,6 +241,13 @@ static void test_mass_and_bias(void)
         const double eb = test_rel_diff(bm, br, n6);
         CHECK_ARRAY_CLOSE(bm, br, n6, 1e-12, "b_m vs node-by-node Newton-Euler");
         if (eb > worst_b) worst_b = eb;
+        { /* the fused call (one pass over the modal integrals, its own instance per mode count: a
+             * compiler may contract its sums into fused multiply-adds differently) gives the same numbers */
+            double Mf[MAXN6 * MAXN6], bf[MAXN6];
+            sd_flex_mass_bias(fb, eta, ed, V, Mf, bf);
+            CHECK_ARRAY_CLOSE(Mf, M, n6 * n6, 1e-14, "sd_flex_mass_bias's M_m vs sd_flex_mass");
+            CHECK_ARRAY_CLOSE(bf, bm, n6, 1e-14, "sd_flex_mass_bias's b_m vs sd_flex_bias");
+        }
 
         double Pdot = 0.0; /* chi^T b_m */
         for (int i = 0; i < n6; ++i) Pdot += chi[i] * bm[i];
@@ -390,7 +400,7 @@ static void test_node_frames(void)
 {
     double worst_S = 0.0, worst_c = 0.0;
     for (int trial = 0; trial < 120; ++trial) {
-        const int nm = 1 + trial % MAXM;
+        const int nm = 1 + trial % TRIAL_MODES;
         rbody b;
         make_body(&b, nm, trial % 2, trial % 3 ? SD_FLEX_FULL : SD_FLEX_LINEARISED);
         sd_flex_body *fb = new_body(&b, "link");
@@ -404,7 +414,12 @@ static void test_node_frames(void)
         sd_transform X, Xp, Xm;
         double S[6 * MAXM], Sp[6 * MAXM], Sm[6 * MAXM], c[6];
         sd_flex_node_frame(fb, t, eta, &X, S);
-        sd_flex_node_bias(fb, t, eta, ed, c);
+        { /* the fused call gives the same pose and S_t, and the bias c */
+            sd_transform Xc;
+            double Sc[6 * MAXM];
+            sd_flex_node_motion(fb, t, eta, ed, &Xc, Sc, c);
+            CHECK(memcmp(&X, &Xc, sizeof X) == 0 && memcmp(S, Sc, 6 * (size_t)nm * sizeof(double)) == 0);
+        }
         double e2[MAXM];
         const double h = 1e-5;
         for (int r = 0; r < nm; ++r) e2[r] = eta[r] + h * ed[r];
@@ -449,7 +464,7 @@ static void test_node_frames(void)
         CHECK(X.p[0] == b.pos[0] && X.p[1] == b.pos[1] && X.p[2] == b.pos[2]);
         CHECK(memcmp(S, b.modes, 6 * sizeof(double)) == 0);
         sd_flex_node_frame(fb, 0, zero, &X, NULL); /* S optional */
-        sd_flex_node_bias(fb, 0, zero, ed, c);
+        sd_flex_node_motion(fb, 0, zero, ed, &X, S, c);
         /* at eta = 0 only c2 thetadot x (0) and -thetadot x (P ed) remain: check the linear part */
         double th[3] = {0, 0, 0}, d[3] = {0, 0, 0}, x[3];
         for (int r = 0; r < 4; ++r)
@@ -586,11 +601,41 @@ static void test_validation(void)
     }
 }
 
+/* sd_flex_mass_bias past its fixed instances (11-13 modes, the generic one): against the node sums and
+ * the single calls. */
+static void test_fused_many_modes(void)
+{
+    for (int trial = 0; trial < 6; ++trial) {
+        const int nm = 11 + trial % 3;
+        const sd_flex_mass_model model = trial < 3 ? SD_FLEX_FULL : SD_FLEX_LINEARISED;
+        rbody b;
+        make_body(&b, nm, trial % 2, model);
+        sd_flex_body *fb = new_body(&b, "link");
+        if (!fb) continue;
+        const int n6 = 6 + nm;
+        double eta[MAXM], ed[MAXM], V[6];
+        for (int r = 0; r < nm; ++r) { eta[r] = 0.4 * urand(); ed[r] = 2.0 * urand(); }
+        for (int i = 0; i < 6; ++i) V[i] = 2.0 * urand();
+        double M[MAXN6 * MAXN6], Mr[MAXN6 * MAXN6], bm[MAXN6], br[MAXN6], M1[MAXN6 * MAXN6], b1[MAXN6];
+        sd_flex_mass_bias(fb, eta, ed, V, M, bm);
+        ref_mass(&b, model == SD_FLEX_FULL ? eta : NULL, Mr);
+        ref_bias(&b, model == SD_FLEX_FULL ? eta : NULL, ed, V, br);
+        CHECK_ARRAY_CLOSE(M, Mr, n6 * n6, 1e-12, "sd_flex_mass_bias's M_m (11-13 modes) vs sum J_j^T M_j J_j");
+        CHECK_ARRAY_CLOSE(bm, br, n6, 1e-12, "sd_flex_mass_bias's b_m (11-13 modes) vs node-by-node Newton-Euler");
+        sd_flex_mass(fb, eta, M1);
+        sd_flex_bias(fb, eta, ed, V, b1);
+        CHECK_ARRAY_CLOSE(M, M1, n6 * n6, 1e-14, "sd_flex_mass_bias vs sd_flex_mass (11-13 modes)");
+        CHECK_ARRAY_CLOSE(bm, b1, n6, 1e-14, "sd_flex_mass_bias vs sd_flex_bias (11-13 modes)");
+        sd_flex_body_free(fb);
+    }
+}
+
 int main(void)
 {
     test_mass_and_bias();
     test_node_frames();
     test_free_body_energy();
     test_validation();
+    test_fused_many_modes(); /* last: the trials above keep their random draws */
     return test_summary("test_flex_body");
 }

@@ -237,6 +237,14 @@ int main(void)
         if (m->nv > 0) check_model(m, &rng); /* a single welded body has nothing to factor */
         sd_model_free(m);
     }
+    for (int trial = 0; trial < 20; ++trial) { /* 11-16 modes: past the kernels' fixed instances (node_flexible.c) */
+        const random_flex_spec spec = {.n_bodies = 1 + trial % 4, .max_modes = 16,
+                                       .flags = trial % 2 ? RF_CHAIN | RF_ALL_FLEXIBLE | RF_ON_NODES : RF_ALL_FLEXIBLE,
+                                       .mode_scale = 0.2};
+        sd_model *m = random_flex_tree(&rng, &spec);
+        if (m->nv > 0) check_model(m, &rng);
+        sd_model_free(m);
+    }
     printf("models with flexible bodies %d of 120; worst relative differences (M^-1 and solve scaled by cond/1e5 "
            "past 1e5): M^-1 %.2e, M^-1 x %.2e, factors %.2e, off-block of B M B* %.2e, log det %.2e, compliance "
            "%.2e\n",
