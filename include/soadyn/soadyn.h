@@ -33,6 +33,7 @@
 #include "urdf.h"
 #include "sdf.h"
 #include "mjcf.h"
+#include "codegen.h"
 #include "io.h"
 #include "sim.h"
 #include "view.h"

@@ -1,0 +1,249 @@
+/*
+ * src/codegen/codegen.c — sd_codegen_write (soadyn/codegen.h): the generated files' frame around
+ * the sweeps of cg_sweeps.c. Each generated function checks its arguments, loads its inputs once,
+ * runs the emitted straight-line code into temporaries, checks the results and only then stores
+ * them, so a failing call leaves its outputs untouched (dynamics.h's contract).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <soadyn/codegen.h>
+
+#include "cg_sweeps.h"
+
+/* The generated functions, in the order they are written. */
+typedef enum { FN_ID, FN_M, FN_FD, FN_MINV, FN_FORCES, FN_COUNT } fn_id;
+
+static const struct {
+    unsigned flag;
+    const char *name, *list_name, *params, *library;
+} functions[FN_COUNT] = {
+    [FN_ID] = {SD_CODEGEN_ID, "inverse_dynamics", "id",
+               "const double *q, const double *u, const double *qdd, const double *f_ext, double *tau",
+               "sd_inverse_dynamics"},
+    [FN_M] = {SD_CODEGEN_M, "mass_matrix", "m", "const double *q, double *M", "sd_mass_matrix"},
+    [FN_FD] = {SD_CODEGEN_FD, "forward_dynamics", "fd",
+               "const double *q, const double *u, const double *tau, const double *f_ext, double *qdd",
+               "sd_forward_dynamics"},
+    [FN_MINV] = {SD_CODEGEN_MINV, "mass_matrix_inverse", "minv", "const double *q, double *Minv",
+                 "sd_mass_matrix_inverse"},
+    [FN_FORCES] = {SD_CODEGEN_FORCES, "interbody_forces", "forces",
+                   "const double *q, const double *u, const double *qdd, const double *f_ext, double *f",
+                   "sd_inverse_dynamics and sd_interbody_force (SD_FRAME_BODY) of every body"},
+};
+
+sd_status sd_codegen_parse_algorithms(const char *list, unsigned *flags, sd_error *err)
+{
+    if (!list || !flags) return sd_error_set(err, SD_E_ARGUMENT, "sd_codegen_parse_algorithms: NULL argument");
+    unsigned out = 0;
+    for (const char *s = list; *s;) {
+        const size_t len = strcspn(s, ",");
+        int found = 0;
+        for (int f = 0; f < FN_COUNT; ++f)
+            if (strlen(functions[f].list_name) == len && strncmp(s, functions[f].list_name, len) == 0) {
+                out |= functions[f].flag;
+                found = 1;
+            }
+        if (!found)
+            return sd_error_set(err, SD_E_ARGUMENT, "--algorithms: unknown algorithm '%.*s' (known: id, m, fd, minv, forces)",
+                                (int)len, s);
+        s += len + (s[len] == ',');
+    }
+    if (!out) return sd_error_set(err, SD_E_ARGUMENT, "--algorithms: the list is empty (known: id, m, fd, minv, forces)");
+    *flags = out;
+    return SD_OK;
+}
+
+static int is_identifier(const char *s)
+{
+    if (!s || !(isalpha((unsigned char)*s) || *s == '_')) return 0;
+    for (; *s; ++s)
+        if (!(isalnum((unsigned char)*s) || *s == '_')) return 0;
+    return 1;
+}
+
+/* What the model must be for the generator (the message names the body or the feature). */
+static sd_status check_model(const sd_model *m, sd_error *err)
+{
+    if (m->loops)
+        return sd_error_set(err, SD_E_NOT_SUPPORTED,
+                            "codegen: model '%s' has closure constraints; generated code covers trees only", m->name);
+    for (int k = 0; k < m->n; ++k)
+        if (!cg_kind_of(m, k))
+            return sd_error_set(err, SD_E_NOT_SUPPORTED,
+                                "codegen: body '%s' is flexible; generated code covers rigid bodies only "
+                                "(the library's functions handle flexible bodies)",
+                                m->desc[k].name);
+    if (m->n > SD_CODEGEN_MAX_BODIES)
+        return sd_error_set(err, SD_E_NOT_SUPPORTED,
+                            "codegen: model '%s' has %d bodies, more than the %d of straight-line code "
+                            "(the loop form for long chains is not offered)",
+                            m->name, m->n, SD_CODEGEN_MAX_BODIES);
+    return SD_OK;
+}
+
+static int max3(int a, int b, int c) { return a > b ? (a > c ? a : c) : (b > c ? b : c); }
+
+/* Load n entries of an input array as scalars (or zeros when the function does not read it). */
+static void load_inputs(cg_gen *g, cg_val *dst, const char *array, int n)
+{
+    for (int i = 0; i < n; ++i) dst[i] = array ? cg_load(&g->e, array, i) : cg_const(0.0);
+}
+
+/* One generated function: argument checks, the inputs, the sweep, the results stored after the check. */
+static void write_function(FILE *f, const sd_model *m, const char *name, fn_id id, cg_gen *g)
+{
+    const int nq = m->nq, nv = m->nv, n = m->n;
+    const char *u = NULL, *w = NULL, *fext = NULL, *out = NULL;
+    int nout = 0;
+    switch (id) {
+    case FN_ID: u = "u", w = "qdd", fext = "f_ext", out = "tau", nout = nv; break;
+    case FN_FORCES: u = "u", w = "qdd", fext = "f_ext", out = "f", nout = 6 * n; break;
+    case FN_FD: u = "u", w = "tau", fext = "f_ext", out = "qdd", nout = nv; break;
+    case FN_M: out = "M", nout = nv * nv; break;
+    case FN_MINV: out = "Minv", nout = nv * nv; break;
+    default: break;
+    }
+    fprintf(f, "\n/* The generated counterpart of %s. */\nint %s_%s(%s)\n{\n", functions[id].library, name,
+            functions[id].name, functions[id].params);
+    fprintf(f, "    if (!q || !%s) return %s_E_ARGUMENT;\n", out, name);
+    if (u) fprintf(f, "    if (!u) u = %s_zero;\n    if (!%s) %s = %s_zero;\n    if (!f_ext) f_ext = %s_zero;\n", name, w,
+                   w, name, name);
+    fprintf(f, "    if (!%s_finite(q, %d)", name, nq);
+    if (u) fprintf(f, " || !%s_finite(u, %d) || !%s_finite(%s, %d) || !%s_finite(f_ext, %d)", name, nv, name, w, nv, name,
+                   6 * n);
+    fprintf(f, ") return %s_E_ARGUMENT;\n", name);
+
+    g->e = (cg_emit){f, 0};
+    load_inputs(g, g->q, "q", nq);
+    load_inputs(g, g->u, u, nv);
+    load_inputs(g, g->w, w, nv);
+    load_inputs(g, g->f_ext, fext, 6 * n);
+    cg_val *res = malloc((size_t)(nout > 0 ? nout : 1) * sizeof *res);
+    cg_val *scratch = malloc((size_t)(nv * nv > 6 ? nv * nv : 6) * sizeof *scratch);
+    cg_val *tau = malloc((size_t)(nv > 0 ? nv : 1) * sizeof *tau);
+    switch (id) {
+    case FN_ID: cg_sweep_inverse_dynamics(g, res); break;
+    case FN_FORCES: cg_sweep_interbody_forces(g, tau, res); break;
+    case FN_FD: cg_sweep_forward_dynamics(g, res); break;
+    case FN_M: cg_sweep_mass_matrix(g, res); break;
+    case FN_MINV: cg_sweep_mass_matrix_inverse(g, scratch, res); break;
+    default: break;
+    }
+    char buf[40];
+    fprintf(f, "    double r[%d];\n", nout > 0 ? nout : 1);
+    for (int i = 0; i < nout; ++i) fprintf(f, "    r[%d] = %s;\n", i, cg_text(res[i], buf));
+    fprintf(f, "    if (!%s_finite(r, %d)) return %s_E_NOT_FINITE;\n", name, nout, name);
+    if (nout) fprintf(f, "    memcpy(%s, r, sizeof(double) * %d);\n", out, nout);
+    fprintf(f, "    return %s_OK;\n}\n", name);
+    free(res);
+    free(scratch);
+    free(tau);
+}
+
+static void write_header(FILE *f, const sd_model *m, const char *name, unsigned algorithms)
+{
+    fprintf(f, "/* %s.h — generated by soadyn %s (soadyn codegen) for model '%s'. Do not edit: generate again. */\n",
+            name, SOADYN_VERSION, m->name);
+    fprintf(f, "#ifndef %s_GENERATED_H\n#define %s_GENERATED_H\n\n", name, name);
+    fprintf(f, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
+    fprintf(f, "/* The model's sizes: q has NQ entries, u, qdd, tau NV, f_ext and f 6 per body (NBODIES). */\n");
+    fprintf(f, "enum { %s_NQ = %d, %s_NV = %d, %s_NBODIES = %d };\n\n", name, m->nq, name, m->nv, name, m->n);
+    fprintf(f, "/* Return values: soadyn's sd_status values. */\n");
+    fprintf(f, "enum { %s_OK = %d, %s_E_ARGUMENT = %d, %s_E_SINGULAR = %d, %s_E_NOT_FINITE = %d };\n\n", name, SD_OK,
+            name, SD_E_ARGUMENT, name, SD_E_SINGULAR, name, SD_E_NOT_FINITE);
+    for (int id = 0; id < FN_COUNT; ++id)
+        if (algorithms & functions[id].flag)
+            fprintf(f, "/* as %s */\nint %s_%s(%s);\n", functions[id].library, name, functions[id].name,
+                    functions[id].params);
+    fprintf(f, "\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
+}
+
+static sd_status write_source(FILE *f, const sd_model *m, const char *name, unsigned algorithms)
+{
+    const int nzero = max3(m->nv, 6 * m->n, 1);
+    cg_gen g = {.m = m};
+    g.node = calloc((size_t)m->n + 1, sizeof *g.node);
+    g.q = malloc(((size_t)m->nq + 2 * (size_t)m->nv + 6 * (size_t)m->n + 1) * sizeof *g.q);
+    if (!g.node || !g.q) {
+        free(g.node);
+        free(g.q);
+        return SD_E_MEMORY;
+    }
+    g.u = g.q + m->nq;
+    g.w = g.u + m->nv;
+    g.f_ext = g.w + m->nv;
+    char singular[64];
+    snprintf(singular, sizeof singular, "return %s_E_SINGULAR;", name);
+    g.singular_return = singular;
+    fprintf(f, "/* %s.c — generated by soadyn %s (soadyn codegen) for model '%s': straight-line code,\n"
+               " * the model's constants folded in. Do not edit: generate again. C99, libm only. */\n",
+            name, SOADYN_VERSION, m->name);
+    fprintf(f, "#include <math.h>\n#include <string.h>\n\n#include \"%s.h\"\n\n", name);
+    fprintf(f, "/* What a NULL u, f_ext (and qdd, tau) read. */\nstatic const double %s_zero[%d];\n\n", name, nzero);
+    fprintf(f, "static int %s_finite(const double *x, int n)\n{\n    for (int i = 0; i < n; ++i)\n"
+               "        if (!isfinite(x[i])) return 0;\n    return 1;\n}\n",
+            name);
+    for (int id = 0; id < FN_COUNT; ++id)
+        if (algorithms & functions[id].flag) write_function(f, m, name, (fn_id)id, &g);
+    free(g.node);
+    free(g.q);
+    return SD_OK;
+}
+
+/* Write one file through DIR/FILE.partial, renamed when complete. */
+static sd_status write_file(const char *dir, const char *name, const char *ext, const sd_model *m, unsigned algorithms,
+                            sd_error *err)
+{
+    char path[4096], partial[4200];
+    if (snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext) >= (int)sizeof path)
+        return sd_error_set(err, SD_E_ARGUMENT, "codegen: the output path '%s/%s.%s' is too long", dir, name, ext);
+    snprintf(partial, sizeof partial, "%s.partial", path);
+    FILE *f = fopen(partial, "w");
+    if (!f) return sd_error_set(err, SD_E_IO, "codegen: cannot write '%s': %s", partial, strerror(errno));
+    sd_status st = SD_OK;
+    if (ext[0] == 'h') write_header(f, m, name, algorithms);
+    else st = write_source(f, m, name, algorithms);
+    const int bad = ferror(f);
+    if (fclose(f) != 0 || bad || st != SD_OK) {
+        remove(partial);
+        if (st == SD_E_MEMORY) return sd_error_set(err, st, "codegen: out of memory generating '%s'", path);
+        return sd_error_set(err, SD_E_IO, "codegen: writing '%s' failed", path);
+    }
+    if (rename(partial, path) != 0) {
+        const int e = errno;
+        remove(partial);
+        return sd_error_set(err, SD_E_IO, "codegen: cannot rename '%s' to '%s': %s", partial, path, strerror(e));
+    }
+    return SD_OK;
+}
+
+sd_status sd_codegen_write(const sd_model *m, const sd_codegen_options *o, const char *dir, const char *name,
+                           sd_error *err)
+{
+    if (!m || !dir) return sd_error_set(err, SD_E_ARGUMENT, "sd_codegen_write: NULL model or directory");
+    if (!is_identifier(name))
+        return sd_error_set(err, SD_E_ARGUMENT, "sd_codegen_write: name '%s' is not a C identifier (letters, digits, _)",
+                            name ? name : "(null)");
+    const unsigned algorithms = o && o->algorithms ? o->algorithms : SD_CODEGEN_ALL;
+    if (algorithms & ~(unsigned)SD_CODEGEN_ALL)
+        return sd_error_set(err, SD_E_ARGUMENT, "sd_codegen_write: unknown algorithm flags 0x%x", algorithms);
+    sd_status st = check_model(m, err);
+    if (st != SD_OK) return st;
+    /* the source first: the header appears only beside a complete source */
+    if ((st = write_file(dir, name, "c", m, algorithms, err)) != SD_OK) return st;
+    if ((st = write_file(dir, name, "h", m, algorithms, err)) != SD_OK) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s.c", dir, name);
+        remove(path);
+        return st;
+    }
+    if (err) {
+        err->status = SD_OK;
+        err->message[0] = '\0';
+    }
+    return SD_OK;
+}
