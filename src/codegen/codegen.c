@@ -70,16 +70,16 @@ static sd_status check_model(const sd_model *m, sd_error *err)
 {
     if (m->loops)
         return sd_error_set(err, SD_E_NOT_SUPPORTED,
-                            "codegen: model '%s' has closure constraints; generated code covers trees only", m->name);
+                            "sd_codegen_write: model '%s' has closure constraints; generated code covers trees only", m->name);
     for (int k = 0; k < m->n; ++k)
         if (!cg_kind_of(m, k))
             return sd_error_set(err, SD_E_NOT_SUPPORTED,
-                                "codegen: body '%s' is flexible; generated code covers rigid bodies only "
+                                "sd_codegen_write: body '%s' is flexible; generated code covers rigid bodies only "
                                 "(the library's functions handle flexible bodies)",
                                 m->desc[k].name);
     if (m->n > SD_CODEGEN_MAX_BODIES)
         return sd_error_set(err, SD_E_NOT_SUPPORTED,
-                            "codegen: model '%s' has %d bodies, more than the %d of straight-line code "
+                            "sd_codegen_write: model '%s' has %d bodies, more than the %d of straight-line code "
                             "(the loop form for long chains is not offered)",
                             m->name, m->n, SD_CODEGEN_MAX_BODIES);
     return SD_OK;
@@ -200,23 +200,23 @@ static sd_status write_file(const char *dir, const char *name, const char *ext, 
 {
     char path[4096], partial[4200];
     if (snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext) >= (int)sizeof path)
-        return sd_error_set(err, SD_E_ARGUMENT, "codegen: the output path '%s/%s.%s' is too long", dir, name, ext);
+        return sd_error_set(err, SD_E_ARGUMENT, "sd_codegen_write: the output path '%s/%s.%s' is too long", dir, name, ext);
     snprintf(partial, sizeof partial, "%s.partial", path);
     FILE *f = fopen(partial, "w");
-    if (!f) return sd_error_set(err, SD_E_IO, "codegen: cannot write '%s': %s", partial, strerror(errno));
+    if (!f) return sd_error_set(err, SD_E_IO, "sd_codegen_write: cannot write '%s': %s", partial, strerror(errno));
     sd_status st = SD_OK;
     if (ext[0] == 'h') write_header(f, m, name, algorithms);
     else st = write_source(f, m, name, algorithms);
     const int bad = ferror(f);
     if (fclose(f) != 0 || bad || st != SD_OK) {
         remove(partial);
-        if (st == SD_E_MEMORY) return sd_error_set(err, st, "codegen: out of memory generating '%s'", path);
-        return sd_error_set(err, SD_E_IO, "codegen: writing '%s' failed", path);
+        if (st == SD_E_MEMORY) return sd_error_set(err, st, "sd_codegen_write: out of memory generating '%s'", path);
+        return sd_error_set(err, SD_E_IO, "sd_codegen_write: writing '%s' failed", path);
     }
     if (rename(partial, path) != 0) {
         const int e = errno;
         remove(partial);
-        return sd_error_set(err, SD_E_IO, "codegen: cannot rename '%s' to '%s': %s", partial, path, strerror(e));
+        return sd_error_set(err, SD_E_IO, "sd_codegen_write: cannot rename '%s' to '%s': %s", partial, path, strerror(e));
     }
     return SD_OK;
 }
