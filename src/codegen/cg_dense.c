@@ -6,14 +6,20 @@
 
 #include "cg_gen.h"
 
-void cg_spd_inverse(cg_gen *g, const cg_val *A, int n, cg_val *Ainv)
+void cg_spd_inverse(cg_gen *g, const cg_val *A, int n, cg_val *Ainv, int may_split)
 {
     cg_emit *e = &g->e;
     const size_t nn = (size_t)n * (size_t)n;
     cg_val *W = malloc(nn * sizeof *W), *L = malloc(nn * sizeof *L), *Li = malloc(nn * sizeof *Li);
     for (size_t i = 0; i < nn; ++i) {
         W[i] = A[i];
-        L[i] = Li[i] = cg_const(0.0);
+        L[i] = Li[i] = Ainv[i] = cg_const(0.0);
+    }
+    if (may_split) {
+        cg_live_push(g, W, nn);
+        cg_live_push(g, L, nn);
+        cg_live_push(g, Li, nn);
+        cg_live_push(g, Ainv, nn);
     }
     char buf[40];
     /* A = L^T L, L lower triangular, eliminating the last row first (RBDA Sec 6.5) */
@@ -28,6 +34,7 @@ void cg_spd_inverse(cg_gen *g, const cg_val *A, int n, cg_val *Ainv)
                 const cg_val x = cg_sub(e, W[(size_t)i * n + j], cg_mul(e, L[(size_t)k * n + i], L[(size_t)k * n + j]));
                 W[(size_t)i * n + j] = W[(size_t)j * n + i] = x;
             }
+        if (may_split) cg_checkpoint(g);
     }
     /* L^-1, lower triangular, by forward substitution */
     for (int i = 0; i < n; ++i) {
@@ -38,14 +45,18 @@ void cg_spd_inverse(cg_gen *g, const cg_val *A, int n, cg_val *Ainv)
             for (int k = j; k < i; ++k) s = cg_add(e, s, cg_mul(e, L[(size_t)i * n + k], Li[(size_t)k * n + j]));
             Li[(size_t)i * n + j] = cg_neg(e, cg_mul(e, s, inv));
         }
+        if (may_split) cg_checkpoint(g);
     }
     /* A^-1 = L^-1 L^-T */
-    for (int i = 0; i < n; ++i)
+    for (int i = 0; i < n; ++i) {
         for (int j = 0; j <= i; ++j) {
             cg_val s = cg_const(0.0);
             for (int k = 0; k <= j; ++k) s = cg_add(e, s, cg_mul(e, Li[(size_t)i * n + k], Li[(size_t)j * n + k]));
             Ainv[(size_t)i * n + j] = Ainv[(size_t)j * n + i] = s;
         }
+        if (may_split) cg_checkpoint(g);
+    }
+    if (may_split) cg_live_pop(g, 4);
     free(W);
     free(L);
     free(Li);

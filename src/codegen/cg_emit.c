@@ -10,7 +10,12 @@
 
 const char *cg_text(cg_val a, char *buf)
 {
-    if (!cg_is_const(a)) {
+    static const char *const arrays[] = {[CG_Q] = "q", [CG_U] = "u", [CG_X] = "x", [CG_FEXT] = "f_ext", [CG_W] = "w"};
+    if (a.arr != CG_NONE) {
+        snprintf(buf, 40, "%s[%d]", arrays[a.arr], a.t);
+        return buf;
+    }
+    if (a.t >= 0) {
         snprintf(buf, 40, "t%d", a.t);
         return buf;
     }
@@ -31,8 +36,12 @@ void cg_line(cg_emit *e, const char *fmt, ...)
     va_end(ap);
 }
 
-/* A new temporary t = text. */
-static cg_val fresh(cg_emit *e) { return (cg_val){e->ntemp++, 0.0}; }
+/* A new temporary (its statement is the caller's). */
+static cg_val fresh(cg_emit *e)
+{
+    ++e->stmts;
+    return (cg_val){e->ntemp++, CG_NONE, 0.0};
+}
 
 static cg_val binary(cg_emit *e, cg_val a, char op, cg_val b)
 {
@@ -42,18 +51,12 @@ static cg_val binary(cg_emit *e, cg_val a, char op, cg_val b)
     return r;
 }
 
-cg_val cg_load(cg_emit *e, const char *array, int index)
-{
-    const cg_val r = fresh(e);
-    fprintf(e->f, "    const double t%d = %s[%d];\n", r.t, array, index);
-    return r;
-}
-
 cg_val cg_neg(cg_emit *e, cg_val a)
 {
     if (cg_is_const(a)) return cg_const(-a.c);
+    char x[40];
     const cg_val r = fresh(e);
-    fprintf(e->f, "    const double t%d = -t%d;\n", r.t, a.t);
+    fprintf(e->f, "    const double t%d = -%s;\n", r.t, cg_text(a, x));
     return r;
 }
 

@@ -15,24 +15,31 @@
 
 #include <stdio.h>
 
-/* A scalar: t >= 0 names the temporary t<t> of the generated function; t < 0 is the constant c. */
+/* The arrays a generated function reads its scalars from besides its temporaries: its arguments, and
+ * the workspace w that carries values from one part of a long function to the next (codegen.c). */
+typedef enum cg_array { CG_NONE = 0, CG_Q, CG_U, CG_X, CG_FEXT, CG_W } cg_array;
+
+/* A scalar: with arr CG_NONE, t >= 0 names the temporary t<t> of the generated function and t < 0
+ * is the constant c; otherwise entry t of array arr. */
 typedef struct cg_val {
     int t;
+    cg_array arr;
     double c;
 } cg_val;
 
-/* Where a generated function's statements go, and its temporaries' count. */
+/* Where a generated function's statements go, its temporaries' count and its statements'. */
 typedef struct cg_emit {
     FILE *f;
     int ntemp;
+    long stmts;
 } cg_emit;
 
-static inline cg_val cg_const(double c) { return (cg_val){-1, c}; }
-static inline int cg_is_const(cg_val a) { return a.t < 0; }
-static inline int cg_is(cg_val a, double c) { return a.t < 0 && a.c == c; }
+static inline cg_val cg_const(double c) { return (cg_val){-1, CG_NONE, c}; }
+static inline cg_val cg_entry(cg_array arr, int index) { return (cg_val){index, arr, 0.0}; }
+static inline int cg_is_const(cg_val a) { return a.arr == CG_NONE && a.t < 0; }
+static inline int cg_is_temp(cg_val a) { return a.arr == CG_NONE && a.t >= 0; }
+static inline int cg_is(cg_val a, double c) { return cg_is_const(a) && a.c == c; }
 
-/* A new temporary holding `expr` (an entry of an argument array, or a libm call written out). */
-cg_val cg_load(cg_emit *e, const char *array, int index);
 cg_val cg_add(cg_emit *e, cg_val a, cg_val b);
 cg_val cg_sub(cg_emit *e, cg_val a, cg_val b);
 cg_val cg_mul(cg_emit *e, cg_val a, cg_val b);

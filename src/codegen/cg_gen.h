@@ -27,7 +27,14 @@ typedef struct cg_node {
     cg_val U[36], Dinv[36], eps[6]; /* P H*, D^-1 (nk x nk), tau - H z (004 Eq 58c) */
 } cg_node;
 
-/* What one generated function reads: its inputs as scalars (loaded once). */
+/* An array of scalars a sweep holds across bodies besides the node table (its results, M's factor). */
+typedef struct cg_live {
+    cg_val *v;
+    size_t n;
+} cg_live;
+enum { CG_MAX_LIVE = 8 };
+
+/* What one generated function reads (its inputs as scalars) and how it is being written. */
 typedef struct cg_gen {
     const sd_model *m;
     cg_emit e;
@@ -35,7 +42,22 @@ typedef struct cg_gen {
     cg_val *q, *u, *w; /* nq, nv, nv: w is qdd (inverse dynamics) or tau (forward dynamics) */
     cg_val *f_ext;     /* 6 n */
     const char *singular_return; /* the statement a failed pivot test emits */
+    /* A long function is written in parts (codegen.c): at a checkpoint past part_limit statements,
+     * every temporary still held (node table, live arrays) is stored into the workspace w and the
+     * next part begins, so that the C compiler's register allocation, which grows faster than the
+     * code, works on parts of bounded size. */
+    cg_live live[CG_MAX_LIVE];
+    int nlive;
+    const char *fn_name; /* NAME_algorithm, the parts' prefix */
+    int part, nslot;
+    long part_limit;
 } cg_gen;
+
+/* Between two bodies of a sweep (no scalar held but the node table's and the live arrays'): end
+ * the part when it is long enough (codegen.c). */
+void cg_checkpoint(cg_gen *g);
+static inline void cg_live_push(cg_gen *g, cg_val *v, size_t n) { g->live[g->nlive++] = (cg_live){v, n}; }
+static inline void cg_live_pop(cg_gen *g, int count) { g->nlive -= count; }
 
 /* The operations a node kind emits for the sweeps (node_kinds.h's, on the generator's scalars). */
 typedef struct cg_kind_ops {
@@ -59,7 +81,8 @@ extern const cg_kind_ops cg_rigid_kind;
 /* The inverse of a symmetric positive definite n x n A (row-major), n <= nmax, into Ainv, by the
  * factorisation A = L^T L from the last row up (Featherstone's LTL: on a tree's M, parent-first, its
  * factor has no fill, and the folding of cg_emit.h finds the zeros without the tree's parent array);
- * each pivot is tested and a non-positive one emits g->singular_return. */
-void cg_spd_inverse(cg_gen *g, const cg_val *A, int n, cg_val *Ainv);
+ * each pivot is tested and a non-positive one emits g->singular_return. may_split: checkpoints
+ * between rows (when the caller holds no other scalar). */
+void cg_spd_inverse(cg_gen *g, const cg_val *A, int n, cg_val *Ainv, int may_split);
 
 #endif /* SOADYN_CG_GEN_H */

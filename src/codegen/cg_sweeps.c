@@ -23,6 +23,7 @@ static void motion_scatter(cg_gen *g, int with_velocities)
         const cg_kind_ops *kind = cg_kind_of(g->m, k);
         kind->placement(g, k);
         if (with_velocities) kind->velocities(g, k);
+        cg_checkpoint(g);
     }
 }
 
@@ -38,6 +39,8 @@ void cg_sweep_inverse_dynamics(cg_gen *g, cg_val *tau)
     const sd_model *m = g->m;
     cg_emit *e = &g->e;
     cg_val a0[6];
+    for (int v = 0; v < m->nv; ++v) tau[v] = cg_const(0.0);
+    cg_live_push(g, tau, (size_t)m->nv);
     base_acceleration(m, a0);
     motion_scatter(g, 1);
     for (int k = 0; k < m->n; ++k) { /* alpha(k) = phi* alpha(p) + H* qdd + a(k); f(k) = M alpha + b */
@@ -51,6 +54,7 @@ void cg_sweep_inverse_dynamics(cg_gen *g, cg_val *tau)
             nd->alpha[r] = s;
         }
         cg_kind_of(m, k)->own_force(g, k, nd->alpha, nd->f);
+        cg_checkpoint(g);
     }
     for (int k = m->n - 1; k >= 0; --k) { /* T(k) = H f(k); f(p) += phi(p, k) f(k) */
         cg_node *nd = &g->node[k];
@@ -67,12 +71,14 @@ void cg_sweep_inverse_dynamics(cg_gen *g, cg_val *tau)
             cg_force_to_parent(e, &nd->Xup, nd->f, fp);
             for (int r = 0; r < 6; ++r) g->node[p].f[r] = cg_add(e, g->node[p].f[r], fp[r]);
         }
+        cg_checkpoint(g);
     }
+    cg_live_pop(g, 1);
 }
 
 void cg_sweep_interbody_forces(cg_gen *g, cg_val *tau, cg_val *f)
 {
-    cg_sweep_inverse_dynamics(g, tau);
+    cg_sweep_inverse_dynamics(g, tau); /* f stays in the node table until it is read here */
     for (int k = 0; k < g->m->n; ++k)
         for (int r = 0; r < 6; ++r) f[6 * k + r] = g->node[k].f[r];
 }
@@ -83,10 +89,13 @@ void cg_sweep_mass_matrix(cg_gen *g, cg_val *M)
     cg_emit *e = &g->e;
     const int nv = m->nv;
     for (int i = 0; i < nv * nv; ++i) M[i] = cg_const(0.0);
+    cg_live_push(g, M, (size_t)nv * (size_t)nv);
     motion_scatter(g, 0);
     for (int k = 0; k < m->n; ++k) cg_kind_of(m, k)->composite_start(g, k, g->node[k].R);
-    for (int k = m->n - 1; k >= 0; --k) /* R(p) += phi(p, k) R(k) phi*(p, k) (004 Eq 20) */
+    for (int k = m->n - 1; k >= 0; --k) { /* R(p) += phi(p, k) R(k) phi*(p, k) (004 Eq 20) */
         if (m->parent[k] >= 0) cg_rigid_inertia_to_parent_add(e, &g->node[k].Xup, g->node[k].R, g->node[m->parent[k]].R);
+        cg_checkpoint(g);
+    }
     for (int k = 0; k < m->n; ++k) { /* column j of hinge k: F = R(k) H*_j, then M(i, j) = H_i F up the path */
         const cg_node *nd = &g->node[k];
         for (int j = 0; j < nd->nk; ++j) {
@@ -106,7 +115,9 @@ void cg_sweep_mass_matrix(cg_gen *g, cg_val *M)
             }
             M[col * nv + col] = cg_add(e, M[col * nv + col], cg_const(m->armature[col]));
         }
+        cg_checkpoint(g);
     }
+    cg_live_pop(g, 1);
 }
 
 void cg_sweep_forward_dynamics(cg_gen *g, cg_val *qdd)
@@ -114,6 +125,8 @@ void cg_sweep_forward_dynamics(cg_gen *g, cg_val *qdd)
     const sd_model *m = g->m;
     cg_emit *e = &g->e;
     cg_val a0[6];
+    for (int v = 0; v < m->nv; ++v) qdd[v] = cg_const(0.0);
+    cg_live_push(g, qdd, (size_t)m->nv);
     base_acceleration(m, a0);
     motion_scatter(g, 1);
     for (int k = 0; k < m->n; ++k) {
@@ -132,11 +145,14 @@ void cg_sweep_forward_dynamics(cg_gen *g, cg_val *qdd)
                 if (i == j) d = cg_add(e, d, cg_const(m->armature[vk + i])); /* D = H P H* + J */
                 D[i * nk + j] = d;
             }
-        if (nk) cg_spd_inverse(g, D, nk, nd->Dinv);
+        if (nk) cg_spd_inverse(g, D, nk, nd->Dinv, 0);
         cg_kind_of(m, k)->passive(g, k, passive);
         for (int i = 0; i < nk; ++i) /* eps = tau + tau_passive - H z */
             nd->eps[i] = cg_sub(e, cg_add(e, g->w[vk + i], passive[i]), cg_dot(e, nd->S + 6 * i, nd->z, 6));
-        if (p < 0) continue;
+        if (p < 0) {
+            cg_checkpoint(g);
+            continue;
+        }
         /* P+ = P - U D^-1 U^T,  z+ = z + P+ a + U D^-1 eps */
         cg_val G[36], Pplus[36], Pa[6], Dinv_eps[6], zplus[6];
         for (int r = 0; r < 6; ++r)
@@ -166,6 +182,7 @@ void cg_sweep_forward_dynamics(cg_gen *g, cg_val *qdd)
         cg_sym6_to_parent_add(e, &nd->Xup, Pplus, g->node[p].P);
         cg_force_to_parent(e, &nd->Xup, zplus, zp);
         for (int r = 0; r < 6; ++r) g->node[p].z[r] = cg_add(e, g->node[p].z[r], zp[r]);
+        cg_checkpoint(g);
     }
     for (int k = 0; k < m->n; ++k) { /* the scatter: qdd = D^-1 (eps - U^T alpha+), alpha = alpha+ + H* qdd */
         cg_node *nd = &g->node[k];
@@ -184,11 +201,13 @@ void cg_sweep_forward_dynamics(cg_gen *g, cg_val *qdd)
             for (int j = 0; j < nk; ++j) s = cg_add(e, s, cg_mul(e, nd->S[6 * j + r], qdd[vk + j]));
             nd->alpha[r] = s;
         }
+        cg_checkpoint(g);
     }
+    cg_live_pop(g, 1);
 }
 
 void cg_sweep_mass_matrix_inverse(cg_gen *g, cg_val *M, cg_val *Minv)
 {
     cg_sweep_mass_matrix(g, M);
-    cg_spd_inverse(g, M, g->m->nv, Minv);
+    cg_spd_inverse(g, M, g->m->nv, Minv, 1);
 }
