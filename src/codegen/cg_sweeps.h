@@ -1,7 +1,7 @@
 /*
  * src/codegen/cg_sweeps.h — the algorithms the generator emits (cg_sweeps.c), each into the scalars
- * of one generated function: g's inputs loaded, its outputs returned as scalars for the caller to
- * store.
+ * of one generated function: g's inputs given as scalars, its outputs returned as scalars for the
+ * caller to store.
  */
 #ifndef SOADYN_CG_SWEEPS_H
 #define SOADYN_CG_SWEEPS_H

@@ -1,8 +1,8 @@
 /*
  * src/codegen/codegen.c — sd_codegen_write (soadyn/codegen.h): the generated files' frame around
- * the sweeps of cg_sweeps.c. Each generated function checks its arguments, loads its inputs once,
- * runs the emitted straight-line code into temporaries, checks the results and only then stores
- * them, so a failing call leaves its outputs untouched (dynamics.h's contract).
+ * the sweeps of cg_sweeps.c. Each generated function checks its arguments, runs the emitted
+ * straight-line code (in parts, cg_gen.h) into temporaries and its workspace, checks the results and
+ * only then stores them, so a failing call leaves its outputs untouched (dynamics.h's contract).
  */
 #include <ctype.h>
 #include <errno.h>
