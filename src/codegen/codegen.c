@@ -255,6 +255,9 @@ static sd_status write_source(FILE *f, const sd_model *m, const char *name, unsi
                " * the model's constants folded in. Do not edit: generate again. C99, libm only. */\n",
             name, SOADYN_VERSION, m->name);
     fprintf(f, "#include <math.h>\n#include <string.h>\n\n#include \"%s.h\"\n\n", name);
+    fprintf(f, "/* The recursions compute values no output reads (the base's force, a leaf's bias before its\n"
+               " * children's): the compiler drops them; they are not warned about. */\n"
+               "#if defined(__GNUC__)\n#pragma GCC diagnostic ignored \"-Wunused-variable\"\n#endif\n\n");
     fprintf(f, "/* What a NULL u, f_ext (and qdd, tau) read. */\nstatic const double %s_zero[%d];\n\n", name, nzero);
     fprintf(f, "static int %s_finite(const double *x, int n)\n{\n    for (int i = 0; i < n; ++i)\n"
                "        if (!isfinite(x[i])) return 0;\n    return 1;\n}\n\n",

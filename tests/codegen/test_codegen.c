@@ -16,6 +16,8 @@
  *
  *   test_codegen CC WORKDIR random          random trees of every hinge type, with joint-level terms
  *   test_codegen CC WORKDIR shared MODELS   the shared robot models (77 when MODELS is absent)
+ *   test_codegen CC WORKDIR cli SOADYN MODELS  `soadyn codegen`: its files, exit statuses, messages
+ *                                           (MODELS: the repository's models/)
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
@@ -25,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include <soadyn/soadyn.h>
@@ -316,16 +319,73 @@ static int shared_models(const char *dir)
     return 0;
 }
 
+/* Run a command line through the shell with stderr into WORKDIR/cli.err; its exit status. */
+static int run_cli(const char *args)
+{
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s 2> '%s/cli.err' > /dev/null", args, workdir);
+    const int st = system(cmd);
+    return st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Whether WORKDIR/cli.err holds `text`. */
+static int cli_said(const char *text)
+{
+    char path[4200], buf[4096];
+    snprintf(path, sizeof path, "%s/cli.err", workdir);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    const size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return strstr(buf, text) != NULL;
+}
+
+static int exists(const char *dir, const char *file)
+{
+    char path[4200];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    return stat(path, &st) == 0;
+}
+
+static void command_line(const char *soadyn, const char *models)
+{
+    char args[8192], out[4200];
+    snprintf(out, sizeof out, "%s/cli_out", workdir);
+    mkdir(out, 0777);
+    snprintf(args, sizeof args, "'%s' codegen '%s/iiwa14.urdf' -o '%s' --name cli_iiwa --algorithms id,fd", soadyn, models, out);
+    check(run_cli(args) == 0 && exists(out, "cli_iiwa.c") && exists(out, "cli_iiwa.h") && !exists(out, "cli_iiwa.c.partial"),
+          "cli", "codegen writes NAME.c and NAME.h");
+    snprintf(args, sizeof args, "'%s' -std=c99 -Wall -Wextra -Werror -fsyntax-only '%s/cli_iiwa.c'", cc, out);
+    check(run_cli(args) == 0, "cli", "the generated file compiles without warnings (-Wall -Wextra)");
+    snprintf(args, sizeof args, "grep -q cli_iiwa_mass_matrix '%s/cli_iiwa.h'", out);
+    check(run_cli(args) != 0, "cli", "--algorithms id,fd leaves the mass matrix out");
+    snprintf(args, sizeof args, "'%s' codegen '%s/iiwa14.urdf' -o '%s' --lanes 4", soadyn, models, out);
+    check(run_cli(args) == 1 && cli_said("--lanes is not offered"), "cli", "--lanes says it is not offered");
+    snprintf(args, sizeof args, "'%s' codegen '%s/iiwa14.urdf' -o '%s' --algorithms id,fdd", soadyn, models, out);
+    check(run_cli(args) == 1 && cli_said("'fdd'"), "cli", "an unknown algorithm is named");
+    snprintf(args, sizeof args, "'%s' codegen '%s/flexible_arm.urdf' -o '%s'", soadyn, models, out);
+    check(run_cli(args) == 2 && cli_said("is flexible"), "cli", "a flexible body is refused, named");
+    snprintf(args, sizeof args, "'%s' codegen '%s/four_bar.urdf' -o '%s'", soadyn, models, out);
+    check(run_cli(args) == 2 && cli_said("closure constraints"), "cli", "closure constraints are refused");
+    snprintf(args, sizeof args, "'%s' codegen '%s/iiwa14.urdf' -o '%s/missing' --name gone", soadyn, models, out);
+    check(run_cli(args) == 3 && cli_said("missing/gone.c.partial") && !exists(out, "missing"), "cli",
+          "an unwritable directory: exit 3, the file named, nothing left");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: test_codegen CC WORKDIR random|shared [MODELS]\n");
+        fprintf(stderr, "usage: test_codegen CC WORKDIR random | shared MODELS | cli SOADYN MODELS\n");
         return 2;
     }
     cc = argv[1];
     workdir = argv[2];
     mkdir(workdir, 0777);
-    if (!strcmp(argv[3], "shared")) {
+    if (!strcmp(argv[3], "cli") && argc > 5) {
+        command_line(argv[4], argv[5]);
+    } else if (!strcmp(argv[3], "shared")) {
         const int r = shared_models(argc > 4 ? argv[4] : "");
         if (r) return r;
     } else {
