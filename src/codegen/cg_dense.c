@@ -11,6 +11,12 @@ void cg_spd_inverse(cg_gen *g, const cg_val *A, int n, cg_val *Ainv, int may_spl
     cg_emit *e = &g->e;
     const size_t nn = (size_t)n * (size_t)n;
     cg_val *W = malloc(nn * sizeof *W), *L = malloc(nn * sizeof *L), *Li = malloc(nn * sizeof *Li);
+    if (!W || !L || !Li) {
+        free(W), free(L), free(Li);
+        g->out_of_memory = 1;
+        for (size_t i = 0; i < nn; ++i) Ainv[i] = cg_const(0.0);
+        return;
+    }
     for (size_t i = 0; i < nn; ++i) {
         W[i] = A[i];
         L[i] = Li[i] = Ainv[i] = cg_const(0.0);

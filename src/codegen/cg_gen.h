@@ -42,6 +42,7 @@ typedef struct cg_gen {
     cg_val *q, *u, *w; /* nq, nv, nv: w is qdd (inverse dynamics) or tau (forward dynamics) */
     cg_val *f_ext;     /* 6 n */
     const char *singular_return; /* the statement a failed pivot test emits */
+    int out_of_memory;           /* set by a step that could not allocate: the file is abandoned */
     /* A long function is written in parts (codegen.c): at a checkpoint past part_limit statements,
      * every temporary still held (node table, live arrays) is stored into the workspace w and the
      * next part begins, so that the C compiler's register allocation, which grows faster than the

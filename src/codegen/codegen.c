@@ -181,6 +181,11 @@ static void write_function(FILE *f, const sd_model *m, const char *name, fn_id i
     cg_val *res = malloc((size_t)(nout > 0 ? nout : 1) * sizeof *res);
     cg_val *scratch = malloc((size_t)(nv * nv > 6 ? nv * nv : 6) * sizeof *scratch);
     cg_val *tau = malloc((size_t)(nv > 0 ? nv : 1) * sizeof *tau);
+    if (!res || !scratch || !tau) {
+        free(res), free(scratch), free(tau);
+        g->out_of_memory = 1;
+        return;
+    }
     part_begin(g);
     switch (id) {
     case FN_ID: cg_sweep_inverse_dynamics(g, res); break;
@@ -266,11 +271,11 @@ static sd_status write_source(FILE *f, const sd_model *m, const char *name, unsi
                " * allocate registers over the whole again); values pass from part to part in w. */\n"
                "#if defined(__GNUC__)\n#define SD_GENERATED_PART static __attribute__((noinline))\n#else\n"
                "#define SD_GENERATED_PART static\n#endif\n");
-    for (int id = 0; id < FN_COUNT; ++id)
+    for (int id = 0; id < FN_COUNT && !g.out_of_memory; ++id)
         if (algorithms & functions[id].flag) write_function(f, m, name, (fn_id)id, &g);
     free(g.node);
     free(g.q);
-    return SD_OK;
+    return g.out_of_memory ? SD_E_MEMORY : SD_OK;
 }
 
 /* Write one file through DIR/FILE.partial, renamed when complete. */
