@@ -6,7 +6,13 @@
  *   a free-base humanoid with 31 revolute joints built here (Atlas/Talos-like proportions),
  *   serial revolute chains of 10 to 100 000 bodies (ns per body too).
  * Every call includes its kinematics, as the peers' figures do. Usage: soadyn_bench [--quick]
+<<<<<<< HEAD
  * soadyn_bench --peers [--batches N] [--shared DIR] [--cpu-time]: issue 12's table, soadyn beside MuJoCo (bench_peers.c).
+=======
+ * soadyn_bench --peers [--batches N] [--shared DIR]: issue 12's table, soadyn beside MuJoCo (bench_peers.c).
+ * soadyn_bench --codegen [--batches N] [--shared DIR] [--cflags F]: the library beside its generated code
+ * (bench_codegen.c).
+>>>>>>> codegen
  * soadyn_bench --embed [--batches N] [--quick] [--shared DIR]: issue 11's cost, embedded vs tree-augmented
  * forward dynamics of closed mechanisms and the O(N) chain (bench_embed.c).
  * soadyn_bench --derivatives [--batches N] [--shared DIR]: issue 30's cost, the derivatives of the dynamics
@@ -35,6 +41,7 @@
 #include "bench_count.h"
 #include "bench_derivatives.h"
 #include "bench_embed.h"
+#include "bench_codegen.h"
 #include "bench_peers.h"
 #include "timing.h"
 
@@ -266,6 +273,7 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "--embed") == 0) return bench_embed(argc, argv); /* issue 11's cost */
     if (argc > 1 && strcmp(argv[1], "--count") == 0) return bench_count(argc, argv); /* callgrind's counts */
     if (argc > 1 && strcmp(argv[1], "--derivatives") == 0) return bench_derivatives(argc, argv); /* issue 30's row */
+    if (argc > 1 && strcmp(argv[1], "--codegen") == 0) return bench_codegen(argc, argv); /* library vs generated code */
     const int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
     const int batches = quick ? 11 : 51;
     printf("soadyn %s benchmark: median ns per call over %d batches (kinematics included)\n", SOADYN_VERSION, batches);

@@ -26,6 +26,7 @@ int cmd_simulate(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 int cmd_campaign(int argc, char **argv);
+int cmd_codegen(int argc, char **argv);
 
 /* ---------------------------------------------------------------- options (args.c) */
 

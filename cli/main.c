@@ -23,6 +23,7 @@ static const char usage[] =
     "  bench      time each algorithm on a model\n"
     "  view       write a self-contained HTML page that draws the model and plays a motion\n"
     "  campaign   run a Monte Carlo campaign of dispersed simulations (SPEC.yaml; runs Python)\n"
+    "  codegen    write the model's dynamics as straight-line C (a .c and a .h)\n"
     "\n"
     "`soadyn COMMAND --help` describes a command's options.\n"
     "exit status: 0 ok, 1 usage error, 2 model error, 3 run-time failure (also: output\n"
@@ -36,7 +37,7 @@ typedef struct command {
 
 static const command commands[] = {
     {"info", cmd_info}, {"eval", cmd_eval}, {"simulate", cmd_simulate}, {"bench", cmd_bench},
-    {"view", cmd_view}, {"campaign", cmd_campaign}};
+    {"view", cmd_view}, {"campaign", cmd_campaign}, {"codegen", cmd_codegen}};
 
 int main(int argc, char **argv)
 {

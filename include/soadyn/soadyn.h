@@ -34,6 +34,7 @@
 #include "urdf.h"
 #include "sdf.h"
 #include "mjcf.h"
+#include "codegen.h"
 #include "io.h"
 #include "sim.h"
 #include "view.h"
