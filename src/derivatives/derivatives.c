@@ -148,7 +148,8 @@ sd_status sd_forward_dynamics_derivatives(const sd_model *m, sd_data *d, const d
      * round-off, into F's space, which is written after) */
     double *Xq = dqdd_dq ? X : NULL, *Xu = dqdd_du ? X + (dqdd_dq ? n : 0) : NULL;
     double *Xt = dqdd_dtau ? X + (nblocks - 1) * n : NULL;
-    memset(X, 0, n * W * sizeof(double));
+    const size_t written = (size_t)(Xq != NULL) + (size_t)(Xu != NULL); /* blocks the recursion fills */
+    for (size_t r = 0; r < n; ++r) memset(X + r * W + written * n, 0, (W - written * n) * sizeof(double));
     if ((st = id_and_derivatives(m, d, q, u, qdd_out, f_ext, F, &s, Xq, Xu, W)) != SD_OK) return st;
     const int bad = sd_deriv_mass_matrix_factor(m, &s, F);
     if (bad >= 0)

@@ -11,6 +11,11 @@
  * times X takes nv^2 w. The columns go in blocks of 16 (then 8, 4, 2, 1): a row's block is summed in
  * registers over all the rows it gathers and stored once, where row-by-row axpys of the full width
  * load and store it once per nonzero of L (about 40% fewer instructions on the humanoid with AVX2).
+ * The forward dynamics derivatives hand the three right-hand sides over as one X, side by side in
+ * rows of whole 64-byte lines (derivatives.c): one pass over the factors for all of them, and no
+ * vector load split across two cache lines (Talos, -march=native: 27.7k -> 17.6k cycles for the
+ * three, where wider blocks of 32 columns, or the gathers split over two sets of accumulators,
+ * measured slower: 18.7k and 21.6k).
  */
 #include "derivatives_internal.h"
 
@@ -42,77 +47,37 @@ int sd_deriv_mass_matrix_factor(const sd_model *m, const sd_deriv_scratch *s, do
     return -1;
 }
 
-/* The widest block the accumulators of solve_block keep in registers: four vectors per set, two
- * sets (SD_SOLVE_LANES doubles a vector: 8 with AVX-512, 4 with AVX, 2 with SSE2). */
-#if defined(__AVX512F__)
-#define SD_SOLVE_LANES 8
-#elif defined(__AVX__)
-#define SD_SOLVE_LANES 4
-#else
-#define SD_SOLVE_LANES 2
-#endif
-enum { SOLVE_BLOCK = 4 * SD_SOLVE_LANES };
-
-/* One block of cw columns (cw <= SOLVE_BLOCK, a constant where inlined) of X = sign M^-1 X: both
- * passes with each row's block accumulated in registers. L^T y = x from the tips gathers, for row
- * i, the rows of the speeds below i (i is on their path to the base exactly when they lie in i's
- * speed subtree, the contiguous range (i, v_end) of the preorder); L x = D^-1 y from the base
- * gathers the rows of i's path. The whole block, nv rows of cw numbers, stays in the L1 cache
- * between the passes. A row's gather is one chain of dependent multiply-adds per accumulator; the
- * gathered rows alternate between two sets of accumulators (acc, acc2), so that eight chains are
- * in flight and the multiply-adds issue at the processor's rate instead of its latency's (one
- * set of 16 columns: Talos 12 -> ... us for the three outputs, -march=native). */
+/* One block of cw columns (cw <= 16, a constant where inlined) of X = sign M^-1 X: both passes with
+ * each row's block accumulated in registers. L^T y = x from the tips gathers, for row i, the rows of
+ * the speeds below i (i is on their path to the base exactly when they lie in i's speed subtree,
+ * the contiguous range (i, v_end) of the preorder); L x = D^-1 y from the base gathers the rows
+ * of i's path. The whole block, nv rows of cw numbers, stays in the L1 cache between the passes. */
 static inline __attribute__((always_inline)) void solve_block(const sd_model *m, const double *F, double *X,
                                                               size_t ld, int cw, double sign)
 {
     const size_t nv = (size_t)m->nv;
-    double acc[SOLVE_BLOCK], acc2[SOLVE_BLOCK];
+    double acc[16];
     for (int i = m->nv - 1; i >= 0; --i) {
         double *row = X + (size_t)i * ld;
         const int b = m->v_body[i], v_end = m->subtree_end[b] < m->n ? m->v_index[m->subtree_end[b]] : m->nv;
-        for (int c = 0; c < cw; ++c) {
-            acc[c] = row[c];
-            acc2[c] = 0.0;
-        }
-        int k = i + 1;
-        for (; k + 1 < v_end; k += 2) {
-            const double a = F[(size_t)k * nv + (size_t)i], a2 = F[(size_t)(k + 1) * nv + (size_t)i];
-            const double *rk = X + (size_t)k * ld, *rk2 = rk + ld;
-            for (int c = 0; c < cw; ++c) {
-                acc[c] -= a * rk[c];
-                acc2[c] -= a2 * rk2[c];
-            }
-        }
-        if (k < v_end) {
+        for (int c = 0; c < cw; ++c) acc[c] = row[c];
+        for (int k = i + 1; k < v_end; ++k) {
             const double a = F[(size_t)k * nv + (size_t)i];
             const double *rk = X + (size_t)k * ld;
             for (int c = 0; c < cw; ++c) acc[c] -= a * rk[c];
         }
-        for (int c = 0; c < cw; ++c) row[c] = acc[c] + acc2[c];
+        for (int c = 0; c < cw; ++c) row[c] = acc[c];
     }
     for (int k = 0; k < m->nv; ++k) {
         double *row = X + (size_t)k * ld;
         const double r = sign / F[(size_t)k * nv + (size_t)k];
-        for (int c = 0; c < cw; ++c) {
-            acc[c] = 0.0;
-            acc2[c] = 0.0;
-        }
-        int i = m->v_parent[k];
-        for (; i >= 0 && m->v_parent[i] >= 0; i = m->v_parent[m->v_parent[i]]) {
-            const int i2 = m->v_parent[i];
-            const double a = F[(size_t)k * nv + (size_t)i], a2 = F[(size_t)k * nv + (size_t)i2];
-            const double *ri = X + (size_t)i * ld, *ri2 = X + (size_t)i2 * ld;
-            for (int c = 0; c < cw; ++c) {
-                acc[c] += a * ri[c];
-                acc2[c] += a2 * ri2[c];
-            }
-        }
-        if (i >= 0) {
+        for (int c = 0; c < cw; ++c) acc[c] = r * row[c];
+        for (int i = m->v_parent[k]; i >= 0; i = m->v_parent[i]) {
             const double a = F[(size_t)k * nv + (size_t)i];
             const double *ri = X + (size_t)i * ld;
-            for (int c = 0; c < cw; ++c) acc[c] += a * ri[c];
+            for (int c = 0; c < cw; ++c) acc[c] -= a * ri[c];
         }
-        for (int c = 0; c < cw; ++c) row[c] = r * row[c] - (acc[c] + acc2[c]);
+        for (int c = 0; c < cw; ++c) row[c] = acc[c];
     }
 }
 
@@ -120,11 +85,18 @@ void sd_deriv_mass_matrix_solve(const sd_model *m, const double *F, double *X, i
                                 double sign)
 {
     int c = 0;
-    for (; c + SOLVE_BLOCK <= w; c += SOLVE_BLOCK) solve_block(m, F, X + c, ld, SOLVE_BLOCK, sign);
-    /* the rest in halving blocks, each width a constant of its own inlined copy */
-    if (SOLVE_BLOCK > 16 && c + 16 <= w) solve_block(m, F, X + c, ld, 16, sign), c += 16;
-    if (SOLVE_BLOCK > 8 && c + 8 <= w) solve_block(m, F, X + c, ld, 8, sign), c += 8;
-    if (c + 4 <= w) solve_block(m, F, X + c, ld, 4, sign), c += 4;
-    if (c + 2 <= w) solve_block(m, F, X + c, ld, 2, sign), c += 2;
+    for (; c + 16 <= w; c += 16) solve_block(m, F, X + c, ld, 16, sign);
+    if (c + 8 <= w) {
+        solve_block(m, F, X + c, ld, 8, sign);
+        c += 8;
+    }
+    if (c + 4 <= w) {
+        solve_block(m, F, X + c, ld, 4, sign);
+        c += 4;
+    }
+    if (c + 2 <= w) {
+        solve_block(m, F, X + c, ld, 2, sign);
+        c += 2;
+    }
     if (c < w) solve_block(m, F, X + c, ld, 1, sign);
 }
