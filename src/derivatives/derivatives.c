@@ -7,8 +7,8 @@
  * ID(q, u, FD(q, u, tau)) = tau gives d tau/dx + M d qdd/dx = 0 for x = q, u and M d qdd/d tau = 1:
  *     d qdd/dq = -M^-1 d tau/dq,   d qdd/du = -M^-1 d tau/du,   d qdd/d tau = M^-1,
  * with d tau/dx evaluated at qdd = FD(tau) (the Carpentier-Mansard form of the ABA derivatives).
- * M^-1 is applied to d tau/dq, d tau/du and 1 in the outputs' own storage through M's tree-sparse
- * factors, M being a by-product of the inverse dynamics derivatives (mass_factor.c); asked for
+ * -M^-1 is applied to d tau/dq, d tau/du and -1, side by side in one scratch block, through M's
+ * tree-sparse factors, M being a by-product of the inverse dynamics derivatives (mass_factor.c); asked for
  * d qdd/d tau alone, the call gives the articulated-body recursion's M^-1 (sd_mass_matrix_inverse, 004 Eq 51).
  */
 #include <stdlib.h>
@@ -32,7 +32,7 @@ static sd_status ensure_block(sd_data *d, const char *fn, size_t need)
 
 /* The block's layout: the recursion's scratch, a zero vector of nv (for a NULL u or qdd), a vector
  * of nv (tau or qdd when the caller skips it), then, for the forward dynamics derivatives, M's
- * factors (nv x nv). */
+ * factors (nv x nv) and the right-hand sides (nv x W), each from a 64-byte line. */
 static size_t recursion_doubles(const sd_model *m) { return sd_deriv_scratch_doubles(m) + 2 * (size_t)m->nv; }
 
 /* n rounded up to whole 64-byte lines of doubles */
@@ -158,7 +158,7 @@ sd_status sd_forward_dynamics_derivatives(const sd_model *m, sd_data *d, const d
     if (Xt)
         for (size_t r = 0; r < n; ++r) Xt[r * W + r] = -1.0;
     /* all blocks in one solve, -M^-1 X: d qdd/dx = -M^-1 d tau/dx, d qdd/d tau = -M^-1 (-1) (one
-     * pass over M's factors for the three, in blocks as wide as the registers hold) */
+     * pass over M's factors for the three) */
     sd_deriv_mass_matrix_solve(m, F, X, (int)W, W, -1.0);
     double *const blocks[3] = {Xq, Xu, Xt};
     for (int b = 0; b < 3; ++b)

@@ -13,7 +13,7 @@
  * load and store it once per nonzero of L (about 40% fewer instructions on the humanoid with AVX2).
  * The forward dynamics derivatives hand the three right-hand sides over as one X, side by side in
  * rows of whole 64-byte lines (derivatives.c): one pass over the factors for all of them, and no
- * vector load split across two cache lines (Talos, -march=native: 27.7k -> 17.6k cycles for the
+ * vector load split across two cache lines (Talos, -march=native: 28.8k -> 17.6k cycles for the
  * three, where wider blocks of 32 columns, or the gathers split over two sets of accumulators,
  * measured slower: 18.7k and 21.6k).
  */
