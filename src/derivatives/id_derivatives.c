@@ -44,28 +44,32 @@
 /* x = the world placement's motion transform of a body-frame motion vector. */
 static void to_world_motion(const sd_transform *Xw, const double m[6], double out[6]) { sd_motion_to_parent(Xw, m, out); }
 
-/* B = C + C^T + (x* h), C = (V x*) I, for a symmetric 6x6 I (row-major) and h = I V. */
-static void velocity_term_matrix(const double I[36], const double V[6], const double h[6], double B[36])
+/* B = C + C^T + (x* h), C = (V x*) I, for a rigid inertia in the 13-number form ri = [m, p (first
+ * moment), Io (about the origin)], I = [Io, [p]; [p]^T, m 1], and h = I V. In 3x3 blocks, with
+ * V = (w, v), h = (hw, hv), hv = m v + w x p and [a][b] = b a^T - (a.b) 1:
+ *     C = [[w] Io - [v][p], [w][p] + m [v]; -[w][p], m [w]],
+ * so B's right half is zero (B12 = [w x p] + m [v] - [hv] = 0, B22 = m [w] + m [w]^T = 0), its
+ * bottom left is -[w][p] - [p][w] - m [v] - [hv] = -2 [hv], and its top left is
+ *     B11 = T + T^T - p v^T - v p^T + 2 (v.p) 1 - [hw],   T = [w] Io (Io [w] = -T^T),
+ * about a fifth of the products of six force cross products of I's columns and their sum. */
+static void velocity_term_matrix(const double ri[13], const double V[6], const double h[6], double B[36])
 {
-    double C[36];
-    for (int c = 0; c < 6; ++c) { /* column c of C = V x* (column c of I) */
-        double col[6], out[6];
-        for (int r = 0; r < 6; ++r) col[r] = I[6 * r + c];
-        sd_force_cross(V, col, out);
-        for (int r = 0; r < 6; ++r) C[6 * r + c] = out[r];
+    const double *p = ri + 1, *Io = ri + 4, *w = V, *v = V + 3;
+    double T[9], col[3];
+    for (int j = 0; j < 3; ++j) { /* column j of [w] Io = w x (column j of Io = row j, Io symmetric) */
+        sd_v3_cross(w, Io + 3 * j, col);
+        for (int i = 0; i < 3; ++i) T[3 * i + j] = col[i];
     }
-    for (int r = 0; r < 6; ++r)
-        for (int c = 0; c < 6; ++c) B[6 * r + c] = C[6 * r + c] + C[6 * c + r];
-    /* (x* h) dV = [dw x hw + dv x hv; dw x hv] = [-[hw] dw - [hv] dv; -[hv] dw] */
-    const double *hw = h, *hv = h + 3;
+    const double vp2 = 2.0 * (v[0] * p[0] + v[1] * p[1] + v[2] * p[2]);
     double Kw[9], Kv[9];
-    sd_m3_skew(hw, Kw);
-    sd_m3_skew(hv, Kv);
+    sd_m3_skew(h, Kw);
+    sd_m3_skew(h + 3, Kv);
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) {
-            B[6 * i + j] -= Kw[3 * i + j];
-            B[6 * i + 3 + j] -= Kv[3 * i + j];
-            B[6 * (3 + i) + j] -= Kv[3 * i + j];
+            B[6 * i + j] = T[3 * i + j] + T[3 * j + i] - p[i] * v[j] - v[i] * p[j] - Kw[3 * i + j] + (i == j ? vp2 : 0.0);
+            B[6 * i + 3 + j] = 0.0;
+            B[6 * (3 + i) + j] = -2.0 * Kv[3 * i + j];
+            B[6 * (3 + i) + 3 + j] = 0.0;
         }
 }
 
@@ -87,7 +91,7 @@ static void composite_pass(const sd_model *m, sd_data *d, const sd_deriv_scratch
         sd_rigid_inertia_to_parent(Xw, m->mass[k], m->com + 3 * k, m->inertia_com + 9 * k, ri);
         sd_rigid_inertia_to_sym6(ri, IC);
         sd_rigid_inertia_mul(ri, V, h);
-        velocity_term_matrix(IC, V, h, BC);
+        velocity_term_matrix(ri, V, h, BC);
     }
     for (int k = m->n - 1; k > 0; --k) {
         const int p = m->parent[k];
