@@ -35,7 +35,8 @@
  * universal or planar hinge's H* also depends on its own angles in the body frame
  * (hinge_partials.c): a body-frame change dH* of S_kj adds dH*^T f(kj) to kj's rows and a seed.
  * So each column costs one seed, then per row of kj's subtree P.dA' + Q.dV with P = IC_k S_k and
- * Q = BC_k^T S_k formed once per speed, and per ancestor row S^T G with G = dF_kj formed once.
+ * Q = BC_k^T S_k formed once per speed (B_m's right half is zero, velocity_term_matrix, so Q's
+ * lower half is and only dV's angular part enters), and per ancestor row S^T G with G = dF_kj formed once.
  */
 #include <string.h>
 
@@ -112,7 +113,7 @@ static void composite_pass(const sd_model *m, sd_data *d, const sd_deriv_scratch
                 double pr = 0.0, qr = 0.0;
                 for (int e = 0; e < 6; ++e) {
                     pr += IC[6 * r + e] * S[e];
-                    qr += BC[6 * e + r] * S[e];
+                    if (r < 3) qr += BC[6 * e + r] * S[e]; /* BC's right half is zero: so is Q's lower */
                 }
                 P[r] = pr;
                 Q[r] = qr;
@@ -138,8 +139,8 @@ static void column_rows(const sd_model *m, const sd_deriv_scratch *s, int j, con
     if (!seeded) dq = NULL;
     for (int v = m->v_index[kj]; v < v_end; ++v) { /* the subtree's speeds are contiguous (preorder) */
         const double *P = s->P + 6 * v, *Q = s->Q + 6 * v;
-        if (dq) dq[(size_t)v * nv + j] = sd_s6_dot(P, sq->dAp) + sd_s6_dot(Q, sq->dV);
-        if (du) du[(size_t)v * nv + j] = sd_s6_dot(P, su->dAp) + sd_s6_dot(Q, su->dV);
+        if (dq) dq[(size_t)v * nv + j] = sd_s6_dot(P, sq->dAp) + Q[0] * sq->dV[0] + Q[1] * sq->dV[1] + Q[2] * sq->dV[2];
+        if (du) du[(size_t)v * nv + j] = sd_s6_dot(P, su->dAp) + Q[0] * su->dV[0] + Q[1] * su->dV[1] + Q[2] * su->dV[2];
     }
     if (m->parent[kj] < 0) return;
     const double *IC = s->IC + 36 * kj, *BC = s->BC + 36 * kj;
@@ -147,8 +148,12 @@ static void column_rows(const sd_model *m, const sd_deriv_scratch *s, int j, con
     for (int r = 0; r < 6; ++r) {
         double gq = sq->extra[r], gu = su->extra[r];
         for (int e = 0; e < 6; ++e) {
-            gq += IC[6 * r + e] * sq->dAp[e] + BC[6 * r + e] * sq->dV[e];
-            gu += IC[6 * r + e] * su->dAp[e] + BC[6 * r + e] * su->dV[e];
+            gq += IC[6 * r + e] * sq->dAp[e];
+            gu += IC[6 * r + e] * su->dAp[e];
+        }
+        for (int e = 0; e < 3; ++e) { /* BC dV: only the angular part of dV (BC's right half is zero) */
+            gq += BC[6 * r + e] * sq->dV[e];
+            gu += BC[6 * r + e] * su->dV[e];
         }
         Gq[r] = gq;
         Gu[r] = gu;
