@@ -36,7 +36,8 @@
  * (hinge_partials.c): a body-frame change dH* of S_kj adds dH*^T f(kj) to kj's rows and a seed.
  * So each column costs one seed, then per row of kj's subtree P.dA' + Q.dV with P = IC_k S_k and
  * Q = BC_k^T S_k formed once per speed (B_m's right half is zero, velocity_term_matrix, so Q's
- * lower half is and only dV's angular part enters), and per ancestor row S^T G with G = dF_kj formed once.
+ * lower half is and only dV's angular part enters), and per ancestor row S^T G with G = dF_kj
+ * formed once.
  */
 #include <string.h>
 
@@ -52,7 +53,7 @@ static void to_world_motion(const sd_transform *Xw, const double m[6], double ou
  * so B's right half is zero (B12 = [w x p] + m [v] - [hv] = 0, B22 = m [w] + m [w]^T = 0), its
  * bottom left is -[w][p] - [p][w] - m [v] - [hv] = -2 [hv], and its top left is
  *     B11 = T + T^T - p v^T - v p^T + 2 (v.p) 1 - [hw],   T = [w] Io (Io [w] = -T^T),
- * about a fifth of the products of six force cross products of I's columns and their sum. */
+ * less than half the products of six force cross products of I's columns and their sum. */
 static void velocity_term_matrix(const double ri[13], const double V[6], const double h[6], double B[36])
 {
     const double *p = ri + 1, *Io = ri + 4, *w = V, *v = V + 3;
@@ -61,13 +62,14 @@ static void velocity_term_matrix(const double ri[13], const double V[6], const d
         sd_v3_cross(w, Io + 3 * j, col);
         for (int i = 0; i < 3; ++i) T[3 * i + j] = col[i];
     }
-    const double vp2 = 2.0 * (v[0] * p[0] + v[1] * p[1] + v[2] * p[2]);
+    const double vp2 = 2.0 * sd_v3_dot(v, p);
     double Kw[9], Kv[9];
     sd_m3_skew(h, Kw);
     sd_m3_skew(h + 3, Kv);
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) {
-            B[6 * i + j] = T[3 * i + j] + T[3 * j + i] - p[i] * v[j] - v[i] * p[j] - Kw[3 * i + j] + (i == j ? vp2 : 0.0);
+            B[6 * i + j] =
+                T[3 * i + j] + T[3 * j + i] - p[i] * v[j] - v[i] * p[j] - Kw[3 * i + j] + (i == j ? vp2 : 0.0);
             B[6 * i + 3 + j] = 0.0;
             B[6 * (3 + i) + j] = -2.0 * Kv[3 * i + j];
             B[6 * (3 + i) + 3 + j] = 0.0;
@@ -139,8 +141,8 @@ static void column_rows(const sd_model *m, const sd_deriv_scratch *s, int j, con
     if (!seeded) dq = NULL;
     for (int v = m->v_index[kj]; v < v_end; ++v) { /* the subtree's speeds are contiguous (preorder) */
         const double *P = s->P + 6 * v, *Q = s->Q + 6 * v;
-        if (dq) dq[(size_t)v * nv + j] = sd_s6_dot(P, sq->dAp) + Q[0] * sq->dV[0] + Q[1] * sq->dV[1] + Q[2] * sq->dV[2];
-        if (du) du[(size_t)v * nv + j] = sd_s6_dot(P, su->dAp) + Q[0] * su->dV[0] + Q[1] * su->dV[1] + Q[2] * su->dV[2];
+        if (dq) dq[(size_t)v * nv + j] = sd_s6_dot(P, sq->dAp) + sd_v3_dot(Q, sq->dV);
+        if (du) du[(size_t)v * nv + j] = sd_s6_dot(P, su->dAp) + sd_v3_dot(Q, su->dV);
     }
     if (m->parent[kj] < 0) return;
     const double *IC = s->IC + 36 * kj, *BC = s->BC + 36 * kj;
