@@ -31,8 +31,8 @@
  * the argument and index); an overflow in the outputs is SD_E_NOT_FINITE.
  *
  * Workspace: the first derivative call on a workspace allocates its scratch (O(N) for the inverse
- * dynamics derivatives, plus nv^2 doubles for the forward dynamics derivatives) and keeps it for
- * later calls (SD_E_MEMORY when that fails); sd_data_size() counts it. After these calls the
+ * dynamics derivatives, plus about 4 nv^2 doubles for the forward dynamics derivatives) and keeps
+ * it for later calls (SD_E_MEMORY when that fails); sd_data_size() counts it. After these calls the
  * workspace's readers (sd_interbody_force(), ...) see the last algorithm the call ran: the inverse
  * dynamics at (q, u, qdd) whenever a derivative with respect to q or u was asked for.
  */

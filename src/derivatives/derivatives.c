@@ -7,8 +7,8 @@
  * ID(q, u, FD(q, u, tau)) = tau gives d tau/dx + M d qdd/dx = 0 for x = q, u and M d qdd/d tau = 1:
  *     d qdd/dq = -M^-1 d tau/dq,   d qdd/du = -M^-1 d tau/du,   d qdd/d tau = M^-1,
  * with d tau/dx evaluated at qdd = FD(tau) (the Carpentier-Mansard form of the ABA derivatives).
- * M^-1 is applied to d tau/dq, d tau/du and 1 in the outputs' own storage through M's tree-sparse
- * factors, M being a by-product of the inverse dynamics derivatives (mass_factor.c); asked for
+ * -M^-1 is applied to d tau/dq, d tau/du and -1, side by side in one scratch block, through M's
+ * tree-sparse factors, M being a by-product of the inverse dynamics derivatives (mass_factor.c); asked for
  * d qdd/d tau alone, the call gives the articulated-body recursion's M^-1 (sd_mass_matrix_inverse, 004 Eq 51).
  */
 #include <stdlib.h>
@@ -21,7 +21,8 @@
 static sd_status ensure_block(sd_data *d, const char *fn, size_t need)
 {
     if (d->deriv_bytes >= need) return SD_OK;
-    double *block = malloc(need);
+    need = (need + 63) & ~(size_t)63;
+    double *block = aligned_alloc(64, need); /* whole cache lines: the solve's rows of X are whole vectors */
     if (!block) return sd_data_fail(d, SD_E_MEMORY, "%s: out of memory for the derivatives' scratch (%zu bytes)", fn, need);
     free(d->deriv);
     d->deriv = block;
@@ -31,8 +32,11 @@ static sd_status ensure_block(sd_data *d, const char *fn, size_t need)
 
 /* The block's layout: the recursion's scratch, a zero vector of nv (for a NULL u or qdd), a vector
  * of nv (tau or qdd when the caller skips it), then, for the forward dynamics derivatives, M's
- * factors (nv x nv). */
+ * factors (nv x nv) and the right-hand sides (nv x W), each from a 64-byte line. */
 static size_t recursion_doubles(const sd_model *m) { return sd_deriv_scratch_doubles(m) + 2 * (size_t)m->nv; }
+
+/* n rounded up to whole 64-byte lines of doubles */
+static size_t line_doubles(size_t n) { return (n + 7) & ~(size_t)7; }
 
 static void scratch_layout(const sd_model *m, double *block, sd_deriv_scratch *s, double **zeros, double **spare)
 {
@@ -119,15 +123,18 @@ sd_status sd_forward_dynamics_derivatives(const sd_model *m, sd_data *d, const d
     if (!tau) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL tau", fn);
     if ((st = check_offered(m, d, fn)) != SD_OK) return st;
     const int nv = m->nv;
-    const size_t base = recursion_doubles(m), n = (size_t)nv;
+    const size_t base = line_doubles(recursion_doubles(m)), n = (size_t)nv;
     double *const outs[3] = {dqdd_dq, dqdd_du, dqdd_dtau};
     static const char *const names[3] = {"dqdd_dq", "dqdd_du", "dqdd_dtau"};
-    /* the scratch, then M's factors F (nv x nv) */
-    if ((st = ensure_block(d, fn, (base + n * n) * sizeof(double))) != SD_OK) return st;
+    /* the right-hand sides side by side, rows W apart (W a multiple of 8: whole vectors) */
+    const size_t nblocks = (size_t)(dqdd_dq != NULL) + (size_t)(dqdd_du != NULL) + (size_t)(dqdd_dtau != NULL);
+    const size_t W = (nblocks * n + 7) & ~(size_t)7;
+    /* the scratch, then M's factors F (nv x nv), then the right-hand sides X (nv x W) */
+    if ((st = ensure_block(d, fn, (base + line_doubles(n * n) + n * W) * sizeof(double))) != SD_OK) return st;
     sd_deriv_scratch s;
     double *zeros, *spare;
     scratch_layout(m, d->deriv, &s, &zeros, &spare);
-    double *F = d->deriv + base;
+    double *F = d->deriv + base, *X = F + line_doubles(n * n);
     double *qdd_out = qdd ? qdd : spare;
     if (!u) u = zeros;
     if ((st = sd_forward_dynamics(m, d, q, u, tau, f_ext, qdd_out)) != SD_OK) return st;
@@ -136,20 +143,26 @@ sd_status sd_forward_dynamics_derivatives(const sd_model *m, sd_data *d, const d
         if ((st = sd_mass_matrix_inverse(m, d, q, dqdd_dtau)) != SD_OK) return st;
         return check_derivatives(d, fn, nv, outs, names);
     }
-    /* d tau/dq and d tau/du at qdd, written straight into the outputs (the inverse dynamics gives
-     * back tau, to round-off, into F's space, which is written after) */
-    if ((st = id_and_derivatives(m, d, q, u, qdd_out, f_ext, F, &s, dqdd_dq, dqdd_du, n)) != SD_OK) return st;
+    /* X = [d tau/dq, d tau/du, -1] (those asked for, in that order; the padding zero), the inverse
+     * dynamics derivatives written straight into X (the inverse dynamics gives back tau, to
+     * round-off, into F's space, which is written after) */
+    double *Xq = dqdd_dq ? X : NULL, *Xu = dqdd_du ? X + (dqdd_dq ? n : 0) : NULL;
+    double *Xt = dqdd_dtau ? X + (nblocks - 1) * n : NULL;
+    const size_t written = (size_t)(Xq != NULL) + (size_t)(Xu != NULL); /* blocks the recursion fills */
+    for (size_t r = 0; r < n; ++r) memset(X + r * W + written * n, 0, (W - written * n) * sizeof(double));
+    if ((st = id_and_derivatives(m, d, q, u, qdd_out, f_ext, F, &s, Xq, Xu, W)) != SD_OK) return st;
     const int bad = sd_deriv_mass_matrix_factor(m, &s, F);
     if (bad >= 0)
         return sd_data_fail(d, SD_E_SINGULAR, "%s: the mass matrix is not positive definite to round-off (pivot of "
                             "speed %d)", fn, bad);
-    /* each output in place: d qdd/dx = -M^-1 d tau/dx, d qdd/d tau = M^-1 1 */
-    if (dqdd_dq) sd_deriv_mass_matrix_solve(m, F, dqdd_dq, nv, n, -1.0);
-    if (dqdd_du) sd_deriv_mass_matrix_solve(m, F, dqdd_du, nv, n, -1.0);
-    if (dqdd_dtau) {
-        for (size_t r = 0; r < n; ++r)
-            for (size_t c = 0; c < n; ++c) dqdd_dtau[r * n + c] = r == c ? 1.0 : 0.0;
-        sd_deriv_mass_matrix_solve(m, F, dqdd_dtau, nv, n, 1.0);
-    }
+    if (Xt)
+        for (size_t r = 0; r < n; ++r) Xt[r * W + r] = -1.0;
+    /* all blocks in one solve, -M^-1 X: d qdd/dx = -M^-1 d tau/dx, d qdd/d tau = -M^-1 (-1) (one
+     * pass over M's factors for the three) */
+    sd_deriv_mass_matrix_solve(m, F, X, (int)W, W, -1.0);
+    double *const blocks[3] = {Xq, Xu, Xt};
+    for (int b = 0; b < 3; ++b)
+        if (outs[b])
+            for (size_t r = 0; r < n; ++r) memcpy(outs[b] + r * n, blocks[b] + r * W, n * sizeof(double));
     return check_derivatives(d, fn, nv, outs, names);
 }

@@ -39,9 +39,9 @@ void sd_deriv_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, c
 /* The mass matrix M = S^T IC S + diag(armature) from the last sd_deriv_inverse_dynamics' composite
  * inertias, factored as M = L^T D L (L unit lower triangular with the tree's sparsity: L(i, j) != 0
  * only for j on i's path to the base; Featherstone's LTDL), in the nv x nv row-major F (D on the
- * diagonal, L below; the rest untouched); then X = sign M^-1 X in place for the nv x w row-major X
- * (rows ld apart), by row operations on blocks of columns. Returns the first speed whose pivot is
- * not positive, or -1. */
+ * diagonal, L below with zeros off the paths, above untouched); then X = sign M^-1 X in place for
+ * the nv x w row-major X (rows ld apart), by row operations on blocks of columns. Returns the first
+ * speed whose pivot is not positive, or -1. */
 int sd_deriv_mass_matrix_factor(const sd_model *m, const sd_deriv_scratch *s, double *F);
 void sd_deriv_mass_matrix_solve(const sd_model *m, const double *F, double *X, int w, size_t ld, double sign);
 

@@ -35,7 +35,9 @@
  * universal or planar hinge's H* also depends on its own angles in the body frame
  * (hinge_partials.c): a body-frame change dH* of S_kj adds dH*^T f(kj) to kj's rows and a seed.
  * So each column costs one seed, then per row of kj's subtree P.dA' + Q.dV with P = IC_k S_k and
- * Q = BC_k^T S_k formed once per speed, and per ancestor row S^T G with G = dF_kj formed once.
+ * Q = BC_k^T S_k formed once per speed (B_m's right half is zero, velocity_term_matrix, so Q's
+ * lower half is and only dV's angular part enters), and per ancestor row S^T G with G = dF_kj
+ * formed once.
  */
 #include <string.h>
 
@@ -44,28 +46,33 @@
 /* x = the world placement's motion transform of a body-frame motion vector. */
 static void to_world_motion(const sd_transform *Xw, const double m[6], double out[6]) { sd_motion_to_parent(Xw, m, out); }
 
-/* B = C + C^T + (x* h), C = (V x*) I, for a symmetric 6x6 I (row-major) and h = I V. */
-static void velocity_term_matrix(const double I[36], const double V[6], const double h[6], double B[36])
+/* B = C + C^T + (x* h), C = (V x*) I, for a rigid inertia in the 13-number form ri = [m, p (first
+ * moment), Io (about the origin)], I = [Io, [p]; [p]^T, m 1], and h = I V. In 3x3 blocks, with
+ * V = (w, v), h = (hw, hv), hv = m v + w x p and [a][b] = b a^T - (a.b) 1:
+ *     C = [[w] Io - [v][p], [w][p] + m [v]; -[w][p], m [w]],
+ * so B's right half is zero (B12 = [w x p] + m [v] - [hv] = 0, B22 = m [w] + m [w]^T = 0), its
+ * bottom left is -[w][p] - [p][w] - m [v] - [hv] = -2 [hv], and its top left is
+ *     B11 = T + T^T - p v^T - v p^T + 2 (v.p) 1 - [hw],   T = [w] Io (Io [w] = -T^T),
+ * less than half the products of six force cross products of I's columns and their sum. */
+static void velocity_term_matrix(const double ri[13], const double V[6], const double h[6], double B[36])
 {
-    double C[36];
-    for (int c = 0; c < 6; ++c) { /* column c of C = V x* (column c of I) */
-        double col[6], out[6];
-        for (int r = 0; r < 6; ++r) col[r] = I[6 * r + c];
-        sd_force_cross(V, col, out);
-        for (int r = 0; r < 6; ++r) C[6 * r + c] = out[r];
+    const double *p = ri + 1, *Io = ri + 4, *w = V, *v = V + 3;
+    double T[9], col[3];
+    for (int j = 0; j < 3; ++j) { /* column j of [w] Io = w x (column j of Io = row j, Io symmetric) */
+        sd_v3_cross(w, Io + 3 * j, col);
+        for (int i = 0; i < 3; ++i) T[3 * i + j] = col[i];
     }
-    for (int r = 0; r < 6; ++r)
-        for (int c = 0; c < 6; ++c) B[6 * r + c] = C[6 * r + c] + C[6 * c + r];
-    /* (x* h) dV = [dw x hw + dv x hv; dw x hv] = [-[hw] dw - [hv] dv; -[hv] dw] */
-    const double *hw = h, *hv = h + 3;
+    const double vp2 = 2.0 * sd_v3_dot(v, p);
     double Kw[9], Kv[9];
-    sd_m3_skew(hw, Kw);
-    sd_m3_skew(hv, Kv);
+    sd_m3_skew(h, Kw);
+    sd_m3_skew(h + 3, Kv);
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) {
-            B[6 * i + j] -= Kw[3 * i + j];
-            B[6 * i + 3 + j] -= Kv[3 * i + j];
-            B[6 * (3 + i) + j] -= Kv[3 * i + j];
+            B[6 * i + j] =
+                T[3 * i + j] + T[3 * j + i] - p[i] * v[j] - v[i] * p[j] - Kw[3 * i + j] + (i == j ? vp2 : 0.0);
+            B[6 * i + 3 + j] = 0.0;
+            B[6 * (3 + i) + j] = -2.0 * Kv[3 * i + j];
+            B[6 * (3 + i) + 3 + j] = 0.0;
         }
 }
 
@@ -87,7 +94,7 @@ static void composite_pass(const sd_model *m, sd_data *d, const sd_deriv_scratch
         sd_rigid_inertia_to_parent(Xw, m->mass[k], m->com + 3 * k, m->inertia_com + 9 * k, ri);
         sd_rigid_inertia_to_sym6(ri, IC);
         sd_rigid_inertia_mul(ri, V, h);
-        velocity_term_matrix(IC, V, h, BC);
+        velocity_term_matrix(ri, V, h, BC);
     }
     for (int k = m->n - 1; k > 0; --k) {
         const int p = m->parent[k];
@@ -108,7 +115,7 @@ static void composite_pass(const sd_model *m, sd_data *d, const sd_deriv_scratch
                 double pr = 0.0, qr = 0.0;
                 for (int e = 0; e < 6; ++e) {
                     pr += IC[6 * r + e] * S[e];
-                    qr += BC[6 * e + r] * S[e];
+                    if (r < 3) qr += BC[6 * e + r] * S[e]; /* BC's right half is zero: so is Q's lower */
                 }
                 P[r] = pr;
                 Q[r] = qr;
@@ -134,8 +141,8 @@ static void column_rows(const sd_model *m, const sd_deriv_scratch *s, int j, con
     if (!seeded) dq = NULL;
     for (int v = m->v_index[kj]; v < v_end; ++v) { /* the subtree's speeds are contiguous (preorder) */
         const double *P = s->P + 6 * v, *Q = s->Q + 6 * v;
-        if (dq) dq[(size_t)v * nv + j] = sd_s6_dot(P, sq->dAp) + sd_s6_dot(Q, sq->dV);
-        if (du) du[(size_t)v * nv + j] = sd_s6_dot(P, su->dAp) + sd_s6_dot(Q, su->dV);
+        if (dq) dq[(size_t)v * nv + j] = sd_s6_dot(P, sq->dAp) + sd_v3_dot(Q, sq->dV);
+        if (du) du[(size_t)v * nv + j] = sd_s6_dot(P, su->dAp) + sd_v3_dot(Q, su->dV);
     }
     if (m->parent[kj] < 0) return;
     const double *IC = s->IC + 36 * kj, *BC = s->BC + 36 * kj;
@@ -143,8 +150,12 @@ static void column_rows(const sd_model *m, const sd_deriv_scratch *s, int j, con
     for (int r = 0; r < 6; ++r) {
         double gq = sq->extra[r], gu = su->extra[r];
         for (int e = 0; e < 6; ++e) {
-            gq += IC[6 * r + e] * sq->dAp[e] + BC[6 * r + e] * sq->dV[e];
-            gu += IC[6 * r + e] * su->dAp[e] + BC[6 * r + e] * su->dV[e];
+            gq += IC[6 * r + e] * sq->dAp[e];
+            gu += IC[6 * r + e] * su->dAp[e];
+        }
+        for (int e = 0; e < 3; ++e) { /* BC dV: only the angular part of dV (BC's right half is zero) */
+            gq += BC[6 * r + e] * sq->dV[e];
+            gu += BC[6 * r + e] * su->dV[e];
         }
         Gq[r] = gq;
         Gu[r] = gu;
