@@ -6,13 +6,9 @@
  *   a free-base humanoid with 31 revolute joints built here (Atlas/Talos-like proportions),
  *   serial revolute chains of 10 to 100 000 bodies (ns per body too).
  * Every call includes its kinematics, as the peers' figures do. Usage: soadyn_bench [--quick]
-<<<<<<< HEAD
  * soadyn_bench --peers [--batches N] [--shared DIR] [--cpu-time]: issue 12's table, soadyn beside MuJoCo (bench_peers.c).
-=======
- * soadyn_bench --peers [--batches N] [--shared DIR]: issue 12's table, soadyn beside MuJoCo (bench_peers.c).
  * soadyn_bench --codegen [--batches N] [--shared DIR] [--cflags F]: the library beside its generated code
  * (bench_codegen.c).
->>>>>>> codegen
  * soadyn_bench --embed [--batches N] [--quick] [--shared DIR]: issue 11's cost, embedded vs tree-augmented
  * forward dynamics of closed mechanisms and the O(N) chain (bench_embed.c).
  * soadyn_bench --derivatives [--batches N] [--shared DIR]: issue 30's cost, the derivatives of the dynamics
