@@ -18,7 +18,8 @@
  *     split must change; the same state with the crank independent evaluates fine;
  *   - a loop that locks its bodies (a pendulum welded to the world: mobility 0, no independent
  *     speed) is NOT refused: an aggregate of no speeds, the same forces as tree-augmented;
- *   - flexible bodies: sd_embedding_new refuses a flexible model, with or without loops
+ *   - flexible bodies outside the aggregates: sd_embedding_new builds the embedding, with or without
+ *     loops (a flexible body inside an aggregate: test_embed_flexible)
  *     (SD_E_NOT_SUPPORTED, saying so; its loops are offered tree-augmented);
  *   - a "loop" through no speed at all (a weld between a body and its child on a fixed hinge: the
  *     constraint's rows are zero at every configuration, so there is nothing to embed).
@@ -378,8 +379,9 @@ static void test_locks_and_no_speeds(void)
     sd_model_free(m);
 }
 
-/* a model with a flexible body (a one-mode panel on its own hinge) beside an embedded loop:
- * embedding over flexible nodes is not offered (embed.h) */
+/* a model with a flexible body (a one-mode panel on its own hinge) beside an embedded loop: the
+ * flexible body is outside the aggregate, so the embedding is built (test_embed_flexible checks its
+ * dynamics); a flexible body inside an aggregate is refused there */
 static void test_flexible(void)
 {
     sd_builder *bld = sd_builder_new();
@@ -398,8 +400,7 @@ static void test_flexible(void)
     sd_flex_desc_init(&f);
     f.n_nodes = 1, f.node_position = pos, f.node_mass = mass, f.n_modes = 1, f.modes = modes, f.stiffness = K;
     CHECK(sd_builder_set_flexible(bld, "panel", &f, &err) == SD_OK);
-    /* a loop on a model with flexible bodies builds (tree augmentation serves it); embedding it is
-     * refused, saying why */
+    /* a loop on a model with flexible bodies builds; embedding it is offered (the panel is outside) */
     sd_constraint_desc c;
     sd_constraint_desc_init(&c);
     c.name = "lock", c.type = SD_CONSTRAINT_WELD, c.body_b = "pendulum", c.embed = 1;
@@ -409,11 +410,15 @@ static void test_flexible(void)
     CHECK(sd_builder_build(bld, &m, &err) == SD_OK && m != NULL);
     sd_builder_free(bld);
     if (m) {
-        const char *n_loop[1] = {"flexible"};
-        expect_refused("embedding a loop of a flexible model:", m, "all", NULL, NULL, SD_E_NOT_SUPPORTED, n_loop, 1);
+        sd_embed_options o;
+        sd_embed_options_init(&o);
+        o.loops = "all";
+        sd_embedding *e = sd_embedding_new(m, &o, &err);
+        CHECK(e != NULL && sd_embedding_nv(e) == sd_model_nv(m) - 1); /* the weld locks the pendulum */
+        sd_embedding_free(e);
     }
     sd_model_free(m);
-    /* without the constraint: the embedding of a flexible model is refused, saying so */
+    /* without the constraint: a flexible model embeds as itself */
     bld = sd_builder_new();
     sd_body_desc_init(&d);
     d.name = "panel", d.hinge = SD_HINGE_REVOLUTE, d.placement.p[1] = 1.0, d.mass = 2.0;
@@ -424,8 +429,9 @@ static void test_flexible(void)
     CHECK(sd_builder_build(bld, &m, &err) == SD_OK);
     sd_builder_free(bld);
     if (!m) return;
-    const char *n[1] = {"flexible"};
-    expect_refused("embedding a flexible model:", m, "all", NULL, NULL, SD_E_NOT_SUPPORTED, n, 1);
+    sd_embedding *e = sd_embedding_new(m, NULL, &err);
+    CHECK(e != NULL && sd_embedding_nv(e) == sd_model_nv(m));
+    sd_embedding_free(e);
     sd_model_free(m);
 }
 
