@@ -283,8 +283,7 @@ sd_status sd_embedded_log_det(const sd_embedding *e, sd_embedded_data *ed, const
     const sd_data *dn = ed->node_data;
     double s = 0.0;
     for (int k = 0; k < nm->n; ++k) s += sd_cholesky_logdet(dn->Dchol + 36 * k, nm->nv_k[k]);
-    for (int k = 0; k < nm->n; ++k)
-        if (nm->node_kind[k] != SD_NODE_RIGID) s += sd_cholesky_logdet(dn->nodes->Dfchol + dn->nodes->mat_off[k], dn->nodes->dim[k] - 6);
+    for (int k = 0; k < nm->n; ++k) s += sd_node_modal_log_det(nm, dn->nodes, k);
     *log_det = s;
     return sd_check_output(ed->tree, fn, "log_det", log_det, 1, SD_CAUSE_TINY_INERTIA);
 }
