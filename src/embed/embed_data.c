@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "embed_internal.h"
+#include "algorithms/node_engine.h"
 
 sd_embedded_data *sd_embedded_data_new(const sd_embedding *e)
 {
@@ -30,9 +31,13 @@ sd_embedded_data *sd_embedded_data_new(const sd_embedding *e)
     d->mixed = e->n_ta > 0 ? sd_embed_mixed_ws_new(e) : NULL;
     d->pres = sd_embed_pres_ws_new(e);
     d->node_data = sd_data_new(e->node_model);
+    /* The node model has a node workspace even when it holds no aggregate and no flexible body (every
+     * constraint of the embedding tree-augmented): the embedding's motion copy writes the node masses
+     * into it, and the sweeps then run their node instance on it. */
+    if (d->node_data && !d->node_data->nodes) d->node_data->nodes = sd_node_data_new(e->node_model);
     d->nm = sd_embed_nm_ws_new(e);
     if (!d->tree || !d->q || !d->u_tree || !d->qdd_c || !d->X || !d->cond || !d->closure || !d->nodes || !d->fd ||
-        !d->crb || (e->n_ta > 0 && !d->mixed) || !d->pres || !d->node_data || !d->nm) {
+        !d->crb || (e->n_ta > 0 && !d->mixed) || !d->pres || !d->node_data || !d->node_data->nodes || !d->nm) {
         sd_embedded_data_free(d);
         return NULL;
     }
