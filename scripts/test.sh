@@ -21,7 +21,8 @@ cmake -S . -B build-native -DCMAKE_BUILD_TYPE=Release -DSOADYN_NATIVE=ON -DSOADY
       -DSOADYN_BUILD_BENCH=OFF >/dev/null
 cmake --build build-native -j"$jobs"
 echo "== tests (-march=native) =="
-# embed_long's code paths are those of test_embed_simulation's four-bar, which runs here.
+# embed_long (Cassie's 10 s simulation, the deployment example's 20 s) ran above; its code paths run
+# here in test_embed_simulation's four-bar and test_embed_flexible.
 ctest --test-dir build-native --output-on-failure -j"$jobs" -LE embed_long
 
 echo "== build (ASan + UBSan) =="
@@ -29,8 +30,9 @@ cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DSOADYN_SANITIZE=ON -DSOA
       -DSOADYN_BUILD_BENCH=OFF >/dev/null
 cmake --build build-sanitize -j"$jobs"
 echo "== tests under the sanitizers =="
-# embed_long (the 10 s simulation of Cassie's legs at dt 3e-5, ~90 s in Release) ran above; its code
-# paths are those of test_embed_simulation's four-bar, which runs here.
+# embed_long (the 10 s simulation of Cassie's legs at dt 3e-5, ~90 s in Release; the deployment
+# example's 20 s, 5 min here) ran above; its code paths run here in test_embed_simulation's
+# four-bar, test_embed_flexible and test_cli_embed.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 LSAN_OPTIONS=suppressions="$PWD/tests/sim/lsan.supp" \

@@ -57,8 +57,11 @@ if(SOADYN_WITH_CVODE)
 endif()
 # The bundled deployment example (models/spacecraft_deploy.urdf, docs/deployment.md): simulate 20 s
 # with the CSV and the page, energy, momentum, the loop's closure, the deployment and the page.
+# 2.6 s in Release, 5 min under the sanitizers: labelled embed_long, it runs in the Release pass only
+# (its code paths, the embedded flexible model and the CLI's simulate, run there in
+# test_embed_flexible and test_cli_embed).
 if(SOADYN_WITH_IO AND SOADYN_WITH_VIEWER)
   soadyn_add_test(test_example_deploy SOURCES sim/test_example_deploy.c sim/cli_child.c sim/mini_json.c
-    LABELS example ARGS $<TARGET_FILE:soadyn_cli> ${PROJECT_SOURCE_DIR}/models)
+    LABELS "example;embed_long" ARGS $<TARGET_FILE:soadyn_cli> ${PROJECT_SOURCE_DIR}/models)
   add_dependencies(test_example_deploy soadyn_cli)
 endif()
