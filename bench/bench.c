@@ -7,7 +7,7 @@
  *   serial revolute chains of 10 to 100 000 bodies (ns per body too).
  * Every call includes its kinematics, as the peers' figures do. Usage: soadyn_bench [--quick]
  * soadyn_bench --peers [--batches N] [--shared DIR] [--cpu-time]: issue 12's table, soadyn beside MuJoCo (bench_peers.c).
- * soadyn_bench --codegen [--batches N] [--shared DIR] [--cflags F]: the library beside its generated code
+ * soadyn_bench --codegen [--batches N] [--shared DIR] [--cflags F] [--flexible]: the library beside its generated code
  * (bench_codegen.c).
  * soadyn_bench --embed [--batches N] [--quick] [--shared DIR]: issue 11's cost, embedded vs tree-augmented
  * forward dynamics of closed mechanisms and the O(N) chain (bench_embed.c).

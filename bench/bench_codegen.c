@@ -10,6 +10,10 @@
  * object's .text bytes (`size -A`), and per algorithm (ID, M, FD, M^-1, each with its kinematics) the
  * median ns per call of N interleaved batches of about 2 ms (default 31) of the library and the
  * generated function at one random state, after checking that the two agree there.
+ *
+ * Flexible rows (after the rigid ones; --flexible: those alone): the bundled flexible arm and
+ * spacecraft (models/), and 001 Sec 6's chain of 10 flexible bodies at 5 modes (flex_chain.h),
+ * full and linearised modal mass matrix.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_codegen.h"
@@ -23,6 +27,7 @@
 
 #include <soadyn/soadyn.h>
 
+#include "flex_chain.h"
 #include "timing.h"
 
 #ifndef SOADYN_SOURCE_DIR
@@ -214,16 +219,46 @@ static sd_model *chain(int n)
     return m;
 }
 
+/* The flexible rows (file comment). */
+static void flexible_rows(int batches, const char *dir, const char *cflags, char *table, size_t *len, size_t size)
+{
+    static const struct {
+        const char *label, *file;
+    } files[] = {{"flexible arm", "models/flexible_arm.urdf"}, {"spacecraft (free bus, 3 flexible bodies)", "models/spacecraft.urdf"}};
+    for (size_t r = 0; r < sizeof files / sizeof files[0]; ++r) {
+        char path[1100];
+        snprintf(path, sizeof path, "%s/%s", SOADYN_SOURCE_DIR, files[r].file);
+        sd_model *m = NULL;
+        sd_error err;
+        if (sd_model_load_file(path, NULL, &m, NULL, &err) != SD_OK) {
+            *len += (size_t)snprintf(table + *len, size - *len, "%s: left out, %s\n", files[r].label, err.message);
+            continue;
+        }
+        *len += (size_t)snprintf(table + *len, size - *len, "%s: %s\n", files[r].label, path);
+        model_row(files[r].label, m, batches, dir, cflags);
+        sd_model_free(m);
+    }
+    for (int linear = 0; linear < 2; ++linear) {
+        sd_model *m = bench_flexible_chain(10, 5, linear ? SD_FLEX_LINEARISED : SD_FLEX_FULL);
+        model_row(linear ? "10 flexible bodies x 5 modes, linearised" : "10 flexible bodies x 5 modes", m, batches, dir,
+                  cflags);
+        sd_model_free(m);
+    }
+    *len += (size_t)snprintf(table + *len, size - *len, "10 flexible bodies: 001 Sec 6's chain (bench/flex_chain.h)\n");
+}
+
 int bench_codegen(int argc, char **argv)
 {
-    int batches = 31;
+    int batches = 31, only_flexible = 0;
     const char *shared = SOADYN_SHARED_MODELS_DIR, *cflags = "-O2";
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--batches") == 0 && i + 1 < argc) batches = atoi(argv[++i]);
         else if (strcmp(argv[i], "--shared") == 0 && i + 1 < argc) shared = argv[++i];
         else if (strcmp(argv[i], "--cflags") == 0 && i + 1 < argc) cflags = argv[++i];
+        else if (strcmp(argv[i], "--flexible") == 0) only_flexible = 1;
         else if (strcmp(argv[i], "--codegen") != 0) {
-            fprintf(stderr, "usage: soadyn_bench --codegen [--batches N (>= 11)] [--shared DIR] [--cflags FLAGS]\n");
+            fprintf(stderr, "usage: soadyn_bench --codegen [--batches N (>= 11)] [--shared DIR] [--cflags FLAGS] "
+                            "[--flexible]\n");
             return 1;
         }
     }
@@ -248,7 +283,7 @@ int bench_codegen(int argc, char **argv)
                  {"Talos reduced (free base)", "talos/talos_reduced.urdf", 1, 1}};
     char table[4096] = "";
     size_t len = 0;
-    for (int r = 0; r < 3; ++r) {
+    for (int r = 0; r < 3 && !only_flexible; ++r) {
         char path[1100];
         snprintf(path, sizeof path, "%s/%s", rows[r].shared ? shared : SOADYN_SOURCE_DIR, rows[r].file);
         if (access(path, R_OK) != 0) {
@@ -269,10 +304,11 @@ int bench_codegen(int argc, char **argv)
         model_row(rows[r].label, m, batches, dir, cflags);
         sd_model_free(m);
     }
-    sd_model *ch = chain(1000);
+    sd_model *ch = only_flexible ? NULL : chain(1000);
     if (ch) model_row("1000-link chain", ch, batches, dir, cflags);
-    else printf("| 1000-link chain | 1000 | the chain could not be built |\n");
+    else if (!only_flexible) printf("| 1000-link chain | 1000 | the chain could not be built |\n");
     sd_model_free(ch);
+    flexible_rows(batches, dir, cflags, table, &len, sizeof table);
     printf("\nmodels:\n%s", table);
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

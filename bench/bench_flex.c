@@ -14,10 +14,8 @@
  * "."). Without PLplot the .dat file is plotted by e.g. gnuplot:
  *   set logscale y; plot 'bench_flex.dat' u 1:3 w lp t 'CB ops', '' u 1:4 w lp t 'AB ops'
  *
- * The chain: body k is a 1 m link along its x axis (1 kg rigid part) with 8 lumped nodes of 0.25 kg
- * at x = 0.125 .. 1 and cantilever shapes w_j(x) = 1 - cos((2j - 1) pi x / 2) bending alternately in
- * the x-y and x-z planes (with the matching slopes as node rotations), stiffness diag(100 (r + 1)^2);
- * body k + 1 rides on body k's tip node. The shapes are assumed modes, not eigenmodes: the cost of
+ * The chain: flex_chain.h (10 links of 8 lumped nodes, cantilever shapes, each link on its parent's
+ * tip node). The shapes are assumed modes, not eigenmodes: the cost of
  * either algorithm does not depend on which modes are used, only on how many.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -35,9 +33,10 @@
 #include <plplot.h>
 #endif
 
+#include "flex_chain.h"
 #include "timing.h"
 
-enum { NBODIES = 10, NNODES = 8, MAX_MODES = 10 };
+enum { NBODIES = 10, MAX_MODES = BENCH_FLEX_CHAIN_MAX_MODES };
 
 /* ---------------------------------------------------------------- 001 Sec 6 operation counts */
 
@@ -77,72 +76,6 @@ static double ops_articulated(int nb, int nm)
                             (m * m + 25 * m + 49) + (m * m + 24 * m + 50) + /* 2. tip-to-base, Eq 63 */
                             (18 * m + 52) + (19 * m + 42);                  /* 3. base-to-tip, Eq 63 */
     return nb * per_body;
-}
-
-/* ---------------------------------------------------------------- the chain */
-
-static sd_model *flexible_chain(int nm, sd_flex_mass_model mass_model)
-{
-    double pos[3 * NNODES], mass[NNODES], modes[6 * NNODES * MAX_MODES], K[MAX_MODES * MAX_MODES];
-    for (int j = 0; j < NNODES; ++j) {
-        const double x = (j + 1.0) / NNODES;
-        pos[3 * j] = x;
-        pos[3 * j + 1] = pos[3 * j + 2] = 0.0;
-        mass[j] = 0.25;
-    }
-    memset(modes, 0, sizeof modes);
-    memset(K, 0, sizeof K);
-    for (int r = 0; r < nm; ++r) {
-        const int plane = r % 2, order = r / 2 + 1;
-        const double beta = (2 * order - 1) * 3.14159265358979323846 / 2;
-        for (int j = 0; j < NNODES; ++j) {
-            const double x = pos[3 * j], w = 1.0 - cos(beta * x), slope = beta * sin(beta * x);
-            double *col = modes + 6 * NNODES * r + 6 * j; /* [rotation; translation] of node j */
-            if (plane == 0) { col[2] = slope; col[4] = w; }  /* x-y plane: deflection y, rotation about z */
-            else { col[1] = -slope; col[5] = w; }            /* x-z plane: deflection z, rotation about -y */
-        }
-        K[r * nm + r] = 100.0 * (r + 1) * (r + 1);
-    }
-    sd_builder *b = sd_builder_new();
-    sd_error err;
-    char names[NBODIES][16];
-    for (int k = 0; k < NBODIES; ++k) {
-        snprintf(names[k], sizeof names[k], "link%d", k);
-        sd_body_desc desc;
-        sd_body_desc_init(&desc);
-        desc.name = names[k];
-        desc.parent = k ? names[k - 1] : NULL;
-        desc.hinge = SD_HINGE_REVOLUTE;
-        desc.axis[0] = 0; desc.axis[1] = k % 2 ? 1 : 0; desc.axis[2] = k % 2 ? 0 : 1;
-        if (k) {
-            desc.placement.p[0] = 1.0;
-            desc.parent_node = NNODES - 1;
-        }
-        desc.mass = 1.0;
-        desc.com[0] = 0.5;
-        desc.inertia[0] = 0.01; desc.inertia[4] = desc.inertia[8] = 0.09;
-        sd_flex_desc fd;
-        sd_flex_desc_init(&fd);
-        fd.n_nodes = NNODES;
-        fd.node_position = pos;
-        fd.node_mass = mass;
-        fd.n_modes = nm;
-        fd.modes = modes;
-        fd.stiffness = K;
-        fd.mass_model = mass_model;
-        fd.source_file = "bench_flex.c";
-        if (sd_builder_add_body(b, &desc, &err) != SD_OK || sd_builder_set_flexible(b, names[k], &fd, &err) != SD_OK) {
-            fprintf(stderr, "bench_flex: %s\n", err.message);
-            exit(1);
-        }
-    }
-    sd_model *m = NULL;
-    if (sd_builder_build(b, &m, &err) != SD_OK) {
-        fprintf(stderr, "bench_flex: %s\n", err.message);
-        exit(1);
-    }
-    sd_builder_free(b);
-    return m;
 }
 
 /* ---------------------------------------------------------------- timing */
@@ -220,7 +153,7 @@ typedef struct row {
 /* Times both algorithms on one chain at one random state; returns the relative difference of qdd. */
 static double measure(int nm, sd_flex_mass_model mm, int batches, double *t_cb, double *t_ab)
 {
-    sd_model *m = flexible_chain(nm, mm);
+    sd_model *m = bench_flexible_chain(NBODIES, nm, mm);
     const int nq = sd_model_nq(m), nv = sd_model_nv(m);
     fd_case c = {m, sd_data_new(m), malloc((size_t)nq * 8), malloc((size_t)nv * 8), malloc((size_t)nv * 8),
                  malloc((size_t)nv * 8), 0};

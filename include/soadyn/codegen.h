@@ -20,8 +20,10 @@
  * articulated inertia's scale; the generated code's is D(k) > 0, and a near-singular D(k) shows as
  * SD_E_NOT_FINITE or large accelerations.)
  *
- * Models of rigid bodies, every hinge type. A model with flexible bodies or closure constraints is
- * refused (SD_E_NOT_SUPPORTED, saying which); so is a model whose straight-line code would pass
+ * Models of rigid bodies, every hinge type, and flexible bodies (assumed modes, full or linearised
+ * mass model, children on node frames; the modal integrals folded in as constants, the modes'
+ * D_f(k) tested as the library does, relative to its largest diagonal entry). A model with closure
+ * constraints is refused (SD_E_NOT_SUPPORTED, saying so); so is a model whose straight-line code would pass
  * the size limit below (a long chain: the loop form over runs of identical bodies is not offered).
  */
 #ifndef SOADYN_CODEGEN_H

@@ -147,13 +147,17 @@ static void hinge_joint(cg_gen *g, int k, cg_xform *XJ, cg_val *S, cg_val aux[9]
     }
 }
 
-static void rigid_placement(cg_gen *g, int k)
+void cg_hinge_placement(cg_gen *g, int k)
 {
     const sd_model *m = g->m;
     cg_node *nd = &g->node[k];
     cg_xform XJ, Xp;
     nd->nk = m->nv_k[k];
     hinge_joint(g, k, &XJ, nd->S, nd->aux);
+    if (sd_node_parent_node(m, k) >= 0) { /* riding on a node of its flexible parent */
+        cg_attached_placement(g, k, &XJ);
+        return;
+    }
     cg_xform_const(m->placement[k].R, m->placement[k].p, &Xp);
     cg_xform_compose(&g->e, &Xp, &XJ, &nd->Xup);
 }
@@ -199,23 +203,35 @@ static void rigid_inertia(const sd_model *m, int k, cg_val ri[13])
     for (int i = 0; i < 13; ++i) ri[i] = cg_const(m->rigid[13 * k + i]);
 }
 
-/* V(k) = phi*(p, k) V(p) + H* u, a(k) = V x H* u + d(H*)/dt u, b(k) = V x* M V - f_ext(k)
- * (001 Eq 26-27, 38; kinematics.c's motion scatter). */
-static void rigid_velocities(cg_gen *g, int k)
+/* V(k) = phi*(p, k) V(p) + H* u, a(k) = V x H* u + d(H*)/dt u (001 Eq 26-27; kinematics.c's motion
+ * scatter), with the node frame's terms for a node riding on a node of its flexible parent. */
+void cg_hinge_velocities(cg_gen *g, int k)
 {
     const sd_model *m = g->m;
     cg_emit *e = &g->e;
     cg_node *nd = &g->node[k];
     const int p = m->parent[k];
-    cg_val Vp[6], vJ[6], cross[6], hv[6], ri[13], MV[6], gyro[6];
+    cg_val Vp[6], vJ[6], cross[6], hv[6];
     if (p >= 0) cg_motion_to_child(e, &nd->Xup, g->node[p].V, Vp);
     else
         for (int r = 0; r < 6; ++r) Vp[r] = cg_const(0.0);
     hinge_motion(e, nd, g->u + m->v_index[k], vJ);
     for (int r = 0; r < 6; ++r) nd->V[r] = cg_add(e, Vp[r], vJ[r]);
+    if (nd->ny) cg_attached_velocity(g, k, nd->V, NULL); /* 001 Eq 12: + Y(k) eta-dot(p) */
     cg_motion_cross(e, nd->V, vJ, cross);
     hinge_velocity_term(g, k, hv);
     for (int r = 0; r < 6; ++r) nd->a[r] = cg_add(e, cross[r], hv[r]);
+    if (sd_node_parent_node(m, k) >= 0) cg_attached_velocity(g, k, NULL, nd->a); /* the node frame's acceleration terms */
+}
+
+/* b(k) = V x* M V - f_ext(k) (001 Eq 38). */
+static void rigid_velocities(cg_gen *g, int k)
+{
+    const sd_model *m = g->m;
+    cg_emit *e = &g->e;
+    cg_node *nd = &g->node[k];
+    cg_val ri[13], MV[6], gyro[6];
+    cg_hinge_velocities(g, k);
     rigid_inertia(m, k, ri);
     cg_rigid_inertia_mul(e, ri, nd->V, MV);
     cg_force_cross(e, nd->V, MV, gyro);
@@ -254,7 +270,7 @@ static void rotation_vector(cg_emit *e, const cg_val *qk, cg_val r[3])
 
 /* tau_passive = -damping u - stiffness (q - spring_ref), a free hinge's -(u x* I_J u), a spherical
  * spring's -stiffness r (joint_dynamics.c sd_passive_hinge). */
-static void rigid_passive(cg_gen *g, int k, cg_val *out)
+void cg_hinge_passive(cg_gen *g, int k, cg_val *out)
 {
     const sd_model *m = g->m;
     cg_emit *e = &g->e;
@@ -288,18 +304,19 @@ static void rigid_passive(cg_gen *g, int k, cg_val *out)
 }
 
 const cg_kind_ops cg_rigid_kind = {
-    .placement = rigid_placement,
+    .placement = cg_hinge_placement,
     .velocities = rigid_velocities,
     .own_force = rigid_own_force,
     .composite_start = rigid_composite_start,
     .articulated_start = rigid_articulated_start,
-    .passive = rigid_passive,
+    .passive = cg_hinge_passive,
 };
 
 const cg_kind_ops *cg_kind_of(const sd_model *m, int k)
 {
     switch (sd_node_kind_of(m, k)) {
     case SD_NODE_RIGID: return &cg_rigid_kind;
-    default: return NULL; /* the flexible kind's operations are not generated */
+    case SD_NODE_FLEXIBLE: return &cg_flexible_kind;
+    default: return NULL; /* an aggregate's operations are not generated */
     }
 }

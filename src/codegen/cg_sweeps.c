@@ -5,6 +5,12 @@
  * (Newton-Euler, 004 Alg 3.1), mass_matrix.c (composite bodies, 004 Alg 4.2), forward_dynamics.c
  * (articulated bodies, 004 Alg 6.1 and Eq 33, 58), with the joint-level terms of dynamics.h; because
  * the generator knows the tree, the walks unroll into straight-line code.
+ *
+ * Nodes of dimension 6 + nf (node_engine.h; a flexible body's nf modes at speeds vf..): the maps
+ * between a child and its parent are phi*(p, c) = [Xup(c), Y(c)] and phi(p, c) f = [Xup^T f; Y^T f]
+ * (cg_node_flexible.c's attachment operations: nothing for a child on a frame), the node's own
+ * coordinates' blocks sit beside the rigid 6 in cg_node (bf, ff, Rrf, Rff, Prf, Pff, zf), H(k) =
+ * diag(H_hinge, I), and a kind with own coordinates eliminates them before its hinge (cg_kind_ops).
  */
 #include "cg_sweeps.h"
 
@@ -27,11 +33,13 @@ static void motion_scatter(cg_gen *g, int with_velocities)
     }
 }
 
-/* phi*(p, k) x(p) of the parent's acceleration, or of the base's for a root. */
-static void parent_acceleration(cg_gen *g, int k, const cg_val a0[6], cg_val out[6])
+/* phi*(p, k) alpha_m(p) of the parent's acceleration (its own coordinates' at x[vf(p)..]), or the
+ * base's for a root. */
+static void parent_acceleration(cg_gen *g, int k, const cg_val a0[6], const cg_val *x, cg_val out[6])
 {
     const int p = g->m->parent[k];
     cg_motion_to_child(&g->e, &g->node[k].Xup, p >= 0 ? g->node[p].alpha : a0, out);
+    if (g->node[k].ny) cg_child_motion_modes(g, k, x + g->node[p].vf, out);
 }
 
 void cg_sweep_inverse_dynamics(cg_gen *g, cg_val *tau)
@@ -47,7 +55,7 @@ void cg_sweep_inverse_dynamics(cg_gen *g, cg_val *tau)
         cg_node *nd = &g->node[k];
         const cg_val *qddk = g->w + m->v_index[k];
         cg_val al[6];
-        parent_acceleration(g, k, a0, al);
+        parent_acceleration(g, k, a0, g->w, al);
         for (int r = 0; r < 6; ++r) {
             cg_val s = cg_add(e, al[r], nd->a[r]);
             for (int j = 0; j < nd->nk; ++j) s = cg_add(e, s, cg_mul(e, nd->S[6 * j + r], qddk[j]));
@@ -66,10 +74,12 @@ void cg_sweep_inverse_dynamics(cg_gen *g, cg_val *tau)
             const cg_val hf = cg_dot(e, nd->S + 6 * j, nd->f, 6);
             tau[vk + j] = cg_sub(e, cg_add(e, hf, cg_mul(e, J, g->w[vk + j])), passive[j]);
         }
+        for (int i = 0; i < nd->nf; ++i) tau[nd->vf + i] = nd->ff[i]; /* T_f = f_f (001 Eq 43) */
         if (p >= 0) {
             cg_val fp[6];
             cg_force_to_parent(e, &nd->Xup, nd->f, fp);
             for (int r = 0; r < 6; ++r) g->node[p].f[r] = cg_add(e, g->node[p].f[r], fp[r]);
+            cg_force_to_parent_modes(g, k, nd->f, g->node[p].ff);
         }
         cg_checkpoint(g);
     }
@@ -92,28 +102,42 @@ void cg_sweep_mass_matrix(cg_gen *g, cg_val *M)
     cg_live_push(g, M, (size_t)nv * (size_t)nv);
     motion_scatter(g, 0);
     for (int k = 0; k < m->n; ++k) cg_kind_of(m, k)->composite_start(g, k, g->node[k].R);
-    for (int k = m->n - 1; k >= 0; --k) { /* R(p) += phi(p, k) R(k) phi*(p, k) (004 Eq 20) */
-        if (m->parent[k] >= 0) cg_rigid_inertia_to_parent_add(e, &g->node[k].Xup, g->node[k].R, g->node[m->parent[k]].R);
+    for (int k = m->n - 1; k >= 0; --k) { /* R(p) += phi(p, k) R(k) phi*(p, k) (004 Eq 20; 001 Eq 47) */
+        const int p = m->parent[k];
+        if (p >= 0) {
+            cg_rigid_inertia_to_parent_add(e, &g->node[k].Xup, g->node[k].R, g->node[p].R);
+            cg_inertia_to_parent_modes(g, k, NULL, g->node[k].R, g->node[p].Rrf, g->node[p].Rff);
+        }
         cg_checkpoint(g);
     }
-    for (int k = 0; k < m->n; ++k) { /* column j of hinge k: F = R(k) H*_j, then M(i, j) = H_i F up the path */
+    for (int k = 0; k < m->n; ++k) { /* column j of node k: F = R(k) e_j (rigid part), then M(i, j) = H_i F up the path */
         const cg_node *nd = &g->node[k];
-        for (int j = 0; j < nd->nk; ++j) {
-            const int col = m->v_index[k] + j;
+        for (int j = 0; j < nd->nk + nd->nf; ++j) {
+            const int own = j >= nd->nk, col = own ? nd->vf + j - nd->nk : m->v_index[k] + j;
             cg_val F[6];
-            cg_rigid_inertia_mul(e, nd->R, nd->S + 6 * j, F);
-            for (int i = 0; i <= j; ++i) {
+            if (own) { /* an own coordinate s: F = R^rf(k) e_s, M(k's r, s) = R^ff(r, s) for r <= s (001 Eq 50) */
+                const int s = j - nd->nk;
+                for (int r = 0; r < 6; ++r) F[r] = nd->Rrf[6 * s + r];
+                for (int r = 0; r <= s; ++r) M[(nd->vf + r) * nv + col] = M[col * nv + nd->vf + r] = nd->Rff[r * nd->nf + s];
+            } else {
+                cg_rigid_inertia_mul(e, nd->R, nd->S + 6 * j, F);
+            }
+            for (int i = 0; i < (own ? nd->nk : j + 1); ++i) {
                 const int row = m->v_index[k] + i;
                 M[row * nv + col] = M[col * nv + row] = cg_dot(e, nd->S + 6 * i, F, 6);
             }
             for (int c = k, p = m->parent[k]; p >= 0; c = p, p = m->parent[p]) {
+                for (int r = 0; r < g->node[c].ny; ++r) { /* p's own coordinates moving c: Y(c)^T F */
+                    const int row = g->node[p].vf + r;
+                    M[row * nv + col] = M[col * nv + row] = cg_dot(e, g->node[c].Y + 6 * r, F, 6);
+                }
                 cg_force_to_parent(e, &g->node[c].Xup, F, F);
                 for (int i = 0; i < g->node[p].nk; ++i) {
                     const int row = m->v_index[p] + i;
                     M[row * nv + col] = M[col * nv + row] = cg_dot(e, g->node[p].S + 6 * i, F, 6);
                 }
             }
-            M[col * nv + col] = cg_add(e, M[col * nv + col], cg_const(m->armature[col]));
+            if (!own) M[col * nv + col] = cg_add(e, M[col * nv + col], cg_const(m->armature[col]));
         }
         cg_checkpoint(g);
     }
@@ -133,11 +157,17 @@ void cg_sweep_forward_dynamics(cg_gen *g, cg_val *qdd)
         cg_node *nd = &g->node[k];
         cg_kind_of(m, k)->articulated_start(g, k, nd->P);
         for (int r = 0; r < 6; ++r) nd->z[r] = nd->b[r];
+        for (int i = 0; i < nd->nf; ++i) nd->zf[i] = nd->bf[i];
     }
     for (int k = m->n - 1; k >= 0; --k) { /* the Riccati gather (004 Eq 33, 58a-c) */
         cg_node *nd = &g->node[k];
         const int nk = nd->nk, vk = m->v_index[k], p = m->parent[k];
+        const cg_kind_ops *kind = cg_kind_of(m, k);
         cg_val D[36], passive[6];
+        if (kind->eliminate) { /* the node's own coordinates first: P <- P_R, z <- z_R (001 Eq 62-63) */
+            kind->eliminate(g, k);
+            kind->own_residual(g, k, g->w);
+        }
         for (int j = 0; j < nk; ++j) cg_m6_mul_v(e, nd->P, nd->S + 6 * j, nd->U + 6 * j); /* U = P H* */
         for (int i = 0; i < nk; ++i)
             for (int j = 0; j < nk; ++j) {
@@ -146,7 +176,7 @@ void cg_sweep_forward_dynamics(cg_gen *g, cg_val *qdd)
                 D[i * nk + j] = d;
             }
         if (nk) cg_spd_inverse(g, D, nk, nd->Dinv, 0);
-        cg_kind_of(m, k)->passive(g, k, passive);
+        kind->passive(g, k, passive);
         for (int i = 0; i < nk; ++i) /* eps = tau + tau_passive - H z */
             nd->eps[i] = cg_sub(e, cg_add(e, g->w[vk + i], passive[i]), cg_dot(e, nd->S + 6 * i, nd->z, 6));
         if (p < 0) {
@@ -180,15 +210,17 @@ void cg_sweep_forward_dynamics(cg_gen *g, cg_val *qdd)
         }
         cg_val zp[6];
         cg_sym6_to_parent_add(e, &nd->Xup, Pplus, g->node[p].P);
+        cg_inertia_to_parent_modes(g, k, Pplus, NULL, g->node[p].Prf, g->node[p].Pff);
         cg_force_to_parent(e, &nd->Xup, zplus, zp);
         for (int r = 0; r < 6; ++r) g->node[p].z[r] = cg_add(e, g->node[p].z[r], zp[r]);
+        cg_force_to_parent_modes(g, k, zplus, g->node[p].zf);
         cg_checkpoint(g);
     }
     for (int k = 0; k < m->n; ++k) { /* the scatter: qdd = D^-1 (eps - U^T alpha+), alpha = alpha+ + H* qdd */
         cg_node *nd = &g->node[k];
         const int nk = nd->nk, vk = m->v_index[k];
         cg_val ap[6], rhs[6];
-        parent_acceleration(g, k, a0, ap);
+        parent_acceleration(g, k, a0, qdd, ap);
         for (int r = 0; r < 6; ++r) ap[r] = cg_add(e, ap[r], nd->a[r]);
         for (int i = 0; i < nk; ++i) rhs[i] = cg_sub(e, nd->eps[i], cg_dot(e, nd->U + 6 * i, ap, 6));
         for (int i = 0; i < nk; ++i) {
@@ -201,6 +233,8 @@ void cg_sweep_forward_dynamics(cg_gen *g, cg_val *qdd)
             for (int j = 0; j < nk; ++j) s = cg_add(e, s, cg_mul(e, nd->S[6 * j + r], qdd[vk + j]));
             nd->alpha[r] = s;
         }
+        const cg_kind_ops *kind = cg_kind_of(m, k);
+        if (kind->own_scatter) kind->own_scatter(g, k, nd->alpha, qdd); /* eta-ddot = nu_f - g* alpha (001 Eq 63) */
         cg_checkpoint(g);
     }
     cg_live_pop(g, 1);

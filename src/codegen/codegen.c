@@ -74,12 +74,14 @@ static sd_status check_model(const sd_model *m, sd_error *err)
 {
     if (m->loops)
         return sd_error_set(err, SD_E_NOT_SUPPORTED,
-                            "sd_codegen_write: model '%s' has closure constraints; generated code covers trees only", m->name);
+                            "sd_codegen_write: model '%s' has closure constraints; generated code covers trees only "
+                            "(the library's functions handle closed loops)",
+                            m->name);
     for (int k = 0; k < m->n; ++k)
         if (!cg_kind_of(m, k))
             return sd_error_set(err, SD_E_NOT_SUPPORTED,
-                                "sd_codegen_write: body '%s' is flexible; generated code covers rigid bodies only "
-                                "(the library's functions handle flexible bodies)",
+                                "sd_codegen_write: body '%s' is an aggregate of constraint embedding; generated code "
+                                "covers rigid and flexible bodies only",
                                 m->desc[k].name);
     if (m->n > SD_CODEGEN_MAX_BODIES)
         return sd_error_set(err, SD_E_NOT_SUPPORTED,
@@ -109,6 +111,7 @@ static void node_fields(cg_gen *g, cg_node *nd, void (*visit)(cg_gen *, cg_val *
     visit(g, nd->U, 36);
     visit(g, nd->Dinv, 36);
     visit(g, nd->eps, 6);
+    visit(g, nd->ext, nd->next);
 }
 
 static void clear(cg_gen *g, cg_val *v, size_t n)
@@ -243,12 +246,21 @@ static sd_status write_source(FILE *f, const sd_model *m, const char *name, unsi
 {
     const int nzero = max3(m->nv, 6 * m->n, 1);
     cg_gen g = {.m = m, .part_limit = CG_PART_STATEMENTS};
+    size_t next = 1; /* the nodes' blocks beyond the rigid kind's fixed sizes (cg_gen.h) */
+    for (int k = 0; k < m->n; ++k) next += cg_node_ext_size(m, k);
     g.node = calloc((size_t)m->n + 1, sizeof *g.node);
     g.q = malloc(((size_t)m->nq + 2 * (size_t)m->nv + 6 * (size_t)m->n + 1) * sizeof *g.q);
-    if (!g.node || !g.q) {
+    cg_val *ext = malloc(next * sizeof *ext);
+    if (!g.node || !g.q || !ext) {
         free(g.node);
         free(g.q);
+        free(ext);
         return SD_E_MEMORY;
+    }
+    size_t off = 0;
+    for (int k = 0; k < m->n; ++k) {
+        cg_node_ext_layout(m, k, &g.node[k], ext + off);
+        off += g.node[k].next;
     }
     g.u = g.q + m->nq;
     g.w = g.u + m->nv;
@@ -275,6 +287,7 @@ static sd_status write_source(FILE *f, const sd_model *m, const char *name, unsi
         if (algorithms & functions[id].flag) write_function(f, m, name, (fn_id)id, &g);
     free(g.node);
     free(g.q);
+    free(ext);
     return g.out_of_memory ? SD_E_MEMORY : SD_OK;
 }
 

@@ -5,6 +5,7 @@ list(APPEND SOADYN_COMPONENT_SOURCES
   codegen/cg_emit.c
   codegen/cg_spatial.c
   codegen/cg_node_rigid.c
+  codegen/cg_node_flexible.c
   codegen/cg_dense.c
   codegen/cg_sweeps.c
   codegen/codegen.c

@@ -766,3 +766,13 @@ void sd_flex_node_motion(const sd_flex_body *fb, int t, const double *eta, const
     node_frame_from(fb, t, &nr, pose, S);
     node_bias_from(fb, t, &nr, eta_dot, c);
 }
+
+/* ---------------------------------------------------------------- for the code generator */
+
+void sd_flex_body_integrals(const sd_flex_body *fb, sd_flex_integrals *out)
+{
+    *out = (sd_flex_integrals){.nm = fb->nm, .n_nodes = fb->n, .mass_model = fb->desc.mass_model, .m = fb->m,
+                               .h0 = fb->h0, .I0 = fb->I0, .Hp = fb->Hp, .JQ = fb->JQ, .N0 = fb->N0, .A = fb->A,
+                               .C = fb->C, .G2 = fb->G2, .Mff = fb->Mff, .M0 = fb->M0, .K = fb->K, .D = fb->D,
+                               .modes = fb->modes, .node_position = fb->pos};
+}

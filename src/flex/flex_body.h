@@ -82,4 +82,24 @@ void sd_flex_node_frame(const sd_flex_body *fb, int t, const double *eta, sd_tra
 void sd_flex_node_motion(const sd_flex_body *fb, int t, const double *eta, const double *eta_dot, sd_transform *pose,
                          double *S, double c[6]);
 
+/* ---- the modal integrals, read by the code generator (src/codegen/cg_node_flexible.c), which folds
+ * them into the generated file as constants: the numbers the node operations above use, with their
+ * layouts (flex_body.c's file comment). Pointers into the body, valid while it lives. ---- */
+typedef struct sd_flex_integrals {
+    int nm, n_nodes;
+    sd_flex_mass_model mass_model;
+    double m;                  /* the body's mass (nodes and rigid part) */
+    const double *h0, *I0;     /* 3, 9: first moment and inertia about F_k at eta = 0 */
+    const double *Hp, *JQ, *N0;/* 3 per mode */
+    const double *A;           /* 9 per mode */
+    const double *C;           /* C_sr at [(r nm + s) 9 + 3a + b] */
+    const double *G2;          /* G2_sr at [(r nm + s) 3 + c] */
+    const double *Mff;         /* nm x nm */
+    const double *M0;          /* M_m at eta = 0, (6 + nm)^2 (the linearised model's constant M_m) */
+    const double *K, *D;       /* nm x nm row-major; D NULL: no modal damping */
+    const double *modes;       /* 6 n_nodes x nm, column-major (Pi: rotation rows first per node) */
+    const double *node_position; /* 3 per node */
+} sd_flex_integrals;
+void sd_flex_body_integrals(const sd_flex_body *fb, sd_flex_integrals *out);
+
 #endif /* SOADYN_FLEX_BODY_H */

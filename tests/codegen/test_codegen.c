@@ -18,6 +18,13 @@
  *   test_codegen CC WORKDIR shared MODELS   the shared robot models (77 when MODELS is absent)
  *   test_codegen CC WORKDIR cli SOADYN MODELS  `soadyn codegen`: its files, exit statuses, messages
  *                                           (MODELS: the repository's models/)
+ *   test_codegen CC WORKDIR flexible MODELS random trees mixing rigid hinges of every type and
+ *                                           flexible bodies of 1-5 modes (children on node frames,
+ *                                           full and linearised mass models), and the repository's
+ *                                           flexible models (MODELS: models/)
+ * On a model with flexible bodies the modal coordinates are drawn at two scales, so that the node
+ * frames' rotations take both forms of flex_body.c's SO(3) coefficients (series below |theta|^2 =
+ * 1e-2, closed forms above).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
@@ -32,6 +39,7 @@
 
 #include <soadyn/soadyn.h>
 
+#include "flex/random_flex.h"
 #include "random_tree.h"
 
 #define TOL 1e-13
@@ -156,6 +164,8 @@ static void compare(sd_model *m, const char *name, void *h, uint64_t *rng)
     double worst[5] = {0, 0, 0, 0, 0}, raw[5] = {0, 0, 0, 0, 0}, worst_cond = 1.0;
     for (int s = 0; s < STATES; ++s) {
         random_state(m, rng, q, u, w);
+        for (int k = 0; k < n; ++k) /* eta small (every third state) or large (see the file comment) */
+            random_vector(rng, q + sd_model_mode_q_index(m, k), sd_model_body_nmodes(m, k), s % 3 ? 1.0 : 0.02);
         random_vector(rng, fext, 6 * n, 2.0);
         const double *fe = s % 2 ? fext : NULL; /* NULL f_ext every other state: the contract's zero */
         const double *uu = s % 5 == 3 ? NULL : u;
@@ -365,8 +375,10 @@ static void command_line(const char *soadyn, const char *models)
     check(run_cli(args) == 1 && cli_said("--lanes is not offered"), "cli", "--lanes says it is not offered");
     snprintf(args, sizeof args, "'%s' codegen '%s/iiwa14.urdf' -o '%s' --algorithms id,fdd", soadyn, models, out);
     check(run_cli(args) == 1 && cli_said("'fdd'"), "cli", "an unknown algorithm is named");
-    snprintf(args, sizeof args, "'%s' codegen '%s/flexible_arm.urdf' -o '%s'", soadyn, models, out);
-    check(run_cli(args) == 2 && cli_said("is flexible"), "cli", "a flexible body is refused, named");
+    snprintf(args, sizeof args, "'%s' codegen '%s/flexible_arm.urdf' -o '%s' --name cli_arm", soadyn, models, out);
+    check(run_cli(args) == 0 && exists(out, "cli_arm.c"), "cli", "a flexible model is generated");
+    snprintf(args, sizeof args, "'%s' codegen '%s/spacecraft_deploy.urdf' -o '%s'", soadyn, models, out);
+    check(run_cli(args) == 2 && cli_said("closure constraints"), "cli", "a flexible model with a loop is refused");
     snprintf(args, sizeof args, "'%s' codegen '%s/four_bar.urdf' -o '%s'", soadyn, models, out);
     check(run_cli(args) == 2 && cli_said("closure constraints"), "cli", "closure constraints are refused");
     snprintf(args, sizeof args, "'%s' codegen '%s/iiwa14.urdf' -o '%s/missing' --name gone", soadyn, models, out);
@@ -374,10 +386,81 @@ static void command_line(const char *soadyn, const char *models)
           "an unwritable directory: exit 3, the file named, nothing left");
 }
 
+/* The random flexible trees' seed: one whose models meet the coverage check of flexible_models. */
+enum { SEED_FLEX_MODELS = 8 };
+
+/* Random trees of rigid bodies (every hinge type) and flexible bodies of 1-5 modes, and the
+ * repository's flexible models (the deployable spacecraft has a loop: refused, saying so). */
+static void flexible_models(const char *models)
+{
+    /* the models from their own generator, so that the coverage checked below does not depend on the
+     * draws of the states */
+    uint64_t model_rng = SEED_FLEX_MODELS, rng = 0xf1e7c0de;
+    static const struct {
+        int n, max_modes, flags;
+        const char *name;
+    } cases[] = {
+        {7, 5, RF_JOINT_DYNAMICS, "flex_tree_mixed"},
+        {6, 5, RF_FREE_ROOT | RF_ON_NODES | RF_JOINT_DYNAMICS, "flex_tree_free_on_nodes"},
+        {5, 3, RF_ALL_FLEXIBLE | RF_ON_NODES | RF_POINT_MASSES, "flex_tree_all_flexible"},
+        {5, 4, RF_CHAIN | RF_ON_NODES | RF_LINEARISED | RF_NO_DAMPING, "flex_chain_linearised"},
+        {6, 5, RF_MIXED_MASS | RF_NO_RIGID_PART | RF_FREE_ROOT, "flex_tree_mixed_mass"},
+        {4, 1, RF_ALL_FLEXIBLE | RF_CHAIN | RF_ON_NODES, "flex_chain_one_mode"},
+    };
+    unsigned hinges_flexible = 0, hinges_rigid = 0; /* the hinge types met, as bit masks */
+    int on_nodes = 0, modes_met = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        const random_flex_spec spec = {cases[c].n, cases[c].max_modes, cases[c].flags, 0.0};
+        sd_model *m = random_flex_tree(&model_rng, &spec);
+        for (int k = 0; k < sd_model_nbodies(m); ++k) {
+            const sd_body_desc *bd = sd_model_body_desc(m, k);
+            const int nm = sd_model_body_nmodes(m, k);
+            if (nm) hinges_flexible |= 1u << bd->hinge;
+            else hinges_rigid |= 1u << bd->hinge;
+            modes_met |= nm ? 1 << (nm - 1) : 0;
+            on_nodes += bd->parent_node >= 0 && bd->parent && sd_model_body_nmodes(m, sd_model_body_index(m, bd->parent)) > 0;
+        }
+        run_model(m, cases[c].name, &rng);
+        sd_model_free(m);
+    }
+    const unsigned every = (1u << SD_HINGE_TYPE_COUNT) - 1;
+    printf("random trees: hinge types on flexible bodies 0x%x, on rigid bodies 0x%x (every type: 0x%x), mode counts "
+           "0x%x, %d children on node frames\n",
+           hinges_flexible, hinges_rigid, every, (unsigned)modes_met, on_nodes);
+    check(hinges_flexible == every && hinges_rigid == every && modes_met == 31 && on_nodes >= 5, "random flexible trees",
+          "every hinge type on flexible and on rigid bodies, 1-5 modes, children on node frames");
+    static const char *files[] = {"flexible_arm", "spacecraft"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; ++i) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s.urdf", models, files[i]);
+        sd_model *m = NULL;
+        sd_error err;
+        if (sd_model_load_file(path, NULL, &m, NULL, &err) != SD_OK) {
+            fprintf(stderr, "FAIL %s: %s\n", path, err.message);
+            ++failures;
+            continue;
+        }
+        run_model(m, files[i], &rng);
+        sd_model_free(m);
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/spacecraft_deploy.urdf", models);
+    sd_model *m = NULL;
+    sd_error err;
+    if (sd_model_load_file(path, NULL, &m, NULL, &err) != SD_OK) {
+        fprintf(stderr, "FAIL %s: %s\n", path, err.message);
+        ++failures;
+        return;
+    }
+    check(sd_codegen_write(m, NULL, workdir, "deploy", &err) == SD_E_NOT_SUPPORTED && strstr(err.message, "closure constraints"),
+          "spacecraft_deploy", "a model with a loop is refused, saying so");
+    sd_model_free(m);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: test_codegen CC WORKDIR random | shared MODELS | cli SOADYN MODELS\n");
+        fprintf(stderr, "usage: test_codegen CC WORKDIR random | shared MODELS | cli SOADYN MODELS | flexible MODELS\n");
         return 2;
     }
     cc = argv[1];
@@ -385,6 +468,8 @@ int main(int argc, char **argv)
     mkdir(workdir, 0777);
     if (!strcmp(argv[3], "cli") && argc > 5) {
         command_line(argv[4], argv[5]);
+    } else if (!strcmp(argv[3], "flexible") && argc > 4) {
+        flexible_models(argv[4]);
     } else if (!strcmp(argv[3], "shared")) {
         const int r = shared_models(argc > 4 ? argv[4] : "");
         if (r) return r;
