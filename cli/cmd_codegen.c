@@ -7,8 +7,8 @@
 #include "cli.h"
 
 static const char help[] =
-    "usage: soadyn codegen MODEL [--algorithms id,m,fd,minv,forces] [-o DIR] [--name NAME]\n"
-    "                     [--floating] [--keep-fixed] [--gravity GX,GY,GZ]\n"
+    "usage: soadyn codegen MODEL [--algorithms id,m,fd,minv,forces] [--lanes 4|8|4,8] [-o DIR]\n"
+    "                     [--name NAME] [--floating] [--keep-fixed] [--gravity GX,GY,GZ]\n"
     "\n"
     "Write DIR/NAME.c and DIR/NAME.h: dependency-free C99 (libm only) with straight-line code for\n"
     "this model, its constants folded in, no loop over bodies and no branch on hinge types.\n"
@@ -18,19 +18,22 @@ static const char help[] =
     "  NAME_forward_dynamics(q, u, tau, f_ext, qdd)   fd   (articulated bodies)\n"
     "  NAME_mass_matrix_inverse(q, Minv)              minv\n"
     "  NAME_interbody_forces(q, u, qdd, f_ext, f)     forces (body frame, 6 per body)\n"
-    "Build it with e.g. `cc -O2 -c NAME.c`. Rigid-body trees of at most 256 bodies; flexible\n"
+    "Build it with e.g. `cc -std=c99 -O2 -c NAME.c`. Rigid-body trees of at most 256 bodies; flexible\n"
     "bodies and closure constraints are refused. Each file is written as NAME.c.partial and renamed\n"
     "when complete.\n"
     "\n"
     "options:\n"
     "  --algorithms LIST  which functions (default: all)\n"
+    "  --lanes 4|8|4,8    also NAME_fn_x4 / NAME_fn_x8: 4 or 8 states per call, arrays lane-minor\n"
+    "                     (entry i of state l at [i * L + l]), a status per lane, each lane the\n"
+    "                     single-state result bit for bit (GCC/Clang vector extensions; build\n"
+    "                     with -ffp-contract=off, as -std=c99 does, never -ffast-math)\n"
     "  -o, --output DIR   the directory written to (default: .)\n"
     "  --name NAME        the files' name and the functions' prefix, a C identifier (default:\n"
     "                     the model's name made one)\n"
     "  --floating         attach the root link with a free (6-dof) hinge\n"
     "  --keep-fixed       keep fixed joints as 0-dof bodies instead of merging them\n" CLI_GRAVITY_HELP
-    "  --help             this text\n"
-    "(--lanes, the form that evaluates 4 or 8 states per call, is not offered yet.)\n";
+    "  --help             this text\n";
 
 /* The model's name as a C identifier: other characters become '_', a leading digit gets one. */
 static void default_name(const sd_model *m, char *out, size_t size)
@@ -60,11 +63,16 @@ int cmd_codegen(int argc, char **argv)
     const char *path;
     int rc = cli_parse("codegen", argc, argv, options, help, &path);
     if (rc >= 0) return rc;
-    if (lanes) {
-        fprintf(stderr, "soadyn codegen: --lanes is not offered yet: the generated code evaluates one state per call\n");
-        return CLI_USAGE;
-    }
     sd_codegen_options o = {0};
+    if (lanes) {
+        if (!strcmp(lanes, "4")) o.lanes = SD_CODEGEN_LANES_4;
+        else if (!strcmp(lanes, "8")) o.lanes = SD_CODEGEN_LANES_8;
+        else if (!strcmp(lanes, "4,8") || !strcmp(lanes, "8,4")) o.lanes = SD_CODEGEN_LANES_4 | SD_CODEGEN_LANES_8;
+        else {
+            fprintf(stderr, "soadyn codegen: --lanes '%s': 4, 8 or 4,8\n", lanes);
+            return CLI_USAGE;
+        }
+    }
     sd_error err;
     if (algorithms && sd_codegen_parse_algorithms(algorithms, &o.algorithms, &err) != SD_OK) {
         fprintf(stderr, "soadyn codegen: %s\n", err.message);

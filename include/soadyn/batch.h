@@ -75,6 +75,25 @@ SD_API void sd_batch_free(sd_batch *batch);
  * sd_batch_error() for a value not in sd_batch_simd. Where the processor or the model has no SIMD
  * kernel every mode is the scalar path (sd_batch_simd_note() says why). */
 SD_API sd_status sd_batch_set_simd(sd_batch *batch, sd_batch_simd mode);
+
+/* A generated lane function of the forward dynamics (soadyn/codegen.h: NAME_forward_dynamics_x4 or
+ * _x8 of this model): L states per call, each array lane-minor (entry i of state l at [i * L + l]),
+ * u, tau, f_ext may be NULL, one status per lane, a failing lane's outputs untouched. */
+typedef int (*sd_batch_lanes_fd)(const double *q, const double *u, const double *tau, const double *f_ext, double *qdd,
+                                 int *status);
+/* From now on, sd_forward_dynamics_batch runs `lanes` (4 or 8) states per call of fd, the model's
+ * generated lane function, on the thread pool: each thread gathers a group of states into lane-minor
+ * arrays, calls fd, and scatters the results. A state whose lane fails (a non-finite input, a failed
+ * pivot, a non-finite result) is redone by the single-state call, which reports the library's error
+ * (or, where only the generated pivot test failed, gives the library's result). The results are
+ * the generated code's: each state equal bit for bit to the generated single-state function, and to
+ * the library's to its round-off (docs/codegen.md). A call that asks for the inter-body forces (f not
+ * NULL) does not use it. fd NULL goes back to the library's kernels. The caller keeps the generated
+ * code loaded while the context uses it (sd_model_compile does). Allocates each thread's gather
+ * arrays here, none in a call. SD_E_ARGUMENT for lanes other than 4 or 8, SD_E_MEMORY. */
+SD_API sd_status sd_batch_use_lanes(sd_batch *batch, int lanes, sd_batch_lanes_fd fd);
+/* The lanes of the generated function sd_forward_dynamics_batch uses, 0 when none. */
+SD_API int sd_batch_generated_lanes(const sd_batch *batch);
 SD_API int sd_batch_threads(const sd_batch *batch);
 /* States per SIMD step of the forward and inverse dynamics with the current setting: 8 (AVX-512) or
  * 4 (AVX2) when a SIMD kernel runs, 0 when the scalar path does (sd_batch_simd_note() says why). */

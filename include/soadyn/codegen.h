@@ -46,9 +46,22 @@ enum {
     SD_CODEGEN_ALL = (1u << 5) - 1
 };
 
+/* The lane form's widths (sd_codegen_options.lanes): besides each single-state function NAME_fn,
+ * NAME_fn_x4 and/or NAME_fn_x8 evaluate 4 or 8 states per call, each lane bit for bit the
+ * single-state result. Arrays lane-minor: entry i of state l at [i * L + l]; the arguments are the
+ * single-state function's and `int *status` (L return values, may be NULL); the function returns OK
+ * or the first failing lane's status. A failing lane (non-finite input, failed pivot, non-finite
+ * result) leaves its outputs untouched and the other lanes are stored. The lanes are GCC/Clang
+ * vector extensions (another compiler gets a loop over the single-state function). Bit for bit needs
+ * no contraction into FMAs: compile with -ffp-contract=off (GCC's default with -std=c99, not with
+ * -std=gnu99; Clang's default contracts within one expression only, and every generated statement is
+ * one operation), never -ffast-math (the file refuses it). */
+enum { SD_CODEGEN_LANES_4 = 4, SD_CODEGEN_LANES_8 = 8 };
+
 /* Zero-initialise, then set what you need. */
 typedef struct sd_codegen_options {
     unsigned algorithms; /* SD_CODEGEN_* flags; 0: all */
+    unsigned lanes;      /* 0: single-state functions only; SD_CODEGEN_LANES_4 and/or SD_CODEGEN_LANES_8 */
 } sd_codegen_options;
 
 /* The largest model, in bodies, whose straight-line code is offered: past it the generated file

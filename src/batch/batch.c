@@ -47,6 +47,8 @@ typedef struct batch_worker {
     sd_data *data;
     double *scratch; /* the sd_lanes_ws block, NULL without SIMD */
     sd_lanes_ws ws;
+    double *gen;     /* the generated lane function's gather arrays (sd_batch_use_lanes), NULL without */
+    int gen_status[8];
     long err_state; /* -1: none */
     sd_status err_status;
     char message[600];
@@ -57,6 +59,8 @@ struct sd_batch {
     int threads;
     const sd_lanes_kernel *widest; /* the widest kernel the processor and the model allow, or NULL */
     const sd_lanes_kernel *kernel; /* the one the mode chooses (the workers' scratch laid out for it), or NULL */
+    sd_batch_lanes_fd gen_fd; /* the model's generated lane forward dynamics (sd_batch_use_lanes), or NULL */
+    int gen_lanes;
     int spin;      /* waits spin before sleeping: no more threads than processors online */
     char note[200]; /* why there is no kernel, when widest is NULL */
     unsigned params_generation; /* the model's when the kernels' constants (M6) were laid out */
@@ -246,9 +250,6 @@ static int lanes_fd(const sd_model *m, const sd_lanes_kernel *kernel, const sd_l
     return kernel->forward_dynamics(m, ws, count, j->q + i * nq, u, j->x + i * nv, fe, j->out + i * nv, f);
 }
 
-/* States per group: the kernel's lanes; the scalar path takes its chunks as the AVX2 kernel's. */
-static int group_lanes(const sd_batch *b) { return b->kernel ? b->kernel->lanes : 4; }
-
 /* Lowers fail_bound to state i (other threads may lower it at the same time). */
 static void lower_fail_bound(sd_batch *b, long i)
 {
@@ -258,14 +259,63 @@ static void lower_fail_bound(sd_batch *b, long i)
     }
 }
 
+/* Whether the job runs the generated lane function: the forward dynamics without inter-body forces. */
+static int job_generated(const sd_batch *b) { return b->gen_fd && b->job.kind == JOB_FD && !b->job.f; }
+
+/* States per group: the generated function's or the kernel's lanes; the scalar path takes its
+ * chunks as the AVX2 kernel's. */
+static int group_lanes(const sd_batch *b)
+{
+    if (job_generated(b)) return b->gen_lanes;
+    return b->kernel ? b->kernel->lanes : 4;
+}
+
+/* The generated lane function on states i .. i+count-1: gathered lane-minor into w->gen (lanes past
+ * count repeat the last state), one call, each lane's qdd scattered back; 0, or -1 after recording
+ * the first failure in w (a failing lane is redone by the single-state call, which names the error). */
+static int generated_group(sd_batch *b, batch_worker *w, long i, int count)
+{
+    const sd_model *m = b->model;
+    const batch_job *j = &b->job;
+    const long nq = m->nq, nv = m->nv, nf = 6L * m->n, L = b->gen_lanes;
+    double *q = w->gen, *u = q + L * nq, *tau = u + L * nv, *fe = tau + L * nv, *qdd = fe + L * nf;
+    for (long l = 0; l < L; ++l) {
+        const long s = i + (l < count ? l : count - 1);
+        for (long k = 0; k < nq; ++k) q[k * L + l] = j->q[s * nq + k];
+        for (long k = 0; k < nv; ++k) tau[k * L + l] = j->x[s * nv + k];
+        for (long k = 0; j->u && k < nv; ++k) u[k * L + l] = j->u[s * nv + k];
+        for (long k = 0; j->f_ext && k < nf; ++k) fe[k * L + l] = j->f_ext[s * nf + k];
+    }
+    b->gen_fd(q, j->u ? u : NULL, tau, j->f_ext ? fe : NULL, qdd, w->gen_status);
+    for (long l = 0; l < count; ++l) {
+        const long s = i + l;
+        if (w->gen_status[l] == SD_OK) {
+            for (long k = 0; k < nv; ++k) j->out[s * nv + k] = qdd[k * L + l];
+            continue;
+        }
+        const sd_status st = scalar_state(m, w->data, j, s);
+        if (st != SD_OK) {
+            fail_state(w, s, st);
+            lower_fail_bound(b, s);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* States lo .. hi-1, SIMD group by group; 0, or -1 after recording the first failure in w. */
 static int run_chunk(sd_batch *b, batch_worker *w, int simd, long lo, long hi)
 {
     const sd_model *m = b->model;
     const batch_job *j = &b->job;
     const long L = group_lanes(b);
+    const int generated = job_generated(b);
     for (long i = lo; i < hi; i += L) {
         const int count = (int)(hi - i < L ? hi - i : L);
+        if (generated) {
+            if (generated_group(b, w, i, count) != 0) return -1;
+            continue;
+        }
         if (simd && group_inputs_finite(m, j, i, count) && lanes_fd(m, b->kernel, &w->ws, count, j, i) == 0) continue;
         for (long s = i; s < i + count; ++s) {
             const sd_status st = scalar_state(m, w->data, j, s);
@@ -463,6 +513,7 @@ void sd_batch_free(sd_batch *b)
         for (int t = 0; t < b->threads; ++t) {
             sd_data_free(b->workers[t].data);
             free(b->workers[t].scratch);
+            free(b->workers[t].gen);
         }
     free(b->workers);
     pthread_cond_destroy(&b->go);
@@ -548,6 +599,31 @@ sd_status sd_batch_set_simd(sd_batch *b, sd_batch_simd mode)
     b->kernel = k;
     return SD_OK;
 }
+
+sd_status sd_batch_use_lanes(sd_batch *b, int lanes, sd_batch_lanes_fd fd)
+{
+    if (!b) return SD_E_ARGUMENT;
+    if (fd && lanes != 4 && lanes != 8) return fail_call(b, "sd_batch_use_lanes", "lanes must be 4 or 8");
+    const sd_model *m = b->model;
+    const size_t doubles = (size_t)(fd ? lanes : 0) * ((size_t)m->nq + 3 * (size_t)m->nv + 6 * (size_t)m->n);
+    double *fresh[256] = {NULL}; /* every thread's arrays, or none: a failure leaves the old setting */
+    for (int t = 0; doubles && t < b->threads; ++t)
+        if (!(fresh[t] = malloc(doubles * sizeof(double)))) {
+            for (int s = 0; s < t; ++s) free(fresh[s]);
+            b->err_state = -1;
+            snprintf(b->error, sizeof b->error, "sd_batch_use_lanes: out of memory");
+            return SD_E_MEMORY;
+        }
+    for (int t = 0; t < b->threads; ++t) {
+        free(b->workers[t].gen);
+        b->workers[t].gen = fresh[t];
+    }
+    b->gen_fd = fd;
+    b->gen_lanes = fd ? lanes : 0;
+    return SD_OK;
+}
+
+int sd_batch_generated_lanes(const sd_batch *b) { return b && b->gen_fd ? b->gen_lanes : 0; }
 
 int sd_batch_threads(const sd_batch *b) { return b ? b->threads : 0; }
 

@@ -27,11 +27,10 @@ void cg_spd_inverse(cg_gen *g, const cg_val *A, int n, cg_val *Ainv, int may_spl
         cg_live_push(g, Li, nn);
         cg_live_push(g, Ainv, nn);
     }
-    char buf[40];
     /* A = L^T L, L lower triangular, eliminating the last row first (RBDA Sec 6.5) */
     for (int k = n - 1; k >= 0; --k) {
         const cg_val d = W[(size_t)k * n + k];
-        if (!cg_is_const(d) || !(d.c > 0)) cg_line(e, "    if (!(%s > 0.0)) %s\n", cg_text(d, buf), g->singular_return);
+        if (!cg_is_const(d) || !(d.c > 0)) cg_check_pivot(e, d, g->singular_return);
         const cg_val a = cg_call1(e, "sqrt", d);
         L[(size_t)k * n + k] = a;
         for (int i = 0; i < k; ++i) L[(size_t)k * n + i] = cg_div(e, W[(size_t)k * n + i], a);

@@ -9,6 +9,12 @@
  * special case in the operations themselves, and what is written is one `const double t = a op b;`
  * per operation that depends on the state: straight-line code the C compiler schedules across
  * bodies. Folding a constant operation gives the same double the run-time operation would.
+ *
+ * The lane form (cg_emit.lanes 4 or 8) writes the same statements on vectors of 4 or 8 states (GCC
+ * and Clang vector extensions, one state per lane): `const sd_v4d t = a op b;` with the same
+ * operands in the same order, a constant operand a scalar the compiler repeats in every lane, and
+ * libm calls and data-dependent choices lane by lane. Each lane so performs the very operations of
+ * the single-state code, and gives the same doubles bit for bit.
  */
 #ifndef SOADYN_CG_EMIT_H
 #define SOADYN_CG_EMIT_H
@@ -32,6 +38,7 @@ typedef struct cg_emit {
     FILE *f;
     int ntemp;
     long stmts;
+    int lanes; /* 0: one state (double); 4 or 8: the lane form (sd_v4d, sd_v8d) */
 } cg_emit;
 
 static inline cg_val cg_const(double c) { return (cg_val){-1, CG_NONE, c}; }
@@ -56,6 +63,14 @@ cg_val cg_select_positive(cg_emit *e, cg_val cond, cg_val a, cg_val b);
 /* The text of a scalar as the generated C spells it (a constant to 17 digits, parenthesised when
  * negative), in buf (at least 40 bytes); returns buf. */
 const char *cg_text(cg_val a, char *buf);
+/* The type of a temporary: "double", or the lane form's vector type. */
+const char *cg_type(const cg_emit *e);
+/* A scalar as a whole value of the function's type: in the lane form a constant becomes a vector
+ * of that constant in every lane (size: at least 64 + 8 * 30 bytes). */
+const char *cg_vtext(const cg_emit *e, cg_val a, char *buf, size_t size);
+/* The test of a pivot d of a factorisation: one state returns `singular_return` when !(d > 0);
+ * the lane form marks the lanes where !(d > 0) in bad[] and goes on with the others. */
+void cg_check_pivot(cg_emit *e, cg_val d, const char *singular_return);
 /* A statement written as given (indented by the caller's fmt). */
 void cg_line(cg_emit *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

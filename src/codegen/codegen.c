@@ -132,10 +132,18 @@ static void carry(cg_gen *g, cg_val *v, size_t n)
 
 static void part_begin(cg_gen *g)
 {
-    fprintf(g->e.f,
-            "\nSD_GENERATED_PART int %s_part%d(const double *q, const double *u, const double *x, const double *f_ext,\n"
-            "    double *w, double *out)\n{\n    (void)q, (void)u, (void)x, (void)f_ext, (void)w, (void)out;\n",
-            g->fn_name, g->part);
+    if (g->e.lanes) {
+        const char *T = cg_type(&g->e);
+        fprintf(g->e.f,
+                "\nSD_GENERATED_PART int %s_part%d(const %s *q, const %s *u, const %s *x, const %s *f_ext,\n"
+                "    %s *w, %s *out, int *bad)\n{\n    (void)q, (void)u, (void)x, (void)f_ext, (void)w, (void)out, (void)bad;\n",
+                g->fn_name, g->part, T, T, T, T, T, T);
+    } else {
+        fprintf(g->e.f,
+                "\nSD_GENERATED_PART int %s_part%d(const double *q, const double *u, const double *x, const double *f_ext,\n"
+                "    double *w, double *out)\n{\n    (void)q, (void)u, (void)x, (void)f_ext, (void)w, (void)out;\n",
+                g->fn_name, g->part);
+    }
     g->e.ntemp = 0;
     g->e.stmts = 0;
 }
@@ -156,31 +164,40 @@ static void input(cg_val *dst, cg_array arr, int n)
     for (int i = 0; i < n; ++i) dst[i] = arr != CG_NONE ? cg_entry(arr, i) : cg_const(0.0);
 }
 
-/* One generated function: its parts (the sweep, the results checked and stored by the last), then
- * the public function (argument checks, the parts in order). */
-static void write_function(FILE *f, const sd_model *m, const char *name, fn_id id, cg_gen *g)
+/* What a generated function reads and writes: the names of its arrays (NULL: not an argument). */
+typedef struct fn_shape {
+    const char *u, *w, *out;
+    int nout;
+} fn_shape;
+
+static fn_shape shape_of(const sd_model *m, fn_id id)
+{
+    const int nv = m->nv, n = m->n;
+    switch (id) {
+    case FN_ID: return (fn_shape){"u", "qdd", "tau", nv};
+    case FN_FORCES: return (fn_shape){"u", "qdd", "f", 6 * n};
+    case FN_FD: return (fn_shape){"u", "tau", "qdd", nv};
+    case FN_M: return (fn_shape){NULL, NULL, "M", nv * nv};
+    default: return (fn_shape){NULL, NULL, "Minv", nv * nv};
+    }
+}
+
+/* The parts of one generated function (lanes 0: one state; 4, 8: the lane form): the sweep, its
+ * results stored by the last part (one state: checked, then copied to out; lanes: into the caller's
+ * vectors, checked lane by lane there). */
+static void write_parts(FILE *f, const sd_model *m, const char *fn_name, const char *name, fn_id id, int lanes, cg_gen *g)
 {
     const int nq = m->nq, nv = m->nv, n = m->n;
-    const char *u = NULL, *w = NULL, *out = NULL;
-    int nout = 0;
-    switch (id) {
-    case FN_ID: u = "u", w = "qdd", out = "tau", nout = nv; break;
-    case FN_FORCES: u = "u", w = "qdd", out = "f", nout = 6 * n; break;
-    case FN_FD: u = "u", w = "tau", out = "qdd", nout = nv; break;
-    case FN_M: out = "M", nout = nv * nv; break;
-    case FN_MINV: out = "Minv", nout = nv * nv; break;
-    default: break;
-    }
-    char fn_name[256];
-    snprintf(fn_name, sizeof fn_name, "%s_%s", name, functions[id].name);
-    g->e = (cg_emit){f, 0, 0};
+    const fn_shape sh = shape_of(m, id);
+    const int nout = sh.nout;
+    g->e = (cg_emit){f, 0, 0, lanes};
     g->fn_name = fn_name;
     g->part = g->nslot = g->nlive = 0;
     for (int k = 0; k < n; ++k) node_fields(g, &g->node[k], clear);
     input(g->q, CG_Q, nq);
-    input(g->u, u ? CG_U : CG_NONE, nv);
-    input(g->w, w ? CG_X : CG_NONE, nv);
-    input(g->f_ext, u ? CG_FEXT : CG_NONE, 6 * n);
+    input(g->u, sh.u ? CG_U : CG_NONE, nv);
+    input(g->w, sh.w ? CG_X : CG_NONE, nv);
+    input(g->f_ext, sh.u ? CG_FEXT : CG_NONE, 6 * n);
     cg_val *res = malloc((size_t)(nout > 0 ? nout : 1) * sizeof *res);
     cg_val *scratch = malloc((size_t)(nv * nv > 6 ? nv * nv : 6) * sizeof *scratch);
     cg_val *tau = malloc((size_t)(nv > 0 ? nv : 1) * sizeof *tau);
@@ -198,33 +215,134 @@ static void write_function(FILE *f, const sd_model *m, const char *name, fn_id i
     case FN_MINV: cg_sweep_mass_matrix_inverse(g, scratch, res); break;
     default: break;
     }
-    char buf[40];
-    fprintf(f, "    double r[%d];\n", nout > 0 ? nout : 1);
-    for (int i = 0; i < nout; ++i) fprintf(f, "    r[%d] = %s;\n", i, cg_text(res[i], buf));
-    fprintf(f, "    if (!%s_finite(r, %d)) return %s_E_NOT_FINITE;\n", name, nout, name);
-    if (nout) fprintf(f, "    memcpy(out, r, sizeof(double) * %d);\n", nout);
-    fprintf(f, "    return %s_OK;\n}\n", name);
+    char buf[320];
+    if (lanes) {
+        for (int i = 0; i < nout; ++i) fprintf(f, "    out[%d] = %s;\n", i, cg_vtext(&g->e, res[i], buf, sizeof buf));
+        fprintf(f, "    return %s_OK;\n}\n", name);
+    } else {
+        fprintf(f, "    double r[%d];\n", nout > 0 ? nout : 1);
+        for (int i = 0; i < nout; ++i) fprintf(f, "    r[%d] = %s;\n", i, cg_text(res[i], buf));
+        fprintf(f, "    if (!%s_finite(r, %d)) return %s_E_NOT_FINITE;\n", name, nout, name);
+        if (nout) fprintf(f, "    memcpy(out, r, sizeof(double) * %d);\n", nout);
+        fprintf(f, "    return %s_OK;\n}\n", name);
+    }
     free(res);
     free(scratch);
     free(tau);
+}
 
+/* One generated function: its parts, then the public function (argument checks, the parts in order). */
+static void write_function(FILE *f, const sd_model *m, const char *name, fn_id id, cg_gen *g)
+{
+    const int nq = m->nq, nv = m->nv, n = m->n;
+    const fn_shape sh = shape_of(m, id);
+    char fn_name[256];
+    snprintf(fn_name, sizeof fn_name, "%s_%s", name, functions[id].name);
+    write_parts(f, m, fn_name, name, id, 0, g);
     fprintf(f, "\n/* The generated counterpart of %s. */\nint %s(%s)\n{\n", functions[id].library, fn_name,
             functions[id].params);
-    fprintf(f, "    if (!q || !%s) return %s_E_ARGUMENT;\n", out, name);
-    if (u) fprintf(f, "    if (!u) u = %s_zero;\n    if (!%s) %s = %s_zero;\n    if (!f_ext) f_ext = %s_zero;\n", name, w,
-                   w, name, name);
+    fprintf(f, "    if (!q || !%s) return %s_E_ARGUMENT;\n", sh.out, name);
+    if (sh.u)
+        fprintf(f, "    if (!u) u = %s_zero;\n    if (!%s) %s = %s_zero;\n    if (!f_ext) f_ext = %s_zero;\n", name, sh.w,
+                sh.w, name, name);
     fprintf(f, "    if (!%s_finite(q, %d)", name, nq);
-    if (u) fprintf(f, " || !%s_finite(u, %d) || !%s_finite(%s, %d) || !%s_finite(f_ext, %d)", name, nv, name, w, nv, name,
-                   6 * n);
+    if (sh.u)
+        fprintf(f, " || !%s_finite(u, %d) || !%s_finite(%s, %d) || !%s_finite(f_ext, %d)", name, nv, name, sh.w, nv,
+                name, 6 * n);
     fprintf(f, ") return %s_E_ARGUMENT;\n", name);
     fprintf(f, "    double w[%d];\n    int st;\n", g->nslot > 0 ? g->nslot : 1);
     for (int p = 0; p <= g->part; ++p)
-        fprintf(f, "    if ((st = %s_part%d(q, %s, %s, %s, w, %s)) != 0) return st;\n", fn_name, p, u ? "u" : "NULL",
-                w ? w : "NULL", u ? "f_ext" : "NULL", out);
+        fprintf(f, "    if ((st = %s_part%d(q, %s, %s, %s, w, %s)) != 0) return st;\n", fn_name, p, sh.u ? "u" : "NULL",
+                sh.w ? sh.w : "NULL", sh.u ? "f_ext" : "NULL", sh.out);
     fprintf(f, "    return %s_OK;\n}\n", name);
 }
 
-static void write_header(FILE *f, const sd_model *m, const char *name, unsigned algorithms)
+/* The lane form of one function (GCC and Clang: vector extensions): its parts on vectors of `lanes`
+ * states, and NAME_fn_xL, which takes the states' arrays lane-minor (entry i of state l at
+ * [i * lanes + l]), copies them into vectors, runs the parts, and per lane checks and stores: a lane
+ * whose inputs are not finite (E_ARGUMENT), whose pivot failed (E_SINGULAR) or whose result is not
+ * (E_NOT_FINITE) leaves its outputs untouched, as the single-state call would; the others are stored. */
+static void write_lanes_function(FILE *f, const sd_model *m, const char *name, fn_id id, int lanes, cg_gen *g)
+{
+    const int nq = m->nq, nv = m->nv, n = m->n;
+    const fn_shape sh = shape_of(m, id);
+    const int nout = sh.nout;
+    char fn_name[256];
+    snprintf(fn_name, sizeof fn_name, "%s_%s_x%d", name, functions[id].name, lanes);
+    write_parts(f, m, fn_name, name, id, lanes, g);
+    const char *T = cg_type(&g->e);
+    fprintf(f, "\n/* %s_%s on %d states per call, lane-minor arrays (entry i of state l at [i * %d + l]). */\n", name,
+            functions[id].name, lanes, lanes);
+    fprintf(f, "int %s(%s, int *status)\n{\n", fn_name, functions[id].params);
+    fprintf(f, "    int st[%d], bad[%d] = {0}, ret = %s_OK;\n", lanes, lanes, name);
+    fprintf(f, "    if (!q || !%s) {\n        for (int l = 0; status && l < %d; ++l) status[l] = %s_E_ARGUMENT;\n"
+               "        return %s_E_ARGUMENT;\n    }\n",
+            sh.out, lanes, name, name);
+    if (sh.u)
+        fprintf(f, "    if (!u) u = %s_zero;\n    if (!%s) %s = %s_zero;\n    if (!f_ext) f_ext = %s_zero;\n", name, sh.w,
+                sh.w, name, name);
+    fprintf(f, "    %s vq[%d], vu[%d], vx[%d], vf[%d], w[%d], r[%d];\n", T, nq > 0 ? nq : 1, nv > 0 ? nv : 1,
+            nv > 0 ? nv : 1, n > 0 ? 6 * n : 1, g->nslot > 0 ? g->nslot : 1, nout > 0 ? nout : 1);
+    fprintf(f, "    memcpy(vq, q, sizeof(double) * %d);\n", nq * lanes);
+    if (sh.u)
+        fprintf(f, "    memcpy(vu, u, sizeof(double) * %d);\n    memcpy(vx, %s, sizeof(double) * %d);\n"
+                   "    memcpy(vf, f_ext, sizeof(double) * %d);\n",
+                nv * lanes, sh.w, nv * lanes, 6 * n * lanes);
+    fprintf(f, "    for (int l = 0; l < %d; ++l)\n        st[l] = %s_finite_lane(q, %d, %d, l)", lanes, name, nq, lanes);
+    if (sh.u)
+        fprintf(f, " && %s_finite_lane(u, %d, %d, l) && %s_finite_lane(%s, %d, %d, l) && %s_finite_lane(f_ext, %d, %d, l)",
+                name, nv, lanes, name, sh.w, nv, lanes, name, 6 * n, lanes);
+    fprintf(f, "\n                    ? %s_OK : %s_E_ARGUMENT;\n", name, name);
+    for (int p = 0; p <= g->part; ++p)
+        fprintf(f, "    %s_part%d(vq, vu, vx, vf, w, r, bad);\n", fn_name, p);
+    fprintf(f,
+            "    for (int l = 0; l < %d; ++l) {\n"
+            "        if (st[l] == %s_OK && bad[l]) st[l] = %s_E_SINGULAR;\n"
+            "        for (int i = 0; i < %d && st[l] == %s_OK; ++i)\n"
+            "            if (!isfinite(r[i][l])) st[l] = %s_E_NOT_FINITE;\n"
+            "        if (st[l] == %s_OK)\n            for (int i = 0; i < %d; ++i) %s[i * %d + l] = r[i][l];\n"
+            "        else if (ret == %s_OK)\n            ret = st[l];\n"
+            "        if (status) status[l] = st[l];\n    }\n    return ret;\n}\n",
+            lanes, name, name, nout, name, name, name, nout, sh.out, lanes, name);
+}
+
+/* Where the compiler has no vector extensions: the lane form as a loop over the single-state
+ * function, one lane at a time (the same operations, so the same results). */
+static void write_lanes_fallback(FILE *f, const sd_model *m, const char *name, fn_id id, int lanes)
+{
+    const int nq = m->nq, nv = m->nv, n = m->n;
+    const fn_shape sh = shape_of(m, id);
+    const int nout = sh.nout;
+    fprintf(f, "\nint %s_%s_x%d(%s, int *status)\n{\n", name, functions[id].name, lanes, functions[id].params);
+    fprintf(f, "    double sq[%d], su[%d], sx[%d], sf[%d], so[%d];\n    int ret = %s_OK, l, i, st;\n", nq > 0 ? nq : 1,
+            nv > 0 ? nv : 1, nv > 0 ? nv : 1, n > 0 ? 6 * n : 1, nout > 0 ? nout : 1, name);
+    fprintf(f, "    if (!q || !%s) {\n        for (l = 0; status && l < %d; ++l) status[l] = %s_E_ARGUMENT;\n"
+               "        return %s_E_ARGUMENT;\n    }\n",
+            sh.out, lanes, name, name);
+    fprintf(f, "    for (l = 0; l < %d; ++l) {\n        for (i = 0; i < %d; ++i) sq[i] = q[i * %d + l];\n", lanes, nq, lanes);
+    if (sh.u) {
+        fprintf(f, "        for (i = 0; u && i < %d; ++i) su[i] = u[i * %d + l];\n", nv, lanes);
+        fprintf(f, "        for (i = 0; %s && i < %d; ++i) sx[i] = %s[i * %d + l];\n", sh.w, nv, sh.w, lanes);
+        fprintf(f, "        for (i = 0; f_ext && i < %d; ++i) sf[i] = f_ext[i * %d + l];\n", 6 * n, lanes);
+        fprintf(f, "        st = %s_%s(sq, u ? su : NULL, %s ? sx : NULL, f_ext ? sf : NULL, so);\n", name,
+                functions[id].name, sh.w);
+    } else {
+        fprintf(f, "        (void)su, (void)sx, (void)sf;\n        st = %s_%s(sq, so);\n", name, functions[id].name);
+    }
+    fprintf(f, "        if (st == %s_OK)\n            for (i = 0; i < %d; ++i) %s[i * %d + l] = so[i];\n"
+               "        else if (ret == %s_OK)\n            ret = st;\n        if (status) status[l] = st;\n    }\n"
+               "    return ret;\n}\n",
+            name, nout, sh.out, lanes, name);
+}
+
+/* The widths of the lane form to write: 4 and/or 8 (SD_CODEGEN_LANES_*). */
+static int lane_width(unsigned lanes, int i)
+{
+    const unsigned width = i ? 8u : 4u;
+    return lanes & width ? (int)width : 0;
+}
+
+static void write_header(FILE *f, const sd_model *m, const char *name, unsigned algorithms, unsigned lanes)
 {
     fprintf(f, "/* %s.h — generated by soadyn %s (soadyn codegen) for model '%s'. Do not edit: generate again. */\n",
             name, SOADYN_VERSION, m->name);
@@ -239,12 +357,46 @@ static void write_header(FILE *f, const sd_model *m, const char *name, unsigned 
         if (algorithms & functions[id].flag)
             fprintf(f, "/* as %s */\nint %s_%s(%s);\n", functions[id].library, name, functions[id].name,
                     functions[id].params);
+    if (lanes) {
+        fprintf(f, "\n/* The lane form: L states per call (L = 4 or 8, the suffix _xL). Each array holds the L states'\n"
+                   " * arrays lane-minor: entry i of state l at [i * L + l] (q: NQ * L doubles, M: NV * NV * L). status\n"
+                   " * (L ints, may be NULL) receives each state's return value; the function returns the first\n"
+                   " * failing lane's, or OK. A lane whose input is not finite, whose pivot fails or whose result\n"
+                   " * is not finite leaves its outputs untouched; the others are stored. Each lane gives the\n"
+                   " * single-state function's result bit for bit when nothing is contracted into FMAs: compile\n"
+                   " * with -ffp-contract=off (GCC: the default of -std=c99, not of -std=gnu99), never -ffast-math.\n"
+                   " * GCC and Clang run it on vector extensions; another compiler gets a loop over the\n"
+                   " * single-state function. */\n");
+        for (int i = 0; i < 2; ++i)
+            for (int id = 0; lane_width(lanes, i) && id < FN_COUNT; ++id)
+                if (algorithms & functions[id].flag)
+                    fprintf(f, "int %s_%s_x%d(%s, int *status);\n", name, functions[id].name, lane_width(lanes, i),
+                            functions[id].params);
+    }
     fprintf(f, "\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
 }
 
-static sd_status write_source(FILE *f, const sd_model *m, const char *name, unsigned algorithms)
+/* The lane form's frame: the vector types, the per-lane finiteness test, contraction off. */
+static void write_lanes_preamble(FILE *f, const char *name)
 {
-    const int nzero = max3(m->nv, 6 * m->n, 1);
+    fprintf(f, "/* The lane form gives each lane the single-state result bit for bit only when no operation is\n"
+               " * fused or reassociated: compile with -ffp-contract=off (GCC's default in ISO C, -std=c99), not\n"
+               " * -ffast-math. */\n"
+               "#if defined(__FAST_MATH__)\n#error \"compile the generated code without -ffast-math (the lane form must equal the single-state form)\"\n#endif\n\n");
+    fprintf(f, "#if defined(__GNUC__) && !defined(SD_GENERATED_NO_VECTORS)\n"
+               "/* GCC and Clang vector extensions: 4 or 8 states, one per lane (-DSD_GENERATED_NO_VECTORS: the\n"
+               " * loop over the single-state functions that other compilers get). */\n"
+               "typedef double sd_v4d __attribute__((vector_size(32)));\n"
+               "typedef double sd_v8d __attribute__((vector_size(64)));\n\n"
+               "static int %s_finite_lane(const double *x, int n, int lanes, int l)\n{\n"
+               "    for (int i = 0; i < n; ++i)\n        if (!isfinite(x[i * lanes + l])) return 0;\n    return 1;\n}\n"
+               "#endif\n",
+            name);
+}
+
+static sd_status write_source(FILE *f, const sd_model *m, const char *name, unsigned algorithms, unsigned lanes)
+{
+    const int nzero = max3(m->nv, 6 * m->n, 1) * (lanes & 8 ? 8 : lanes & 4 ? 4 : 1);
     cg_gen g = {.m = m, .part_limit = CG_PART_STATEMENTS};
     size_t next = 1; /* the nodes' blocks beyond the rigid kind's fixed sizes (cg_gen.h) */
     for (int k = 0; k < m->n; ++k) next += cg_node_ext_size(m, k);
@@ -272,6 +424,7 @@ static sd_status write_source(FILE *f, const sd_model *m, const char *name, unsi
                " * the model's constants folded in. Do not edit: generate again. C99, libm only. */\n",
             name, SOADYN_VERSION, m->name);
     fprintf(f, "#include <math.h>\n#include <string.h>\n\n#include \"%s.h\"\n\n", name);
+    if (lanes) write_lanes_preamble(f, name);
     fprintf(f, "/* The recursions compute values no output reads (the base's force, a leaf's bias before its\n"
                " * children's): the compiler drops them; they are not warned about. */\n"
                "#if defined(__GNUC__)\n#pragma GCC diagnostic ignored \"-Wunused-variable\"\n#endif\n\n");
@@ -283,8 +436,18 @@ static sd_status write_source(FILE *f, const sd_model *m, const char *name, unsi
                " * allocate registers over the whole again); values pass from part to part in w. */\n"
                "#if defined(__GNUC__)\n#define SD_GENERATED_PART static __attribute__((noinline))\n#else\n"
                "#define SD_GENERATED_PART static\n#endif\n");
-    for (int id = 0; id < FN_COUNT && !g.out_of_memory; ++id)
-        if (algorithms & functions[id].flag) write_function(f, m, name, (fn_id)id, &g);
+    for (int id = 0; id < FN_COUNT && !g.out_of_memory; ++id) {
+        if (!(algorithms & functions[id].flag)) continue;
+        write_function(f, m, name, (fn_id)id, &g);
+        if (!lanes) continue;
+        fprintf(f, "\n#if defined(__GNUC__) && !defined(SD_GENERATED_NO_VECTORS)\n");
+        for (int i = 0; i < 2 && !g.out_of_memory; ++i)
+            if (lane_width(lanes, i)) write_lanes_function(f, m, name, (fn_id)id, lane_width(lanes, i), &g);
+        fprintf(f, "\n#else\n");
+        for (int i = 0; i < 2; ++i)
+            if (lane_width(lanes, i)) write_lanes_fallback(f, m, name, (fn_id)id, lane_width(lanes, i));
+        fprintf(f, "#endif\n");
+    }
     free(g.node);
     free(g.q);
     free(ext);
@@ -293,7 +456,7 @@ static sd_status write_source(FILE *f, const sd_model *m, const char *name, unsi
 
 /* Write one file through DIR/FILE.partial, renamed when complete. */
 static sd_status write_file(const char *dir, const char *name, const char *ext, const sd_model *m, unsigned algorithms,
-                            sd_error *err)
+                            unsigned lanes, sd_error *err)
 {
     char path[4096], partial[4200];
     if (snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext) >= (int)sizeof path)
@@ -302,8 +465,8 @@ static sd_status write_file(const char *dir, const char *name, const char *ext, 
     FILE *f = fopen(partial, "w");
     if (!f) return sd_error_set(err, SD_E_IO, "sd_codegen_write: cannot write '%s': %s", partial, strerror(errno));
     sd_status st = SD_OK;
-    if (ext[0] == 'h') write_header(f, m, name, algorithms);
-    else st = write_source(f, m, name, algorithms);
+    if (ext[0] == 'h') write_header(f, m, name, algorithms, lanes);
+    else st = write_source(f, m, name, algorithms, lanes);
     const int bad = ferror(f);
     if (fclose(f) != 0 || bad || st != SD_OK) {
         remove(partial);
@@ -328,11 +491,15 @@ sd_status sd_codegen_write(const sd_model *m, const sd_codegen_options *o, const
     const unsigned algorithms = o && o->algorithms ? o->algorithms : SD_CODEGEN_ALL;
     if (algorithms & ~(unsigned)SD_CODEGEN_ALL)
         return sd_error_set(err, SD_E_ARGUMENT, "sd_codegen_write: unknown algorithm flags 0x%x", algorithms);
+    const unsigned lanes = o ? o->lanes : 0;
+    if (lanes & ~(unsigned)(SD_CODEGEN_LANES_4 | SD_CODEGEN_LANES_8))
+        return sd_error_set(err, SD_E_ARGUMENT, "sd_codegen_write: lanes %u: the lane form has 4 or 8 lanes (or both, 12)",
+                            lanes);
     sd_status st = check_model(m, err);
     if (st != SD_OK) return st;
     /* the source first: the header appears only beside a complete source */
-    if ((st = write_file(dir, name, "c", m, algorithms, err)) != SD_OK) return st;
-    if ((st = write_file(dir, name, "h", m, algorithms, err)) != SD_OK) {
+    if ((st = write_file(dir, name, "c", m, algorithms, lanes, err)) != SD_OK) return st;
+    if ((st = write_file(dir, name, "h", m, algorithms, lanes, err)) != SD_OK) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s.c", dir, name);
         remove(path);

@@ -22,9 +22,23 @@
  *                                           flexible bodies of 1-5 modes (children on node frames,
  *                                           full and linearised mass models), and the repository's
  *                                           flexible models (MODELS: models/)
+ *   test_codegen CC WORKDIR lanes [MODELS]  the lane form (--lanes 4,8) against the single-state
+ *                                           functions, bit for bit, and sd_forward_dynamics_batch
+ *                                           through it (MODELS: the shared models, 77 when absent;
+ *                                           without: random trees of every hinge type)
+ *
  * On a model with flexible bodies the modal coordinates are drawn at two scales, so that the node
  * frames' rotations take both forms of flex_body.c's SO(3) coefficients (series below |theta|^2 =
  * 1e-2, closed forms above).
+ *
+ * The lane form is checked bit for bit: at 1000 random states per model, in groups of 4 and of 8
+ * (lane-minor arrays), each lane's status and output equal the single-state function's (memcmp),
+ * a failing lane's outputs are untouched; states with a NaN or an inf in one input are mixed in
+ * (every seventh state), and NULL u and f_ext. The file is compiled with -std=c99 -O2 -march=native
+ * (ISO C: no contraction into FMAs; in GNU C mode, -std=gnu99, GCC 12 fuses some of the single-state
+ * code's multiply-adds and not the lanes', and this test fails), at -O0 for models of more than 12
+ * bodies (compile time; only ID, FD and M^-1 there). Once more with -DSD_GENERATED_NO_VECTORS (the
+ * per-lane loop other compilers get).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
@@ -76,12 +90,14 @@ static void check(int ok, const char *model, const char *what)
     ++failures;
 }
 
-/* Generate, compile and load the model's code; NULL on failure (counted). */
-static void *build(const sd_model *m, const char *name, double *gen_s, double *cc_s)
+/* Generate (with options, may be NULL), compile with cflags and load the model's code; NULL on
+ * failure (counted). */
+static void *build_with(const sd_model *m, const char *name, const sd_codegen_options *o, const char *cflags,
+                        double *gen_s, double *cc_s)
 {
     sd_error err;
     double t0 = now();
-    if (sd_codegen_write(m, NULL, workdir, name, &err) != SD_OK) {
+    if (sd_codegen_write(m, o, workdir, name, &err) != SD_OK) {
         fprintf(stderr, "FAIL %s: sd_codegen_write: %s\n", name, err.message);
         ++failures;
         return NULL;
@@ -89,7 +105,7 @@ static void *build(const sd_model *m, const char *name, double *gen_s, double *c
     *gen_s = now() - t0;
     char cmd[8192], so[4096];
     snprintf(so, sizeof so, "%s/%s.so", workdir, name);
-    snprintf(cmd, sizeof cmd, "'%s' -std=c99 -O0 -shared -fPIC -o '%s' '%s/%s.c' -lm", cc, so, workdir, name);
+    snprintf(cmd, sizeof cmd, "'%s' %s -shared -fPIC -o '%s' '%s/%s.c' -lm", cc, cflags, so, workdir, name);
     t0 = now();
     if (system(cmd) != 0) {
         fprintf(stderr, "FAIL %s: the compiler failed: %s\n", name, cmd);
@@ -103,6 +119,11 @@ static void *build(const sd_model *m, const char *name, double *gen_s, double *c
         ++failures;
     }
     return h;
+}
+
+static void *build(const sd_model *m, const char *name, double *gen_s, double *cc_s)
+{
+    return build_with(m, name, NULL, "-std=c99 -O0", gen_s, cc_s);
 }
 
 /* dlsym's object pointer as a function pointer (ISO C has no cast between them; POSIX makes them alike). */
@@ -275,6 +296,193 @@ static void random_models(void)
         }
 }
 
+/* ---------------------------------------------------------------- the lane form */
+
+typedef int (*lane4_fn)(const double *, const double *, const double *, const double *, double *, int *);
+typedef int (*lane1_fn)(const double *, double *, int *);
+
+/* Stacked per state (state l's n entries at [l * n]) to lane-minor (entry i of lane l at [i * L + l]). */
+static void to_lanes(const double *x, int n, int L, double *out)
+{
+    for (int l = 0; l < L; ++l)
+        for (int i = 0; i < n; ++i) out[i * L + l] = x[l * n + i];
+}
+
+static const double SENTINEL = 12345.678;
+
+/* One function's lane form (width L) against its single-state form at STATES states, groups of L;
+ * returns the number of lanes that failed (their status equal to the single call's). */
+static int compare_lane_function(sd_model *m, const char *name, void *h, const char *fn, int L, uint64_t *rng)
+{
+    const int nq = sd_model_nq(m), nv = sd_model_nv(m), n = sd_model_nbodies(m);
+    const int full = strcmp(fn, "mass_matrix") && strcmp(fn, "mass_matrix_inverse"); /* (q, u, x, f_ext, out) */
+    const int nout = !strcmp(fn, "interbody_forces") ? 6 * n : full ? nv : nv * nv;
+    char lane_name[128];
+    snprintf(lane_name, sizeof lane_name, "%s_x%d", fn, L);
+    void *ps = sym(h, name, fn), *pl = sym(h, name, lane_name);
+    if (!ps || !pl) return 0;
+    id_fn single4 = NULL;
+    m_fn single1 = NULL;
+    lane4_fn lane4 = NULL;
+    lane1_fn lane1 = NULL;
+    if (full) memcpy(&single4, &ps, sizeof ps), memcpy(&lane4, &pl, sizeof pl);
+    else memcpy(&single1, &ps, sizeof ps), memcpy(&lane1, &pl, sizeof pl);
+    const size_t nf = 6 * (size_t)n, sz = (size_t)(nq + 2 * nv) + nf + (size_t)nout + 1;
+    double *q = malloc(sizeof(double) * L * sz), *ql = malloc(sizeof(double) * L * sz);
+    double *one = malloc(sizeof(double) * ((size_t)nout + 1));
+    double *u = q + L * nq, *x = u + L * nv, *fe = x + L * nv;
+    double *ul = ql + L * nq, *xl = ul + L * nv, *fel = xl + L * nv, *outl = fel + L * nf;
+    int failed = 0, status[8];
+    for (int g = 0; g < STATES / L; ++g) {
+        for (int l = 0; l < L; ++l) {
+            random_state(m, rng, q + l * nq, u + l * nv, x + l * nv);
+            random_vector(rng, fe + l * (int)nf, (int)nf, 2.0);
+            const int s = g * L + l;
+            if (s % 7 == 3) { /* a non-finite entry in one of the inputs the function reads */
+                const double bad = s % 2 ? NAN : INFINITY;
+                const int which = full ? (s / 7) % 4 : 0;
+                if (which == 0 && nq) q[l * nq + s % nq] = bad;
+                if (which == 1 && nv) u[l * nv + s % nv] = bad;
+                if (which == 2 && nv) x[l * nv + s % nv] = bad;
+                if (which == 3 && n) fe[l * (int)nf + s % (int)nf] = bad;
+            }
+        }
+        const int null_u = g % 5 == 2, null_f = g % 3 == 1;
+        to_lanes(q, nq, L, ql), to_lanes(u, nv, L, ul), to_lanes(x, nv, L, xl), to_lanes(fe, (int)nf, L, fel);
+        for (int i = 0; i < L * nout; ++i) outl[i] = SENTINEL;
+        const int ret = full ? lane4(ql, null_u ? NULL : ul, xl, null_f ? NULL : fel, outl, status) : lane1(ql, outl, status);
+        int first = 0;
+        for (int l = 0; l < L; ++l) {
+            for (int i = 0; i < nout; ++i) one[i] = SENTINEL;
+            const int st = full ? single4(q + l * nq, null_u ? NULL : u + l * nv, x + l * nv,
+                                          null_f ? NULL : fe + l * (int)nf, one)
+                                : single1(q + l * nq, one);
+            if (status[l] != st) {
+                fprintf(stderr, "FAIL %s %s: lane %d of group %d: status %d, the single call's %d\n", name, lane_name,
+                        l, g, status[l], st);
+                ++failures;
+            }
+            if (st != 0) ++failed;
+            if (st != 0 && !first) first = st;
+            for (int i = 0; i < nout; ++i) {
+                const double got = outl[i * L + l];
+                if (memcmp(&got, &one[i], sizeof got) != 0) {
+                    fprintf(stderr, "FAIL %s %s: lane %d of group %d, entry %d: %.17g, the single call's %.17g%s\n",
+                            name, lane_name, l, g, i, got, one[i], st ? " (a failing lane: left untouched)" : "");
+                    ++failures;
+                    break;
+                }
+            }
+        }
+        check(ret == first, name, "the lane call returns the first failing lane's status");
+    }
+    free(q), free(ql), free(one);
+    return failed;
+}
+
+/* sd_forward_dynamics_batch through the generated lane function (sd_batch_use_lanes): each state
+ * bit for bit the generated single-state function's, and a NaN state reported as the library
+ * reports it, the states before it done. */
+static void batch_through_lanes(sd_model *m, const char *name, void *h, int L, uint64_t *rng)
+{
+    char lane_name[64];
+    snprintf(lane_name, sizeof lane_name, "forward_dynamics_x%d", L);
+    void *ps = sym(h, name, "forward_dynamics"), *pl = sym(h, name, lane_name);
+    if (!ps || !pl) return;
+    id_fn single = as_id(ps);
+    sd_batch_lanes_fd lane = NULL;
+    memcpy(&lane, &pl, sizeof pl);
+    const int nq = sd_model_nq(m), nv = sd_model_nv(m), n = sd_model_nbodies(m);
+    const long N = STATES + 3; /* not a multiple of L: the last group is partial */
+    double *q = malloc(sizeof(double) * (size_t)N * (size_t)nq), *u = malloc(sizeof(double) * (size_t)N * (size_t)nv);
+    double *tau = malloc(sizeof(double) * (size_t)N * (size_t)nv), *fe = malloc(sizeof(double) * (size_t)N * 6 * (size_t)n);
+    double *qdd = malloc(sizeof(double) * (size_t)N * (size_t)nv), *ref = malloc(sizeof(double) * (size_t)N * (size_t)nv);
+    for (long s = 0; s < N; ++s) {
+        random_state(m, rng, q + s * nq, u + s * nv, tau + s * nv);
+        random_vector(rng, fe + s * 6 * n, 6 * n, 2.0);
+    }
+    sd_error err;
+    sd_batch *b = sd_batch_new(m, 2, &err);
+    check(b && sd_batch_use_lanes(b, L, lane) == SD_OK && sd_batch_generated_lanes(b) == L, name, "sd_batch_use_lanes");
+    for (int with_f = 0; b && with_f < 2; ++with_f) {
+        int ok = 1;
+        for (long s = 0; s < N && ok; ++s)
+            ok = single(q + s * nq, u + s * nv, tau + s * nv, with_f ? fe + s * 6 * n : NULL, ref + s * nv) == 0;
+        if (!ok) {
+            printf("%-28s batch x%d: a state the generated code refuses (left to the single-state tests)\n", name, L);
+            break;
+        }
+        const sd_status st = sd_forward_dynamics_batch(b, N, q, u, tau, with_f ? fe : NULL, qdd, NULL);
+        check(st == SD_OK && memcmp(qdd, ref, sizeof(double) * (size_t)N * (size_t)nv) == 0, name,
+              "the batch through the lane form equals the generated single-state calls bit for bit");
+    }
+    if (b && nq) { /* a NaN at state 613: the library's error there, every state before it done */
+        const long bad = 613;
+        q[bad * nq] = NAN;
+        for (long i = 0; i < N * nv; ++i) qdd[i] = SENTINEL;
+        const sd_status st = sd_forward_dynamics_batch(b, N, q, u, tau, NULL, qdd, NULL);
+        check(st == SD_E_ARGUMENT && sd_batch_error_state(b) == bad, name, "a NaN state: SD_E_ARGUMENT at its index");
+        int before = 1;
+        for (long s = 0; s < bad; ++s)
+            if (single(q + s * nq, u + s * nv, tau + s * nv, NULL, ref) != 0 ||
+                memcmp(ref, qdd + s * nv, sizeof(double) * (size_t)nv) != 0)
+                before = 0;
+        check(before, name, "the states before the NaN state are done, bit for bit");
+        check(sd_batch_use_lanes(b, 5, lane) == SD_E_ARGUMENT && sd_batch_use_lanes(b, 0, NULL) == SD_OK &&
+                  sd_batch_generated_lanes(b) == 0,
+              name, "sd_batch_use_lanes: 5 lanes refused, NULL goes back to the library's kernels");
+    }
+    sd_batch_free(b);
+    free(q), free(u), free(tau), free(fe), free(qdd), free(ref);
+}
+
+static void run_lanes(sd_model *m, const char *name, uint64_t *rng)
+{
+    static const char *const fns[] = {"inverse_dynamics", "mass_matrix", "forward_dynamics", "mass_matrix_inverse",
+                                      "interbody_forces"};
+    const int large = sd_model_nbodies(m) > 12;
+    const char *const flags[2] = {large ? "-std=c99 -O0" : "-std=c99 -O2 -march=native",
+                                  "-std=c99 -O0 -DSD_GENERATED_NO_VECTORS"};
+    const unsigned algorithms = large ? SD_CODEGEN_ID | SD_CODEGEN_FD | SD_CODEGEN_MINV : 0;
+    const sd_codegen_options o = {.algorithms = algorithms, .lanes = SD_CODEGEN_LANES_4 | SD_CODEGEN_LANES_8};
+    for (int v = 0; v < 2; ++v) {
+        char so_name[128];
+        snprintf(so_name, sizeof so_name, "%s%s", name, v ? "_novec" : "");
+        double gen_s = 0, cc_s = 0;
+        void *h = build_with(m, so_name, &o, flags[v], &gen_s, &cc_s);
+        if (!h) return;
+        const double t0 = now();
+        int failed = 0;
+        for (int L = 4; L <= 8; L += 4) {
+            for (size_t f = 0; f < sizeof fns / sizeof fns[0]; ++f)
+                if (!large || f == 0 || f == 2 || f == 3) failed += compare_lane_function(m, so_name, h, fns[f], L, rng);
+            if (!v) batch_through_lanes(m, so_name, h, L, rng);
+        }
+        printf("%-28s lanes (%s): %d failing lanes all as the single calls; compiled in %.1f s, checked in %.1f s\n",
+               so_name, flags[v], failed, cc_s, now() - t0);
+        dlclose(h);
+    }
+}
+
+static void random_models_lanes(void)
+{
+    uint64_t rng = 0x1a4e5;
+    static const struct {
+        int n, flags, joint_terms;
+        const char *name;
+    } cases[] = {
+        {7, 0, 1, "lanes_tree_all_hinges"},
+        {5, RT_FREE_ROOT | RT_AXIS_ALIGNED | RT_UNROTATED, 1, "lanes_tree_free_axis_aligned"},
+        {5, RT_MASSLESS, 0, "lanes_tree_massless"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        sd_model *m = random_tree(&rng, cases[c].n, cases[c].flags);
+        if (cases[c].joint_terms) add_joint_terms(m, &rng);
+        run_lanes(m, cases[c].name, &rng);
+        sd_model_free(m);
+    }
+}
+
 static void refusals(void)
 {
     /* a name that is not a C identifier, and an unknown algorithm, are refused naming them */
@@ -296,7 +504,7 @@ static void refusals(void)
     sd_model_free(m);
 }
 
-static int shared_models(const char *dir)
+static int shared_models(const char *dir, void (*run)(sd_model *, const char *, uint64_t *))
 {
     struct stat st;
     if (stat(dir, &st) != 0) {
@@ -323,7 +531,7 @@ static int shared_models(const char *dir)
             ++failures;
             continue;
         }
-        run_model(m, models[i].name, &rng);
+        run(m, models[i].name, &rng);
         sd_model_free(m);
     }
     return 0;
@@ -371,8 +579,16 @@ static void command_line(const char *soadyn, const char *models)
     check(run_cli(args) == 0, "cli", "the generated file compiles without warnings (-Wall -Wextra)");
     snprintf(args, sizeof args, "grep -q cli_iiwa_mass_matrix '%s/cli_iiwa.h'", out);
     check(run_cli(args) != 0, "cli", "--algorithms id,fd leaves the mass matrix out");
-    snprintf(args, sizeof args, "'%s' codegen '%s/iiwa14.urdf' -o '%s' --lanes 4", soadyn, models, out);
-    check(run_cli(args) == 1 && cli_said("--lanes is not offered"), "cli", "--lanes says it is not offered");
+    snprintf(args, sizeof args, "'%s' codegen '%s/iiwa14.urdf' -o '%s' --name cli_lanes --algorithms fd --lanes 8", soadyn,
+             models, out);
+    check(run_cli(args) == 0, "cli", "codegen --lanes 8");
+    snprintf(args, sizeof args, "grep -q 'cli_lanes_forward_dynamics_x8(' '%s/cli_lanes.h' && ! grep -q '_x4(' '%s/cli_lanes.h'",
+             out, out);
+    check(run_cli(args) == 0, "cli", "--lanes 8 declares the 8-lane function only");
+    snprintf(args, sizeof args, "'%s' -std=c99 -Wall -Wextra -pedantic -Werror -fsyntax-only '%s/cli_lanes.c'", cc, out);
+    check(run_cli(args) == 0, "cli", "the lane form compiles without warnings (-Wall -Wextra -pedantic)");
+    snprintf(args, sizeof args, "'%s' codegen '%s/iiwa14.urdf' -o '%s' --lanes 3", soadyn, models, out);
+    check(run_cli(args) == 1 && cli_said("--lanes '3'"), "cli", "--lanes 3 is refused, named");
     snprintf(args, sizeof args, "'%s' codegen '%s/iiwa14.urdf' -o '%s' --algorithms id,fdd", soadyn, models, out);
     check(run_cli(args) == 1 && cli_said("'fdd'"), "cli", "an unknown algorithm is named");
     snprintf(args, sizeof args, "'%s' codegen '%s/flexible_arm.urdf' -o '%s' --name cli_arm", soadyn, models, out);
@@ -460,18 +676,23 @@ static void flexible_models(const char *models)
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: test_codegen CC WORKDIR random | shared MODELS | cli SOADYN MODELS | flexible MODELS\n");
+        fprintf(stderr, "usage: test_codegen CC WORKDIR random | shared MODELS | cli SOADYN MODELS | flexible MODELS | lanes [MODELS]\n");
         return 2;
     }
     cc = argv[1];
     workdir = argv[2];
     mkdir(workdir, 0777);
-    if (!strcmp(argv[3], "cli") && argc > 5) {
+    if (!strcmp(argv[3], "lanes") && argc > 4) {
+        const int r = shared_models(argv[4], run_lanes);
+        if (r) return r;
+    } else if (!strcmp(argv[3], "lanes")) {
+        random_models_lanes();
+    } else if (!strcmp(argv[3], "cli") && argc > 5) {
         command_line(argv[4], argv[5]);
     } else if (!strcmp(argv[3], "flexible") && argc > 4) {
         flexible_models(argv[4]);
     } else if (!strcmp(argv[3], "shared")) {
-        const int r = shared_models(argc > 4 ? argv[4] : "");
+        const int r = shared_models(argc > 4 ? argv[4] : "", run_model);
         if (r) return r;
     } else {
         refusals();
