@@ -143,4 +143,18 @@ int cli_embedding(const char *cmd, const sd_model *model, const cli_embed_args *
 /* Name of embedded speed i (the tree speed's label, sd_speed_label); the caller frees it. */
 char *cli_embedded_speed_label(const sd_embedding *embedding, int i);
 
+/* ---------------------------------------------------------------- --compiled (compiled.c) */
+
+/* --compiled, taken by eval, simulate and bench: compile the model's generated code (soadyn/compile.h,
+ * the default cache and compiler: $CC, else cc) so that the library's entry points run it. `line`
+ * receives what runs, for the command's summary: the compiled code with the cache hit or miss and the
+ * times, or the library; when the code cannot be compiled (no compiler, a model the generator does
+ * not take) a warning goes to stderr and the library runs: not an error. */
+void cli_compile(const char *cmd, sd_model *model, char *line, size_t cap);
+#define CLI_COMPILED_HELP                                                                               \
+    "  --compiled        run the model's generated code (soadyn codegen), compiled with $CC (else cc)\n" \
+    "                    into the cache ($SOADYN_CACHE_DIR, $XDG_CACHE_HOME/soadyn, ~/.cache/soadyn);\n"  \
+    "                    without a compiler, or for a model it does not cover: a warning, and the\n"    \
+    "                    library's code runs (soadyn/compile.h says what the compiled code covers)\n"
+
 #endif /* SOADYN_CLI_H */

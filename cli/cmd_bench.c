@@ -14,7 +14,7 @@
 
 static const char help[] =
     "usage: soadyn bench MODEL [--repeats N] [--embed LOOPS] [--independent J,..] [--floating] [--keep-fixed]\n"
-    "                   [--gravity GX,GY,GZ]\n"
+    "                   [--gravity GX,GY,GZ] [--compiled]\n"
     "\n"
     "Time each algorithm on the model (median and minimum ns per call over N batches, default 21):\n"
     "inverse dynamics, mass matrix, forward dynamics (articulated body), forward dynamics (Cholesky),\n"
@@ -30,6 +30,9 @@ static const char help[] =
     "  --floating     attach the root link with a free hinge\n"
     "  --keep-fixed   keep fixed joints as 0-dof bodies\n"
     CLI_GRAVITY_HELP
+    CLI_COMPILED_HELP
+    "                    (compiled: inverse dynamics, mass matrix, forward dynamics (articulated body),\n"
+    "                    M^-1; the other rows run the library)\n"
     "  --help         this text\n";
 
 typedef struct bench_ctx {
@@ -220,7 +223,7 @@ static int embedded_state(bench_ctx *c, uint64_t *rng)
     return CLI_OK;
 }
 
-static int run_bench(sd_model *m, const sd_embedding *e, int repeats)
+static int run_bench(sd_model *m, const sd_embedding *e, int repeats, const char *code)
 {
     const int nq = sd_model_nq(m), nv = sd_model_nv(m);
     bench_ctx c;
@@ -251,6 +254,7 @@ static int run_bench(sd_model *m, const sd_embedding *e, int repeats)
         }
         cli_printf("model %s: %d bodies, nv %d; %d batches per algorithm\n", sd_model_name(m), sd_model_nbodies(m),
                    nv, repeats);
+        if (code) cli_printf("run by %s\n", code);
         cli_printf("  %-38s %12s %12s %12s\n", "algorithm", "median ns", "min ns", "calls/batch");
         cli_output_flush();
         /* each row appears when measured; a lost output (closed pipe) stops the run at once */
@@ -288,13 +292,14 @@ static int run_bench(sd_model *m, const sd_embedding *e, int repeats)
 int cmd_bench(int argc, char **argv)
 {
     const char *repeats_text = NULL, *gravity = NULL;
-    int floating = 0, keep_fixed = 0;
+    int floating = 0, keep_fixed = 0, compiled = 0;
     cli_embed_args ea = {0};
     const cli_option options[] = {{"repeats", 1, &repeats_text, NULL},
                                   CLI_EMBED_OPTIONS(ea),
                                   {"floating", 0, NULL, &floating},
                                   {"keep-fixed", 0, NULL, &keep_fixed},
                                   {"gravity", 1, &gravity, NULL},
+                                  {"compiled", 0, NULL, &compiled},
                                   {NULL, 0, NULL, NULL}};
     const char *path;
     int rc = cli_parse("bench", argc, argv, options, help, &path);
@@ -309,7 +314,9 @@ int cmd_bench(int argc, char **argv)
     if (rc != CLI_OK) return rc;
     sd_embedding *e = NULL;
     rc = cli_embedding("bench", model, &ea, NULL, &e);
-    if (rc == CLI_OK) rc = run_bench(model, e, (int)repeats);
+    char code[4400];
+    if (rc == CLI_OK && compiled) cli_compile("bench", model, code, sizeof code);
+    if (rc == CLI_OK) rc = run_bench(model, e, (int)repeats, compiled ? code : NULL);
     if (e) sd_embedding_free(e);
     sd_model_free(model);
     return rc;

@@ -42,6 +42,8 @@ static const char help[] =
     "  --prescribed J=A,...  joints whose accelerations are prescribed (mixed dynamics); their\n"
     "                    joint forces are computed and printed\n"
     "  --json            print one JSON object (keys name the joints and bodies, whole)\n"
+    "  --compiled        ID, C, M, M^-1 by the model's compiled code (as bench --compiled; FD,\n"
+    "                    forces, det M: the library)\n"
     CLI_EMBED_HELP
     "  --floating        attach the root link with a free hinge\n"
     "  --keep-fixed      keep fixed joints as 0-dof bodies\n"
@@ -527,7 +529,8 @@ static int print_json(const eval_result *r)
 
 typedef struct eval_args {
     const char *q, *u, *tau, *qdd, *prescribed, *gravity;
-    int json, floating, keep_fixed;
+    int json, floating, keep_fixed, compiled;
+    const char *code; /* --compiled: what ran (cli_compile) */
     cli_embed_args embed;
 } eval_args;
 
@@ -596,6 +599,8 @@ static int run_eval(sd_model *model, const eval_args *a)
     if (rc == CLI_OK) {
         if (a->json) rc = print_json(&r);
         else print_text(&r);
+        if (a->code && a->json) fprintf(stderr, "soadyn eval: evaluated by %s\n", a->code);
+        else if (a->code) cli_printf("evaluated by: %s\n", a->code);
     }
     eval_free(&r);
     return rc;
@@ -610,13 +615,19 @@ int cmd_eval(int argc, char **argv)
         {"tau", 1, &a.tau, NULL},      {"qdd", 1, &a.qdd, NULL},
         {"prescribed", 1, &a.prescribed, NULL},
         {"json", 0, NULL, &a.json},    {"floating", 0, NULL, &a.floating}, CLI_EMBED_OPTIONS(a.embed),
-        {"keep-fixed", 0, NULL, &a.keep_fixed}, {"gravity", 1, &a.gravity, NULL}, {NULL, 0, NULL, NULL}};
+        {"keep-fixed", 0, NULL, &a.keep_fixed}, {"gravity", 1, &a.gravity, NULL},
+        {"compiled", 0, NULL, &a.compiled},     {NULL, 0, NULL, NULL}};
     const char *path;
     int rc = cli_parse("eval", argc, argv, options, help, &path);
     if (rc >= 0) return rc;
     sd_model *model;
     rc = cli_load_model("eval", path, a.floating, a.keep_fixed, a.gravity, &model);
     if (rc != CLI_OK) return rc;
+    char code[4400];
+    if (a.compiled) {
+        cli_compile("eval", model, code, sizeof code);
+        a.code = code;
+    }
     rc = run_eval(model, &a);
     sd_model_free(model);
     return rc;

@@ -29,8 +29,7 @@ static const char help[] =
     "Integrate the equations of motion from an initial state, under constant joint forces and the\n"
     "model's joint damping. A summary goes to stdout: the energy drift and, on a free-floating model,\n"
     "the momentum drift. On a terminal, a run that takes more than a second shows a progress line on\n"
-    "stderr (time reached, real-time factor, time left); when stderr is not a terminal nothing is\n"
-    "drawn.\n"
+    "stderr (time reached, real-time factor, time left).\n"
     "\n"
     "options:\n"
     "  --duration T        simulated time, s, > 0 (default 1)\n"
@@ -61,6 +60,7 @@ static const char help[] =
     "  --floating          attach the root link with a free hinge\n"
     "  --keep-fixed        keep fixed joints as 0-dof bodies\n"
     CLI_GRAVITY_HELP
+    "  --compiled          the dynamics by the model's compiled code (bench --help)\n"
     "  --help              this text\n"
     "\n"
     "VALUES is every value in order (0.1,0.2) or NAME=VALUE pairs (shoulder=0.3,elbow=-1.2).\n"
@@ -71,9 +71,8 @@ static const char help[] =
     "'# truncated at t=... (interrupted by SIGINT)', the plot's and the page's titles say\n"
     "'truncated at t = ...', and the exit status is 130, 143 or 129 (a run that fails midway marks\n"
     "them the same way and exits 3). SIGUSR1 prints the time reached on stderr and goes on.\n"
-    "Options, the initial state and every output's folder are checked before any file is written;\n"
-    "if an output cannot be written whole (disk full), the incomplete file is removed and the exit\n"
-    "status is 3.\n"
+    "Options, the initial state and the outputs' folders are checked before any file is written; an\n"
+    "output not written whole (disk full) is removed, and the exit status is 3.\n"
     "Closed loops: tree-augmented ones are integrated with all the tree's speeds and projected back onto\n"
     "the constraints after every step; embedded ones (--embed) are not integrated: only the independent\n"
     "speeds are, and every evaluation and step solves the dependent coordinates by Newton. Either way\n"
@@ -116,7 +115,8 @@ typedef struct sim_args {
     const char *gravity;
     const char *html, *model_path; /* --html: the page, and the model file it re-reads for visuals */
     const char *dt_from;           /* where the step came from, for the summary */
-    int floating, keep_fixed;
+    int floating, keep_fixed, compiled;
+    const char *code; /* --compiled: what ran (cli_compile) */
     cli_embed_args embed;
 } sim_args;
 
@@ -531,6 +531,7 @@ static int run_simulation(sd_model *m, const sim_args *a, sd_sim_options *so)
         if (a->html) rc = write_html(m, a, &o, rc);
         if (s == SD_OK) {
             print_summary(m, e, so, &st, wall, a->dt_from);
+            if (a->code) cli_printf("dynamics         %s\n", a->code);
             print_deflections(m, nodes, q);
         }
     }
@@ -555,7 +556,8 @@ int cmd_simulate(int argc, char **argv)
         {"output", 1, &a.output, NULL}, {"every", 1, &a.every, NULL},
         {"plot", 1, &a.plot, NULL}, {"tip-node", 1, &a.tip_node, NULL}, {"html", 1, &a.html, NULL},
         {"floating", 0, NULL, &a.floating}, CLI_EMBED_OPTIONS(a.embed),
-        {"keep-fixed", 0, NULL, &a.keep_fixed}, {"gravity", 1, &a.gravity, NULL}, {NULL, 0, NULL, NULL}};
+        {"keep-fixed", 0, NULL, &a.keep_fixed}, {"gravity", 1, &a.gravity, NULL},
+        {"compiled", 0, NULL, &a.compiled},     {NULL, 0, NULL, NULL}};
     const char *path;
     int rc = cli_parse("simulate", argc, argv, options, help, &path);
     if (rc >= 0) return rc;
@@ -568,6 +570,11 @@ int cmd_simulate(int argc, char **argv)
     rc = cli_load_model("simulate", path, a.floating, a.keep_fixed, a.gravity, &model);
     if (rc != CLI_OK) return rc;
     rc = resolve_dt(&a, model, &so);
+    char code[4400];
+    if (rc == CLI_OK && a.compiled) {
+        cli_compile("simulate", model, code, sizeof code);
+        a.code = code;
+    }
     if (rc == CLI_OK) rc = run_simulation(model, &a, &so);
     sd_model_free(model);
     return rc;

@@ -95,7 +95,42 @@ struct sd_model {
     /* A node model (src/embed builds one per embedding: one body per node of the embedded tree): per
      * body its sd_node_kind (node_engine.h); NULL on every model a user builds. */
     unsigned char *node_kind;
+    /* Compiled code (soadyn/compile.h, src/compile): `compiled_code` owns the loaded object (NULL: never
+     * compiled, or uncompiled); `compiled` is what the public entry points test, once per call
+     * (SD_RUN_COMPILED), NULL when none runs: the parameter setters clear it, since the code folded
+     * the old values in, and sd_model_compile sets it again. */
+    struct sd_compiled_code *compiled_code;
+    const struct sd_compiled_code *compiled;
 };
+
+/* The generated functions a compiled model runs (soadyn/codegen.h's NAME_* signatures; 0 is SD_OK) and
+ * how the model releases them. Held by src/compile; the core sees only this. */
+typedef struct sd_compiled_code {
+    int (*inverse_dynamics)(const double *q, const double *u, const double *qdd, const double *f_ext, double *tau);
+    int (*mass_matrix)(const double *q, double *M);
+    int (*forward_dynamics)(const double *q, const double *u, const double *tau, const double *f_ext, double *qdd);
+    int (*mass_matrix_inverse)(const double *q, double *Minv);
+    int (*interbody_forces)(const double *q, const double *u, const double *qdd, const double *f_ext, double *f);
+    void (*release)(struct sd_compiled_code *self); /* unload and free (sd_model_free, sd_model_uncompile) */
+} sd_compiled_code;
+
+/* sd_inverse_dynamics without the hook below, its messages naming sd_compiled_interbody_forces: that
+ * call's library path, which reads the forces from the workspace (inverse_dynamics.c). */
+sd_status sd_inverse_dynamics_library(const sd_model *m, sd_data *d, const double *q, const double *u,
+                                      const double *qdd, const double *f_ext, double *tau);
+
+/* The first statement of a public entry point the compiled code covers: with compiled code, a workspace
+ * made for the model, and the generated function's success, the call is done (the workspace then
+ * holds no state of it: readers say so, sd_check_reader); otherwise the library's code runs, and on
+ * an argument error or a failing state it names the element as always (the generated code returns a
+ * bare status). One test of model->compiled when there is none. */
+#define SD_RUN_COMPILED(m, d, fn, args)                                                                      \
+    do {                                                                                                    \
+        if ((m) && (m)->compiled && (d) && (d)->model == (m) && (m)->compiled->fn args == 0) {              \
+            (d)->current = 0;                                                                               \
+            return SD_OK;                                                                                   \
+        }                                                                                                   \
+    } while (0)
 
 struct sd_data {
     const sd_model *model;

@@ -75,6 +75,10 @@ typedef struct sd_codegen_options {
 SD_API sd_status sd_codegen_write(const sd_model *model, const sd_codegen_options *options, const char *dir,
                                   const char *name, sd_error *err);
 
+/* Whether sd_codegen_write takes the model: SD_OK, or SD_E_NOT_SUPPORTED with its message (flexible
+ * bodies, closure constraints, too many bodies), without writing anything. */
+SD_API sd_status sd_codegen_check(const sd_model *model, sd_error *err);
+
 /* Parse a comma-separated list of id, m, fd, minv, forces into SD_CODEGEN_* flags; the error names
  * the unknown entry. */
 SD_API sd_status sd_codegen_parse_algorithms(const char *list, unsigned *flags, sd_error *err);

@@ -35,6 +35,7 @@
 #include "sdf.h"
 #include "mjcf.h"
 #include "codegen.h"
+#include "compile.h"
 #include "io.h"
 #include "sim.h"
 #include "view.h"

@@ -73,6 +73,7 @@ Building and installing (no network; Debian's python3-cffi, python3-numpy):
 import collections
 import math
 import os
+import warnings
 
 import numpy as np
 
@@ -82,7 +83,7 @@ from ._soadyn_cffi import ffi, lib
 __all__ = [
     "Model", "load", "Error", "ArgumentError", "ArgumentTypeError", "ModelError", "SingularError",
     "OutOfMemoryError", "FileError", "ParseError", "NotSupportedError", "SolverError", "NotFiniteError",
-    "ClosedLoopError", "SimResult", "FDDerivatives", "IDDerivatives", "has_viewer", "write_view", "QUATERNION_TOLERANCE",
+    "CompileWarning", "ClosedLoopError", "SimResult", "FDDerivatives", "IDDerivatives", "has_viewer", "write_view", "QUATERNION_TOLERANCE",
 ]
 
 # ---------------------------------------------------------------- errors
@@ -145,6 +146,11 @@ class NotSupportedError(Error, NotImplementedError):
 class SolverError(Error):
     """SD_E_SOLVER: a time integrator failed."""
     status = "solver failure"
+
+
+class CompileWarning(UserWarning):
+    """load(compile=True) could not compile the model (no C compiler, a model the generated code does
+    not cover): the library's own code runs it."""
 
 
 class NotFiniteError(Error, ArithmeticError):
@@ -298,14 +304,16 @@ _FACTOR_OPS = {"ne": 0, "ne_transpose": 1, "inv": 2, "inv_transpose": 3}
 # ---------------------------------------------------------------- the model
 
 
-def load(path, floating=False, keep_fixed=False, gravity=None):
+def load(path, floating=False, keep_fixed=False, gravity=None, compile=False):
     """Load a URDF, MJCF or SDF file (the format chosen by its root element: sd_model_load_file).
 
     floating: a free hinge on the root link (URDF; SDF models without a joint to the world float
     anyway, MJCF files say it themselves). keep_fixed: fixed joints as 0-dof bodies instead of
     merged (URDF, SDF). gravity: the acceleration of free fall (3 numbers, m/s^2, world axes) in
-    place of the file's (Model.set_gravity). Raises FileError for a missing file, ParseError /
-    ModelError with file:line."""
+    place of the file's (Model.set_gravity). compile: run the model's generated code
+    (Model.compile(), soadyn/compile.h); when it cannot be compiled (no C compiler, a model the
+    generator does not cover) a CompileWarning says why and the library's code runs. Raises
+    FileError for a missing file, ParseError / ModelError with file:line."""
     if not isinstance(path, (str, os.PathLike)):
         raise ArgumentTypeError(f"load: path must be a str or os.PathLike, not {type(path).__name__}")
     spath = os.fspath(path)
@@ -324,6 +332,11 @@ def load(path, floating=False, keep_fixed=False, gravity=None):
     model = Model(pm[0], spath, _str(lib.sd_model_format_name(fmt[0])))
     if gravity is not None:
         model.set_gravity(gravity)
+    if compile:
+        try:
+            model.compile()
+        except NotSupportedError as e:
+            warnings.warn(f"load(compile=True): {e}; the library's code runs", CompileWarning, stacklevel=2)
     return model
 
 
@@ -428,6 +441,46 @@ class Model:
         self._read_parameters()
         if st:
             _raise(st, f"{fn}: {_str(err.message)}")
+
+    def compile(self, compiler=None, flags=None, cache_dir=None):
+        """Compile the model's generated code (sd_model_compile, soadyn/compile.h) so that forward and
+        inverse dynamics, bias forces, M and M^-1 run it; cached by content in cache_dir (default
+        $SOADYN_CACHE_DIR, $XDG_CACHE_HOME/soadyn, ~/.cache/soadyn). compiler: default $CC, else cc;
+        flags: default "-O2 -std=c99". Returns compile_info. Raises NotSupportedError (no compiler,
+        a failing compile, a model the generator does not cover: the library keeps running it). The
+        batched calls (threads, simd) keep the batch API's own kernels. A set_* call switches the
+        compiled code off (its values were folded in): compile again."""
+        o = ffi.new("sd_compile_options *")
+        keep = []  # the C strings live until the call returns
+        for field, value in (("compiler", compiler), ("flags", flags), ("cache_dir", cache_dir)):
+            if value is not None:
+                keep.append(ffi.new("char[]", os.fsencode(value)))
+                setattr(o, field, keep[-1])
+        err = ffi.new("sd_error *")
+        st = lib.sd_model_compile(self._m, o, err)
+        if st:
+            _raise(st, _str(err.message))
+        return self.compile_info
+
+    def uncompile(self):
+        """Back to the library's code (sd_model_uncompile)."""
+        lib.sd_model_uncompile(self._m)
+
+    @property
+    def compiled(self):
+        """True when the model's compiled code runs (sd_model_compiled)."""
+        return bool(lib.sd_model_compiled(self._m))
+
+    @property
+    def compile_info(self):
+        """What the last compile did (sd_compile_info) as a dict, or None when never compiled."""
+        i = ffi.new("sd_compile_info *")
+        if lib.sd_model_compile_info(self._m, i):
+            return None
+        return {"compiled": bool(i.compiled), "cache_hit": bool(i.cache_hit), "key": _str(i.key),
+                "path": _str(i.path), "compiler": _str(i.compiler), "generate_seconds": i.generate_seconds,
+                "compile_seconds": i.compile_seconds, "check_seconds": i.check_seconds,
+                "self_check_error": i.self_check_error}
 
     def set_gravity(self, gravity):
         """Gravity, the acceleration of free fall in world axes (m/s^2); every later call sees it."""

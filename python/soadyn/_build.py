@@ -52,6 +52,17 @@ sd_status sd_model_load_file(const char *path, const sd_load_options *options, s
                              sd_model_format *format, sd_error *err);
 
 void sd_model_free(sd_model *model);
+
+typedef struct sd_compile_options { const char *compiler; const char *flags; const char *cache_dir;
+                                    int self_check_states; } sd_compile_options;
+typedef struct sd_compile_info { int compiled; int cache_hit; double generate_seconds; double compile_seconds;
+                                 double check_seconds; double self_check_error; char key[17]; char path[4096];
+                                 char compiler[256]; } sd_compile_info;
+sd_status sd_model_compile(sd_model *model, const sd_compile_options *options, sd_error *err);
+int sd_model_compiled(const sd_model *model);
+void sd_model_uncompile(sd_model *model);
+sd_status sd_model_compile_info(const sd_model *model, sd_compile_info *info);
+long sd_compile_count(void);
 const char *sd_model_name(const sd_model *model);
 int sd_model_nbodies(const sd_model *model);
 int sd_model_nq(const sd_model *model);

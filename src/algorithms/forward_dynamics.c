@@ -388,6 +388,7 @@ sd_status sd_forward_dynamics_ex(const sd_model *m, sd_data *d, const double *q,
 sd_status sd_forward_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u, const double *tau,
                               const double *f_ext, double *qdd)
 {
+    SD_RUN_COMPILED(m, d, forward_dynamics, (q, u, tau, f_ext, qdd));
     /* with no hinge prescribed, tau is only read */
     return sd_forward_dynamics_ex(m, d, q, u, (double *)tau, f_ext, qdd, NULL);
 }

@@ -569,6 +569,7 @@ SD_NOINLINE static sd_status minv_by_columns(const sd_model *m, sd_data *d, cons
 
 sd_status sd_mass_matrix_inverse(const sd_model *m, sd_data *d, const double *q, double *Minv)
 {
+    SD_RUN_COMPILED(m, d, mass_matrix_inverse, (q, Minv));
     const char *fn = "sd_mass_matrix_inverse";
     if (!Minv) return sd_data_fail(d, SD_E_ARGUMENT, "%s: NULL Minv", fn);
     sd_status st = sd_check_call(m, d, fn, q, NULL, NULL, NULL, NULL);

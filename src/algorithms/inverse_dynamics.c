@@ -98,11 +98,19 @@ static sd_status newton_euler(const char *fn, const char *out, const sd_model *m
 sd_status sd_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u, const double *qdd,
                               const double *f_ext, double *tau)
 {
+    SD_RUN_COMPILED(m, d, inverse_dynamics, (q, u, qdd, f_ext, tau));
     return newton_euler("sd_inverse_dynamics", "tau", m, d, q, u, qdd, f_ext, tau);
+}
+
+sd_status sd_inverse_dynamics_library(const sd_model *m, sd_data *d, const double *q, const double *u,
+                                      const double *qdd, const double *f_ext, double *tau)
+{
+    return newton_euler("sd_compiled_interbody_forces", "tau", m, d, q, u, qdd, f_ext, tau);
 }
 
 sd_status sd_bias_forces(const sd_model *m, sd_data *d, const double *q, const double *u, const double *f_ext,
                          double *c)
 {
+    SD_RUN_COMPILED(m, d, inverse_dynamics, (q, u, NULL, f_ext, c)); /* C - J^T f_ext: ID at qdd = 0 */
     return newton_euler("sd_bias_forces", "c", m, d, q, u, NULL, f_ext, c);
 }

@@ -347,6 +347,7 @@ SD_NOINLINE int sd_mass_matrix_fill(const sd_model *m, sd_data *d, const double 
 
 sd_status sd_mass_matrix(const sd_model *m, sd_data *d, const double *q, double *M)
 {
+    SD_RUN_COMPILED(m, d, mass_matrix, (q, M));
     const sd_status st = sd_check_call(m, d, "sd_mass_matrix", q, NULL, NULL, NULL, NULL);
     if (st != SD_OK) return st;
     if (!M) return sd_data_fail(d, SD_E_ARGUMENT, "sd_mass_matrix: NULL M");

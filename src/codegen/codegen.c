@@ -91,6 +91,12 @@ static sd_status check_model(const sd_model *m, sd_error *err)
     return SD_OK;
 }
 
+sd_status sd_codegen_check(const sd_model *m, sd_error *err)
+{
+    if (!m) return sd_error_set(err, SD_E_ARGUMENT, "sd_codegen_check: NULL model");
+    return check_model(m, err);
+}
+
 static int max3(int a, int b, int c) { return a > b ? (a > c ? a : c) : (b > c ? b : c); }
 
 /* The scalars of a node the sweeps keep: visited to clear them and to carry them over a part's end. */

@@ -80,8 +80,12 @@ sd_status sd_check_reader(const sd_model *m, sd_data *d, const char *fn, unsigne
     }
     for (size_t i = 0; i < sizeof parts_needed / sizeof parts_needed[0]; ++i)
         if ((wanted & parts_needed[i].part) && !(d->current & parts_needed[i].part))
-            return sd_data_fail(d, SD_E_ARGUMENT, "%s: %s: call %s first", fn, parts_needed[i].what,
-                                parts_needed[i].calls);
+            return sd_data_fail(d, SD_E_ARGUMENT, "%s: %s: call %s first%s", fn, parts_needed[i].what,
+                                parts_needed[i].calls,
+                                m->compiled ? " (the model is compiled, soadyn/compile.h: its compiled calls return "
+                                              "their outputs only and leave no state in the workspace; "
+                                              "sd_kinematics() still fills it, or sd_model_uncompile())"
+                                            : "");
     if ((wanted & SD_CURRENT_WORLD) && !(d->current & SD_CURRENT_WORLD)) sd_update_world(m, d);
     return SD_OK;
 }

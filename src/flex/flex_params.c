@@ -130,6 +130,7 @@ sd_status sd_model_set_flex_modes(sd_model *m, int body, const double *omega_new
             sd_flex_body_free(m->flex[body]);
             m->flex[body] = made;
             m->params_generation++;
+            m->compiled = NULL; /* the compiled code folded the old values in (soadyn/compile.h) */
         }
     }
     free(X);

@@ -11,6 +11,7 @@
 void sd_model_free(sd_model *m)
 {
     if (!m) return;
+    if (m->compiled_code) m->compiled_code->release(m->compiled_code); /* soadyn/compile.h */
     if (m->desc)
         for (int k = 0; k < m->n; ++k) sd_body_desc_free_strings(&m->desc[k]);
     for (int i = 0; i < m->nframes; ++i) free(m->frame_name[i]);

@@ -83,6 +83,8 @@ sd_model *sd_model_copy(const sd_model *m, sd_error *err)
     /* Every scalar by value; every pointer below replaced by its own copy before c can be freed.
      * (A new array in sd_model needs its line here as well as in sd_model_free.) */
     *c = *m;
+    c->compiled_code = NULL; /* the copy runs the library until it is compiled itself (soadyn/compile.h) */
+    c->compiled = NULL;
     const size_t N = (size_t)m->n, NV = (size_t)m->nv, F = (size_t)m->nframes;
     int ok = 1;
     c->name = dup_text(m->name, &ok);
@@ -172,6 +174,7 @@ sd_status sd_model_set_gravity(sd_model *m, const double gravity[3], sd_error *e
                             SD_MAX_GRAVITY);
     memcpy(m->gravity, gravity, sizeof m->gravity);
     m->params_generation++;
+    m->compiled = NULL; /* the compiled code folded the old values in (soadyn/compile.h) */
     return SD_OK;
 }
 
@@ -200,6 +203,7 @@ sd_status sd_model_set_body_inertia(sd_model *m, int k, double mass, const doubl
     sd_rigid_inertia_from_com(mass, com, inertia, m->rigid + 13 * k);
     m->total_mass = total_mass(m);
     m->params_generation++;
+    m->compiled = NULL; /* the compiled code folded the old values in (soadyn/compile.h) */
     return SD_OK;
 }
 
@@ -265,6 +269,7 @@ static sd_status set_joint_term(sd_model *m, int v, joint_term term, double valu
     m->desc[k].spring_ref = spherical ? d.spring_ref : m->spring_ref[first];
     joint_flags(m);
     m->params_generation++;
+    m->compiled = NULL; /* the compiled code folded the old values in (soadyn/compile.h) */
     return SD_OK;
 }
 
