@@ -102,13 +102,15 @@ static void *symbol(void *h, const char *name, const char *fn)
     return dlsym(h, s);
 }
 
-static void model_row(const char *label, const sd_model *m, int batches, const char *dir, const char *cflags)
+/* nalg: the algorithms timed, the first nalg of ID, M, FD, M^-1 (the rest not generated). */
+static void model_row(const char *label, const sd_model *m, int batches, const char *dir, const char *cflags, int nalg)
 {
     const int nq = sd_model_nq(m), nv = sd_model_nv(m);
     const char *name = "bench_model";
+    const sd_codegen_options options = {.algorithms = nalg < NALG ? SD_CODEGEN_ID | SD_CODEGEN_M | SD_CODEGEN_FD : 0};
     sd_error err;
     double t0 = now_ns();
-    if (sd_codegen_write(m, NULL, dir, name, &err) != SD_OK) {
+    if (sd_codegen_write(m, &options, dir, name, &err) != SD_OK) {
         printf("| %s | %d | %s |\n", label, nv, err.message);
         return;
     }
@@ -130,8 +132,8 @@ static void model_row(const char *label, const sd_model *m, int batches, const c
     cg_case c = {m, sd_data_new(m), malloc(sizeof(double) * (size_t)nq), malloc(sizeof(double) * (size_t)nv),
                  malloc(sizeof(double) * (size_t)nv), malloc(sizeof(double) * (size_t)nv * (size_t)nv),
                  NULL, NULL, NULL, NULL};
-    void *p[NALG];
-    for (int a = 0; a < NALG; ++a) p[a] = symbol(h, name, alg_symbol[a]);
+    void *p[NALG] = {NULL, NULL, NULL, NULL};
+    for (int a = 0; a < nalg; ++a) p[a] = symbol(h, name, alg_symbol[a]);
     memcpy(&c.id, &p[ALG_ID], sizeof c.id);
     memcpy(&c.mm, &p[ALG_M], sizeof c.mm);
     memcpy(&c.fd, &p[ALG_FD], sizeof c.fd);
@@ -145,7 +147,7 @@ static void model_row(const char *label, const sd_model *m, int batches, const c
     /* the two agree at this state before they are timed */
     double *ref = malloc(sizeof(double) * (size_t)nv * (size_t)nv);
     double agree = 0.0;
-    for (int a = 0; a < NALG; ++a) {
+    for (int a = 0; a < nalg; ++a) {
         const size_t n = a == ALG_M || a == ALG_MINV ? (size_t)nv * (size_t)nv : (size_t)nv;
         if (run(&c, a, 0) != 0) {
             fprintf(stderr, "soadyn_bench: the library's %s failed on %s\n", alg_symbol[a], label);
@@ -164,23 +166,25 @@ static void model_row(const char *label, const sd_model *m, int batches, const c
         agree = fmax(agree, s > 0 ? d / s : d);
     }
     long calls[NALG][2];
-    for (int a = 0; a < NALG; ++a)
+    for (int a = 0; a < nalg; ++a)
         for (int g = 0; g < 2; ++g) calls[a][g] = batch_calls(&c, a, g);
     double *samples = malloc(sizeof(double) * 2 * NALG * (size_t)batches), median[NALG][2];
     for (int b = 0; b < batches; ++b)
-        for (int k = 0; k < 2 * NALG; ++k) {
-            const int cell = b % 2 ? 2 * NALG - 1 - k : k; /* interleaved, alternating order */
+        for (int k = 0; k < 2 * nalg; ++k) {
+            const int cell = b % 2 ? 2 * nalg - 1 - k : k; /* interleaved, alternating order */
             const int a = cell / 2, g = cell % 2;
             const double start = now_ns();
             for (long i = 0; i < calls[a][g]; ++i) run(&c, a, g);
             samples[cell * batches + b] = (now_ns() - start) / (double)calls[a][g];
         }
-    for (int cell = 0; cell < 2 * NALG; ++cell) {
+    for (int cell = 0; cell < 2 * nalg; ++cell) {
         qsort(samples + cell * batches, (size_t)batches, sizeof(double), compare_doubles);
         median[cell / 2][cell % 2] = samples[cell * batches + batches / 2];
     }
     printf("| %s | %d |", label, nv);
-    for (int a = 0; a < NALG; ++a) printf(" %.0f / %.0f (%.2f) |", median[a][0], median[a][1], median[a][1] / median[a][0]);
+    for (int a = 0; a < NALG; ++a)
+        if (a < nalg) printf(" %.0f / %.0f (%.2f) |", median[a][0], median[a][1], median[a][1] / median[a][0]);
+        else printf(" not generated |");
     printf(" %ld | %.2f | %.1f | %.0e |\n", text_bytes(so), gen_s, cc_s, agree);
     fflush(stdout);
     free(samples), free(ref);
@@ -235,13 +239,14 @@ static void flexible_rows(int batches, const char *dir, const char *cflags, char
             continue;
         }
         *len += (size_t)snprintf(table + *len, size - *len, "%s: %s\n", files[r].label, path);
-        model_row(files[r].label, m, batches, dir, cflags);
+        model_row(files[r].label, m, batches, dir, cflags, NALG);
         sd_model_free(m);
     }
     for (int linear = 0; linear < 2; ++linear) {
         sd_model *m = bench_flexible_chain(10, 5, linear ? SD_FLEX_LINEARISED : SD_FLEX_FULL);
+        /* M^-1 left out: straight-line, 60 coupled speeds are 255 000 statements (15 MB of C) */
         model_row(linear ? "10 flexible bodies x 5 modes, linearised" : "10 flexible bodies x 5 modes", m, batches, dir,
-                  cflags);
+                  cflags, ALG_MINV);
         sd_model_free(m);
     }
     *len += (size_t)snprintf(table + *len, size - *len, "10 flexible bodies: 001 Sec 6's chain (bench/flex_chain.h)\n");
@@ -301,11 +306,11 @@ int bench_codegen(int argc, char **argv)
             return 1;
         }
         len += (size_t)snprintf(table + len, sizeof table - len, "%s: %s\n", rows[r].label, path);
-        model_row(rows[r].label, m, batches, dir, cflags);
+        model_row(rows[r].label, m, batches, dir, cflags, NALG);
         sd_model_free(m);
     }
     sd_model *ch = only_flexible ? NULL : chain(1000);
-    if (ch) model_row("1000-link chain", ch, batches, dir, cflags);
+    if (ch) model_row("1000-link chain", ch, batches, dir, cflags, NALG);
     else if (!only_flexible) printf("| 1000-link chain | 1000 | the chain could not be built |\n");
     sd_model_free(ch);
     flexible_rows(batches, dir, cflags, table, &len, sizeof table);

@@ -6,7 +6,8 @@
  * (node_engine.h) and ask each node's kind for its operations through cg_kind_ops; the rigid kind
  * (cg_node_rigid.c) emits them with the hinge kernels of hinge.c and the joint-level terms of
  * joint_dynamics.c, on the generator's scalars, so the model's constants fold (cg_emit.h). A node
- * kind without generated operations (flexible) is refused before any file is written.
+ * kind without generated operations (an aggregate) is refused before any file is written; the
+ * flexible kind (cg_node_flexible.c) emits those of node_flexible.c and flex_body.c.
  */
 #ifndef SOADYN_CG_GEN_H
 #define SOADYN_CG_GEN_H
