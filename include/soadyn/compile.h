@@ -25,7 +25,9 @@
  *
  * The self-check: before it is accepted, the loaded code is compared with the library at
  * options->self_check_states random states (default 8): every output of ID, M, FD, M^-1 and the
- * inter-body forces within 1e-12 of the library's, relative to the largest magnitude of that output.
+ * inter-body forces within 1e-12 of the library's, relative to the largest magnitude of that output
+ * (FD and M^-1, solves with M: within max(1e-12, 16 eps cond_1(M)), round-off amplified by M's
+ * condition and the two factorisations differing).
  *
  * Not offered, and said so (SD_E_NOT_SUPPORTED, the generator's message; the model keeps running
  * the library): flexible bodies, closure constraints, models past the generator's size. No compiler,

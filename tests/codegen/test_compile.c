@@ -9,13 +9,15 @@
  *     (the workspace holds no state after a compiled call);
  *   - a second model with the same content hits the cache (no compiler run: sd_compile_count), a
  *     changed inertia gets another key and a compile; a parameter setter switches the code off;
- *   - a corrupt cache file is detected and rebuilt;
+ *   - a corrupt cache file is detected and rebuilt, and so is another model's code behind the key
+ *     with the key's symbol (the self-check);
  *   - no compiler ($CC=/nonexistent, and in the options), or a failing compile: the message names the
  *     compiler (and quotes its diagnostics) and the library keeps running;
  *   - models the generator refuses (flexible, closed loops) are said so;
  *   - two processes compiling the same model into an empty cache at once both succeed.
  */
 #define _POSIX_C_SOURCE 200809L /* fork, waitpid, setenv, strdup, access */
+#include <dlfcn.h>
 #include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,6 +199,37 @@ static void test_equal_to_library(void)
     sd_compile_info rebuilt;
     CHECK(sd_model_compile_info(m, &rebuilt) == SD_OK);
     CHECK(!rebuilt.cache_hit && sd_compile_count() == before + 2 && strcmp(rebuilt.key, info.key) == 0);
+    CHECK(evaluate_all(m, ref, 0) <= 1.0);
+
+    /* another model's code behind this key, with this key's symbol: the self-check rejects it */
+    char symbol[64], text[256] = "", dir[4200], cmd[9000];
+    snprintf(symbol, sizeof symbol, "sdc_%s_soadyn_key", info.key);
+    void *h = dlopen(rebuilt.path, RTLD_NOW);
+    const char *embedded = h ? dlsym(h, symbol) : NULL;
+    CHECK(embedded != NULL);
+    if (embedded) snprintf(text, sizeof text, "%s", embedded);
+    if (h) dlclose(h);
+    sd_model *other = tree();
+    CHECK(sd_model_set_body_inertia(other, 2, 1.5, com, I, &err) == SD_OK);
+    snprintf(dir, sizeof dir, "%s/wrong", work);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", dir, dir);
+    CHECK(system(cmd) == 0);
+    char name[32];
+    snprintf(name, sizeof name, "sdc_%s", info.key);
+    CHECK(sd_codegen_write(other, NULL, dir, name, &err) == SD_OK);
+    sd_model_free(other);
+    snprintf(cmd, sizeof cmd, "%s/key.c", dir);
+    f = fopen(cmd, "w");
+    fprintf(f, "const char %s[] = \"%s\";\n", symbol, text);
+    fclose(f);
+    sd_model_uncompile(m); /* unloaded: the next dlopen reads the file */
+    snprintf(cmd, sizeof cmd, "'%s' -O0 -std=c99 -shared -fPIC -o '%s' '%s/%s.c' '%s/key.c' -lm", compiler, rebuilt.path,
+             dir, name, dir);
+    CHECK(system(cmd) == 0);
+    CHECK(sd_model_compile(m, &o, &err) == SD_OK);
+    sd_compile_info checked;
+    CHECK(sd_model_compile_info(m, &checked) == SD_OK);
+    CHECK(!checked.cache_hit && sd_compile_count() == before + 3);
     CHECK(evaluate_all(m, ref, 0) <= 1.0);
     free(ref);
     sd_model_free(m);
