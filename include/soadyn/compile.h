@@ -65,7 +65,7 @@ typedef struct sd_compile_info {
     int cache_hit;            /* the object came from the cache: no compiler ran */
     double generate_seconds;  /* writing the C source (0 on a cache hit) */
     double compile_seconds;   /* the compiler's wall time (0 on a cache hit) */
-    double check_seconds;     /* loading and the self-check */
+    double check_seconds;     /* loading (dlopen) and the self-check */
     double self_check_error;  /* the self-check's largest relative difference */
     char key[17];             /* the cache key, 16 hex digits */
     char path[4096];          /* the shared object */
