@@ -170,6 +170,11 @@ static void test_equal_to_library(void)
     free(q);
     sd_data_free(d);
 
+    /* a copy runs the library until compiled itself; both free their own (valgrind: no double free) */
+    sd_model *copy = sd_model_copy(m, &err);
+    CHECK(copy && !sd_model_compiled(copy) && sd_model_compiled(m));
+    sd_model_free(copy);
+
     /* the same content again: the cache, no compiler run */
     sd_model *same = tree();
     const long before = sd_compile_count();
