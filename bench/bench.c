@@ -6,7 +6,8 @@
  *   a free-base humanoid with 31 revolute joints built here (Atlas/Talos-like proportions),
  *   serial revolute chains of 10 to 100 000 bodies (ns per body too).
  * Every call includes its kinematics, as the peers' figures do. Usage: soadyn_bench [--quick]
- * soadyn_bench --peers [--batches N] [--shared DIR] [--cpu-time]: issue 12's table, soadyn beside MuJoCo (bench_peers.c).
+ * soadyn_bench --peers [--batches N] [--shared DIR] [--cpu-time] [--compiled]: soadyn beside MuJoCo
+ * (bench_peers.c; --compiled adds the generated code's column).
  * soadyn_bench --codegen [--batches N] [--shared DIR] [--cflags F] [--flexible]: the library beside its generated code
  * (bench_codegen.c).
  * soadyn_bench --embed [--batches N] [--quick] [--shared DIR]: issue 11's cost, embedded vs tree-augmented

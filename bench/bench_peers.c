@@ -21,6 +21,11 @@
  * the machine's noise falls on both alike; each number is the median of N batches (default 51), but
  * a call slower than 0.25 s gets about 15 s of batches (at least 3; the table says how many).
  * The target column is issue 12's: half the fastest peer of its table.
+ *
+ * --compiled adds the generated code (soadyn/compile.h: a copy of the model compiled with the default
+ * compiler, flags and cache) as a third caller in the same interleaved batches, times each cell in
+ * three runs (the median of the runs' medians, and their spread), and checks generated / MuJoCo against
+ * issue 32's target ratios.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_peers.h"
@@ -124,46 +129,55 @@ static int batches_for(double call_ns, int batches)
     return n | 1;
 }
 
-/* Median ns per call of a (and of b when not NULL) over their batches, interleaved a b b a ... while
- * both have batches left; *ka, *kb: the number of batches of each. */
-static void time_cell(call_fn a, void *ca, call_fn b, void *cb, int batches, double *ma, double *mb, int *ka,
-                      int *kb)
+/* Median ns per call of each of the n callers over their batches, interleaved: in each round every
+ * caller times one batch while it has batches left, in order on even rounds and in reverse on odd
+ * ones (a b b a ... for two), so that the machine's noise falls on all alike; k[i]: the number of
+ * batches of caller i. */
+static void time_cells(int n, call_fn *fn, void **ctx, int batches, double *median, int *k)
 {
-    double call_a, call_b = 0;
-    const long na = batch_size(a, ca, &call_a), nb = b ? batch_size(b, cb, &call_b) : 0;
-    *ka = batches_for(call_a, batches);
-    *kb = b ? batches_for(call_b, batches) : 0;
-    double *sa = malloc((size_t)*ka * sizeof(double)), *sb = malloc((size_t)(*kb ? *kb : 1) * sizeof(double));
-    for (int i = 0, ia = 0, ib = 0; ia < *ka || ib < *kb; ++i) {
-        if (i % 2 == 0) {
-            if (ia < *ka) sa[ia++] = time_batch(a, ca, na);
-            if (ib < *kb) sb[ib++] = time_batch(b, cb, nb);
-        } else {
-            if (ib < *kb) sb[ib++] = time_batch(b, cb, nb);
-            if (ia < *ka) sa[ia++] = time_batch(a, ca, na);
+    long size[3];
+    double *samples[3];
+    int left = 0;
+    for (int i = 0; i < n; ++i) {
+        double call_ns;
+        size[i] = batch_size(fn[i], ctx[i], &call_ns);
+        k[i] = batches_for(call_ns, batches);
+        samples[i] = malloc((size_t)k[i] * sizeof(double));
+        left += k[i];
+    }
+    int taken[3] = {0, 0, 0};
+    for (int round = 0; left > 0; ++round)
+        for (int j = 0; j < n; ++j) {
+            const int i = round % 2 ? n - 1 - j : j;
+            if (taken[i] < k[i]) {
+                samples[i][taken[i]++] = time_batch(fn[i], ctx[i], size[i]);
+                --left;
+            }
         }
+    for (int i = 0; i < n; ++i) {
+        qsort(samples[i], (size_t)k[i], sizeof(double), compare_doubles);
+        median[i] = samples[i][k[i] / 2];
+        free(samples[i]);
     }
-    qsort(sa, (size_t)*ka, sizeof(double), compare_doubles);
-    *ma = sa[*ka / 2];
-    if (b) {
-        qsort(sb, (size_t)*kb, sizeof(double), compare_doubles);
-        *mb = sb[*kb / 2];
-    }
-    free(sa);
-    free(sb);
 }
 
-/* Issue 12's targets (ns): half the fastest peer of its table. */
+/* Issue 12's targets (ns): half the fastest peer of its table; issue 32's for the generated code, as
+ * generated / MuJoCo time ratios (half the fastest peer's time; 0: none, the chain's FD and M^-1, where
+ * MuJoCo's dense O(N^3) makes a ratio meaningless). */
 typedef struct row_spec {
     const char *label;
     double target[NCELLS];
+    double generated_target[NCELLS];
 } row_spec;
 static const row_spec rows[] = {
-    {"iiwa 7", {250, 270, 680, 690}},
-    {"HyQ, free + 12", {495, 500, 1530, 1740}},
-    {"Talos reduced, free + 32", {1270, 1600, 3560, 5000}},
-    {"1000-link chain", {43e3, 0.32e6, 109e3, 2.8e6}},
+    {"iiwa 7", {250, 270, 680, 690}, {0.19, 0.24, 0.40, 0.48}},
+    {"HyQ, free + 12", {495, 500, 1530, 1740}, {0.20, 0.22, 0.41, 0.32}},
+    {"Talos reduced, free + 32", {1270, 1600, 3560, 5000}, {0.20, 0.25, 0.35, 0.20}},
+    {"1000-link chain", {43e3, 0.32e6, 109e3, 2.8e6}, {0.21, 0.23, 0, 0}},
 };
+
+/* --compiled: a generated column (soadyn/compile.h), each cell three runs. */
+static int compiled_mode = 0;
 
 static double *alloc_doubles(size_t n)
 {
@@ -243,12 +257,12 @@ static int write_chain_urdf(const sd_model *m, const char *path)
 }
 
 /* The table, printed when every row is timed (the model checks come first). */
-static char table[8192];
+static char table[16384];
 static size_t table_len = 0;
 
 /* Time one model's row into the table; `peer` may be NULL (MuJoCo not built or not loaded). */
 static void model_row(const row_spec *row, const sd_model *m, void *peer, void *check, const char *peer_note,
-                      int batches)
+                      int batches, const sd_model *compiled, const char *compiled_note)
 {
     (void)check; /* the M check of builds with MuJoCo */
     const int nq = sd_model_nq(m), nv = sd_model_nv(m);
@@ -274,31 +288,65 @@ static void model_row(const row_spec *row, const sd_model *m, void *peer, void *
     }
 #endif
     if (peer == NULL) printf("  %s: nv %d; MuJoCo: %s\n", row->label, nv, peer_note);
+    /* the generated code: the same state on the compiled copy (its own workspace) */
+    sd_side g = s;
+    if (compiled) {
+        g.m = compiled;
+        g.d = sd_data_new(compiled);
+    }
     for (int c = 0; c < NCELLS; ++c) {
-        double t_sd = 0, t_mj = 0;
-        int k_sd = 0, k_mj = 0;
-        s.cell = (bench_cell)c;
+        /* the callers: the library, the generated code (--compiled), MuJoCo (when loaded) */
+        call_fn fn[3] = {sd_run};
+        void *ctx[3] = {&s};
+        int n = 1, at_generated = -1, at_mujoco = -1;
+        s.cell = g.cell = (bench_cell)c;
+        if (compiled) at_generated = n, fn[n] = sd_run, ctx[n++] = &g;
 #ifdef SOADYN_BENCH_MUJOCO
         ms.cell = (bench_cell)c;
-        if (peer) time_cell(sd_run, &s, mj_run, &ms, batches, &t_sd, &t_mj, &k_sd, &k_mj);
-        else
+        if (peer) at_mujoco = n, fn[n] = mj_run, ctx[n++] = &ms;
 #endif
-            time_cell(sd_run, &s, NULL, NULL, batches, &t_sd, &t_mj, &k_sd, &k_mj);
-        char sd_text[48], mj_text[48], ratio[32];
-        if (k_sd < batches) snprintf(sd_text, sizeof sd_text, "%.0f (%d batches)", t_sd, k_sd);
-        else snprintf(sd_text, sizeof sd_text, "%.0f", t_sd);
-        if (peer) {
-            if (k_mj < batches) snprintf(mj_text, sizeof mj_text, "%.0f (%d batches)", t_mj, k_mj);
-            else snprintf(mj_text, sizeof mj_text, "%.0f", t_mj);
-            snprintf(ratio, sizeof ratio, "%.3g", t_sd / t_mj);
-        } else {
-            snprintf(mj_text, sizeof mj_text, "%s", peer_note);
-            snprintf(ratio, sizeof ratio, "-");
+        /* with --compiled, three runs: each caller's median of the runs' medians, and their spread */
+        const int runs = compiled_mode ? 3 : 1;
+        double t[3][3], med[3], spread[3];
+        int k[3];
+        for (int r = 0; r < runs; ++r) {
+            double m_r[3];
+            time_cells(n, fn, ctx, batches, m_r, k);
+            for (int i = 0; i < n; ++i) t[i][r] = m_r[i];
         }
-        table_len += (size_t)snprintf(table + table_len, sizeof table - table_len, "| %s | %s | %s | %s | %s | %.0f |\n",
-                                      row->label, cell_names[c], sd_text, mj_text, ratio, row->target[c]);
+        for (int i = 0; i < n; ++i) {
+            qsort(t[i], (size_t)runs, sizeof(double), compare_doubles);
+            med[i] = t[i][runs / 2];
+            spread[i] = (t[i][runs - 1] - t[i][0]) / med[i];
+        }
+        char text[3][64];
+        for (int i = 0; i < n; ++i) {
+            int len = snprintf(text[i], sizeof text[i], "%.0f", med[i]);
+            if (runs > 1) len += snprintf(text[i] + len, sizeof text[i] - (size_t)len, " (%.0f%%)", 100 * spread[i]);
+            if (k[i] < batches) snprintf(text[i] + len, sizeof text[i] - (size_t)len, " (%d batches)", k[i]);
+        }
+        const char *mj_text = at_mujoco >= 0 ? text[at_mujoco] : peer_note;
+        char ratio[32] = "-", gen_ratio[32] = "-", met[16] = "-";
+        if (at_mujoco >= 0) snprintf(ratio, sizeof ratio, "%.3g", med[0] / med[at_mujoco]);
+        if (!compiled_mode) {
+            table_len += (size_t)snprintf(table + table_len, sizeof table - table_len, "| %s | %s | %s | %s | %s | %.0f |\n",
+                                          row->label, cell_names[c], text[0], mj_text, ratio, row->target[c]);
+        } else {
+            if (at_generated >= 0 && at_mujoco >= 0) {
+                const double rg = med[at_generated] / med[at_mujoco];
+                snprintf(gen_ratio, sizeof gen_ratio, "%.3g", rg);
+                if (row->generated_target[c] > 0) snprintf(met, sizeof met, "%s", rg <= row->generated_target[c] ? "yes" : "no");
+            }
+            char target[16] = "-";
+            if (row->generated_target[c] > 0) snprintf(target, sizeof target, "%.2f", row->generated_target[c]);
+            table_len += (size_t)snprintf(table + table_len, sizeof table - table_len,
+                                          "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row->label, cell_names[c],
+                                          text[0], at_generated >= 0 ? text[at_generated] : compiled_note, mj_text, ratio,
+                                          gen_ratio, target, met);
+        }
         fprintf(stderr, "soadyn_bench: %s %s done\n", row->label, cell_names[c]);
     }
+    if (compiled) sd_data_free(g.d);
     sd_data_free(s.d);
     free(s.q); free(s.u); free(s.qdd); free(s.tau); free(s.out); free(s.M);
 }
@@ -311,8 +359,9 @@ int bench_peers(int argc, char **argv)
         if (strcmp(argv[i], "--batches") == 0 && i + 1 < argc) batches = atoi(argv[++i]);
         else if (strcmp(argv[i], "--shared") == 0 && i + 1 < argc) shared = argv[++i];
         else if (strcmp(argv[i], "--cpu-time") == 0) use_cpu_time = 1;
+        else if (strcmp(argv[i], "--compiled") == 0) compiled_mode = 1;
         else if (strcmp(argv[i], "--peers") != 0) {
-            fprintf(stderr, "usage: soadyn_bench --peers [--batches N (>= 31)] [--shared DIR] [--cpu-time]\n");
+            fprintf(stderr, "usage: soadyn_bench --peers [--batches N (>= 31)] [--shared DIR] [--cpu-time] [--compiled]\n");
             return 1;
         }
     }
@@ -388,16 +437,41 @@ int bench_peers(int argc, char **argv)
                 if (sd_model_hinge_nv(m, k) > 0) printf(" %s", sd_model_joint_name(m, k));
             printf("\n");
         }
+        /* --compiled: a copy of the model running its generated code (default compiler, flags and cache) */
+        sd_model *compiled = NULL;
+        const char *compiled_note = "not offered";
+        if (compiled_mode) {
+            compiled = sd_model_copy(m, &err);
+            if (compiled && sd_model_compile(compiled, NULL, &err) == SD_OK) {
+                sd_compile_info info;
+                sd_model_compile_info(compiled, &info);
+                printf("  %s: generated code %s (%s; compiled in %.1f s, self-check %.2g)\n", rows[r].label,
+                       info.cache_hit ? "from the cache" : "compiled now", info.path, info.compile_seconds,
+                       info.self_check_error);
+            } else {
+                printf("  %s: generated code not offered: %s\n", rows[r].label, err.message);
+                sd_model_free(compiled);
+                compiled = NULL;
+            }
+        }
 #ifdef SOADYN_BENCH_MUJOCO
-        model_row(&rows[r], m, peer, check, note, batches);
+        model_row(&rows[r], m, peer, check, note, batches, compiled, compiled_note);
         mj_peer_free(peer);
         mj_peer_free(check);
 #else
-        model_row(&rows[r], m, peer, NULL, note, batches);
+        model_row(&rows[r], m, peer, NULL, note, batches, compiled, compiled_note);
 #endif
+        sd_model_free(compiled);
         sd_model_free(m);
     }
     rmdir(tmpdir);
+    if (compiled_mode) {
+        printf("\n| model | | library (ns) | generated (ns) | MuJoCo (ns) | library / MuJoCo | generated / MuJoCo | "
+               "target (issue 32) | met |\n|---|---|--:|--:|--:|--:|--:|--:|--|\n%s"
+               "\nEach time: the median of 3 runs (each the median of its interleaved batches), in brackets the "
+               "spread of the 3 (max - min) / median.\n", table);
+        return 0;
+    }
     printf("\n| model | | soadyn (ns) | MuJoCo (ns) | soadyn / MuJoCo | target (ns, issue 12) |\n"
            "|---|---|--:|--:|--:|--:|\n%s", table);
     return 0;

@@ -22,6 +22,6 @@ void cli_compile(const char *cmd, sd_model *model, char *line, size_t cap)
                  1e3 * info.check_seconds);
     else
         snprintf(line, cap, "compiled code, compiled now: cache miss (%s; generated in %.3f s, compiled by %s in %.2f s, "
-                            "self-checked in %.2f ms)",
+                            "loaded and self-checked in %.2f ms)",
                  info.path, info.generate_seconds, info.compiler, info.compile_seconds, 1e3 * info.check_seconds);
 }

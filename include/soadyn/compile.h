@@ -25,7 +25,9 @@
  *
  * The self-check: before it is accepted, the loaded code is compared with the library at
  * options->self_check_states random states (default 8): every output of ID, M, FD, M^-1 and the
- * inter-body forces within 1e-12 of the library's, relative to the largest magnitude of that output.
+ * inter-body forces within 1e-12 of the library's, relative to the largest magnitude of that output
+ * (FD and M^-1, solves with M: within max(1e-12, 16 eps cond_1(M)), round-off amplified by M's
+ * condition and the two factorisations differing).
  *
  * Not offered, and said so (SD_E_NOT_SUPPORTED, the generator's message; the model keeps running
  * the library): flexible bodies, closure constraints, models past the generator's size. No compiler,
@@ -63,7 +65,7 @@ typedef struct sd_compile_info {
     int cache_hit;            /* the object came from the cache: no compiler ran */
     double generate_seconds;  /* writing the C source (0 on a cache hit) */
     double compile_seconds;   /* the compiler's wall time (0 on a cache hit) */
-    double check_seconds;     /* loading and the self-check */
+    double check_seconds;     /* loading (dlopen) and the self-check */
     double self_check_error;  /* the self-check's largest relative difference */
     char key[17];             /* the cache key, 16 hex digits */
     char path[4096];          /* the shared object */

@@ -75,12 +75,12 @@ def test_no_compiler_warns_and_runs(monkeypatch):
         m.compile()
 
 
-def test_flexible_model_refused():
+def test_closed_loop_model_refused():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        m = soadyn.load(os.path.join(MODELS, "flexible_arm.urdf"), compile=True)
+        m = soadyn.load(os.path.join(MODELS, "four_bar.urdf"), compile=True)
     assert not m.compiled
-    assert any(issubclass(w.category, soadyn.CompileWarning) and "flexible" in str(w.message) for w in caught)
+    assert any(issubclass(w.category, soadyn.CompileWarning) and "closure" in str(w.message) for w in caught)
 
 
 def cli(*args, env=None):

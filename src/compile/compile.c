@@ -145,6 +145,7 @@ static compiled_object *load_object(const sd_model *m, const char *path, const c
                                     int states, char *why, size_t cap, sd_error *err, sd_status *check_status)
 {
     *check_status = SD_OK;
+    const double t0 = now_seconds();
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         snprintf(why, cap, "%s", dlerror());
@@ -179,7 +180,6 @@ static compiled_object *load_object(const sd_model *m, const char *path, const c
     } else if (strncmp(embedded, expected, sizeof expected) != 0) {
         snprintf(why, cap, "it was built for another key or soadyn version ('%.120s')", embedded);
     } else {
-        const double t0 = now_seconds();
         *check_status = sd_compiled_self_check(m, &o->code, states, &o->info.self_check_error, err);
         o->info.check_seconds = now_seconds() - t0;
         if (*check_status == SD_OK) return o;
