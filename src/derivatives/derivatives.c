@@ -49,7 +49,8 @@ static void scratch_layout(const sd_model *m, double *block, sd_deriv_scratch *s
     s->Sw = s->BC + 36 * n;
     s->P = s->Sw + 6 * nv;
     s->Q = s->P + 6 * nv;
-    *zeros = s->Q + 6 * nv;
+    s->Xref = (sd_transform *)(s->Q + 6 * nv);
+    *zeros = (double *)(s->Xref + n);
     *spare = *zeros + nv;
     memset(*zeros, 0, nv * sizeof(double));
 }

@@ -20,14 +20,20 @@ void sd_deriv_joint_terms(const sd_model *m, const double *q, const double *u, d
                           size_t ld);
 
 /* The scratch of the recursion (id_derivatives.c), in the workspace's derivative block
- * (derivatives.c), world axes: per body V, A, F (6 each), the composite IC and BC (36 each); per
- * speed H* (Sw), P = IC H*, Q = BC^T H* (6 each). */
+ * (derivatives.c), in the reference axes (body 0's frame at this instant, id_derivatives.c; the
+ * names keep a w from when they were world axes): per body V, A, F (6 each), the composite IC and
+ * BC (36 each); per speed H* (Sw), P = IC H*, Q = BC^T H* (6 each); per body its placement in the
+ * reference frame (Xref, 12 doubles: an sd_transform). */
 typedef struct sd_deriv_scratch {
     double *Vw, *Aw, *Fw, *IC, *BC;
     double *Sw, *P, *Q;
+    sd_transform *Xref;
 } sd_deriv_scratch;
 /* Its size in doubles. */
-static inline size_t sd_deriv_scratch_doubles(const sd_model *m) { return 90 * (size_t)m->n + 18 * (size_t)m->nv; }
+static inline size_t sd_deriv_scratch_doubles(const sd_model *m)
+{
+    return (90 + sizeof(sd_transform) / sizeof(double)) * (size_t)m->n + 18 * (size_t)m->nv;
+}
 
 /* d tau/dq and d tau/du (either may be NULL) at the state of the inverse dynamics the workspace
  * holds (sd_inverse_dynamics at q, u, qdd just run: V, alpha with gravity, f current; the world

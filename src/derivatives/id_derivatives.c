@@ -76,12 +76,28 @@ static void velocity_term_matrix(const double ri[13], const double V[6], const d
         }
 }
 
-/* The scatter and gather: world V, A, F, S, IC, BC, and per speed P = IC S, Q = BC^T S. */
-static void composite_pass(const sd_model *m, sd_data *d, const sd_deriv_scratch *s)
+/* The reference placements Xref (body 0's frame at this instant: Xref(0) = 1, Xref(k) = Xref(p)
+ * Xup(k), another root placed through body 0's inverse) and the base acceleration a0 = [0; -g] in
+ * those axes. */
+static void reference_placements(const sd_model *m, const sd_data *d, const sd_deriv_scratch *s, double a0[6])
 {
-    sd_update_world(m, d);
+    sd_transform root_inverse;
+    sd_transform_inverse(&d->Xup[0], &root_inverse);
+    sd_transform_identity(&s->Xref[0]);
+    for (int k = 1; k < m->n; ++k) {
+        const int p = m->parent[k];
+        sd_transform_compose(p >= 0 ? &s->Xref[p] : &root_inverse, &d->Xup[k], &s->Xref[k]);
+    }
+    double g0[6];
+    sd_base_acceleration(m, g0);
+    sd_motion_to_child(&d->Xup[0], g0, a0);
+}
+
+/* The scatter and gather: reference-axes V, A, F, S, IC, BC, and per speed P = IC S, Q = BC^T S. */
+static void composite_pass(const sd_model *m, const sd_data *d, const sd_deriv_scratch *s)
+{
     for (int k = 0; k < m->n; ++k) {
-        const sd_transform *Xw = &d->Xworld[k];
+        const sd_transform *Xw = &s->Xref[k];
         double *V = s->Vw + 6 * k, *A = s->Aw + 6 * k, *IC = s->IC + 36 * k, *BC = s->BC + 36 * k;
         to_world_motion(Xw, d->V + 6 * k, V);
         to_world_motion(Xw, d->alpha + 6 * k, A);
@@ -131,8 +147,8 @@ typedef struct column_seed {
     double dV[6], dAp[6], extra[6];
 } column_seed;
 
-static void column_rows(const sd_model *m, const sd_deriv_scratch *s, int j, const column_seed *sq, double *dq,
-                        const column_seed *su, double *du, size_t nv)
+static void column_rows(const sd_model *m, const sd_deriv_scratch *s, int free_root, int j, const column_seed *sq,
+                        double *dq, const column_seed *su, double *du, size_t nv)
 {
     const int kj = m->v_body[j];
     const int v_end = m->subtree_end[kj] < m->n ? m->v_index[m->subtree_end[kj]] : m->nv;
@@ -160,18 +176,61 @@ static void column_rows(const sd_model *m, const sd_deriv_scratch *s, int j, con
         Gq[r] = gq;
         Gu[r] = gu;
     }
-    for (int p = m->parent[kj]; p >= 0; p = m->parent[p])
+    for (int p = m->parent[kj]; p >= 0; p = m->parent[p]) {
+        if (p == 0 && free_root) { /* H*(0) = 1 in the reference axes: the rows are G itself */
+            for (int c = 0; c < 6; ++c) {
+                if (dq) dq[(size_t)c * nv + j] = Gq[c];
+                if (du) du[(size_t)c * nv + j] = Gu[c];
+            }
+            break;
+        }
         for (int c = 0; c < m->nv_k[p]; ++c) {
             const int v = m->v_index[p] + c;
             if (dq) dq[(size_t)v * nv + j] = sd_s6_dot(s->Sw + 6 * v, Gq);
             if (du) du[(size_t)v * nv + j] = sd_s6_dot(s->Sw + 6 * v, Gu);
         }
+    }
+}
+
+/* A free root (body 0, H* = 1 in its own axes, which are the reference axes): its six columns, for
+ * every row of its subtree, in closed form. With s = e_c, V_p = 0 and A_p = a0:
+ *   along u_c: dV = e_c and dA' = s x V_0 + 2 V_0 x s = V_0 x e_c, so row i gets
+ *     P_i . (V_0 x e_c) + Q_i . e_c = (-(V_0 x* P_i) + [Q_i; 0])_c     (f . (v x m) = -(v x* f) . m);
+ *   along q_c, c < 3 (a turn): dV = 0 and dA' = -(e_c x a0) = [0; -(e_c x a0_lin)], so row i gets
+ *     -P_i,lin . (e_c x a0_lin) = (P_i,lin x a0_lin)_c;
+ *   along q_c, c >= 3 (a shift): the seed is zero (a0 has no angular part).
+ * One 3- and one 6-vector cross product per row for its twelve entries, where the seeds' form
+ * takes 9 multiply-adds an entry. */
+static void free_root_columns(const sd_model *m, const sd_deriv_scratch *s, const double a0[6], double *dq,
+                              double *du, size_t ld)
+{
+    const int v_end = m->subtree_end[0] < m->n ? m->v_index[m->subtree_end[0]] : m->nv;
+    const double *V0 = s->Vw;
+    for (int v = 0; v < v_end; ++v) {
+        const double *P = s->P + 6 * v, *Q = s->Q + 6 * v;
+        if (dq) {
+            double *row = dq + (size_t)v * ld, t[3];
+            sd_v3_cross(P + 3, a0 + 3, t);
+            row[0] = t[0];
+            row[1] = t[1];
+            row[2] = t[2];
+            row[3] = row[4] = row[5] = 0.0;
+        }
+        if (du) {
+            double *row = du + (size_t)v * ld, t[6];
+            sd_force_cross(V0, P, t);
+            for (int c = 0; c < 3; ++c) {
+                row[c] = Q[c] - t[c];
+                row[3 + c] = -t[3 + c];
+            }
+        }
+    }
 }
 
 /* The body-frame seed a universal or planar hinge adds along its own coordinate i (the change dH*
  * of its H*, hinge_partials.c), in world axes, and its rows' term dH*^T f(kj). */
-static void hinge_seed(const sd_model *m, const sd_data *d, const double *u, const double *qdd, int kj, int i,
-                       double dVq[6], double dAq[6], double dAu[6], double row_term[6])
+static void hinge_seed(const sd_model *m, const sd_data *d, const sd_deriv_scratch *s, const double *u,
+                       const double *qdd, int kj, int i, double dVq[6], double dAq[6], double dAu[6], double row_term[6])
 {
     double dS[18], dSdot_q[6], dSdot_u[6], dSu[6] = {0, 0, 0, 0, 0, 0}, dSqdd[6] = {0, 0, 0, 0, 0, 0};
     const int vk = m->v_index[kj], nk = m->nv_k[kj];
@@ -190,7 +249,7 @@ static void hinge_seed(const sd_model *m, const sd_data *d, const double *u, con
     sd_motion_cross(dSu, vJ, t1);
     sd_motion_cross(d->V + 6 * kj, dSu, t2);
     for (int r = 0; r < 6; ++r) dA[r] = t1[r] + t2[r] + dSqdd[r] + dSdot_q[r];
-    const sd_transform *Xw = &d->Xworld[kj];
+    const sd_transform *Xw = &s->Xref[kj];
     to_world_motion(Xw, dSu, dVq);
     to_world_motion(Xw, dA, dAq);
     to_world_motion(Xw, dSdot_u, dAu);
@@ -205,11 +264,13 @@ void sd_deriv_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, c
         if (dtau_dq) memset(dtau_dq + r * ld, 0, (size_t)nv * sizeof(double));
         if (dtau_du) memset(dtau_du + r * ld, 0, (size_t)nv * sizeof(double));
     }
-    composite_pass(m, d, s);
     double a0[6];
-    sd_base_acceleration(m, a0);
+    reference_placements(m, d, s, a0);
+    composite_pass(m, d, s);
     static const double zero[6] = {0, 0, 0, 0, 0, 0};
-    for (int j = 0; j < nv; ++j) {
+    const int free_root = m->hinge[0] == SD_HINGE_FREE;
+    if (free_root) free_root_columns(m, s, a0, dtau_dq, dtau_du, ld);
+    for (int j = free_root ? 6 : 0; j < nv; ++j) {
         const int kj = m->v_body[j], p = m->parent[kj];
         const double *sj = s->Sw + 6 * j, *Vk = s->Vw + 6 * kj;
         const double *Vp = p >= 0 ? s->Vw + 6 * p : zero, *Ap = p >= 0 ? s->Aw + 6 * p : a0;
@@ -217,7 +278,7 @@ void sd_deriv_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, c
                       hu_A[6] = {0, 0, 0, 0, 0, 0};
         for (int r = 0; r < 6; ++r) vJ[r] = Vk[r] - Vp[r];
         if (d->hinge_sel[kj] == SD_HINGE_SEL_VARYING)
-            hinge_seed(m, d, u, qdd, kj, j - m->v_index[kj], hq_V, hq_A, hu_A, row_q);
+            hinge_seed(m, d, s, u, qdd, kj, j - m->v_index[kj], hq_V, hq_A, hu_A, row_q);
         column_seed sq, su;
         memset(&sq, 0, sizeof sq);
         memset(&su, 0, sizeof su);
@@ -243,7 +304,7 @@ void sd_deriv_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, c
                 su.dAp[r] = t1[r] + 2.0 * t2[r] + hu_A[r]; /* dA + V_kj x dV with dV = s */
             }
         }
-        column_rows(m, s, j, &sq, dtau_dq, &su, dtau_du, ld);
+        column_rows(m, s, free_root, j, &sq, dtau_dq, &su, dtau_du, ld);
         if (dtau_dq)
             for (int c = 0; c < m->nv_k[kj]; ++c) dtau_dq[(size_t)(m->v_index[kj] + c) * ld + j] += row_q[c];
     }
