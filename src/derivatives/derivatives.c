@@ -44,9 +44,9 @@ static void scratch_layout(const sd_model *m, double *block, sd_deriv_scratch *s
     s->Vw = block;
     s->Aw = s->Vw + 6 * n;
     s->Fw = s->Aw + 6 * n;
-    s->IC = s->Fw + 6 * n;
-    s->BC = s->IC + 36 * n;
-    s->Sw = s->BC + 36 * n;
+    s->ICr = s->Fw + 6 * n;
+    s->BCr = s->ICr + 13 * n;
+    s->Sw = s->BCr + 12 * n;
     s->P = s->Sw + 6 * nv;
     s->Q = s->P + 6 * nv;
     s->Xref = (sd_transform *)(s->Q + 6 * nv);

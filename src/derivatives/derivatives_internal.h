@@ -21,18 +21,20 @@ void sd_deriv_joint_terms(const sd_model *m, const double *q, const double *u, d
 
 /* The scratch of the recursion (id_derivatives.c), in the workspace's derivative block
  * (derivatives.c), in the reference axes (body 0's frame at this instant, id_derivatives.c; the
- * names keep a w from when they were world axes): per body V, A, F (6 each), the composite IC and
- * BC (36 each); per speed H* (Sw), P = IC H*, Q = BC^T H* (6 each); per body its placement in the
- * reference frame (Xref, 12 doubles: an sd_transform). */
+ * names keep a w from when they were world axes): per body V, A, F (6 each), the composite rigid
+ * inertia IC in the 13-number form of sd_rigid_inertia_to_parent (ICr) and the composite velocity
+ * term BC as the 12 numbers [B11, hv] of id_derivatives.c's velocity_terms (BCr); per speed H*
+ * (Sw), P = IC H*, Q = BC^T H* (6 each); per body its placement in the reference axes (Xref, 12
+ * doubles: an sd_transform). */
 typedef struct sd_deriv_scratch {
-    double *Vw, *Aw, *Fw, *IC, *BC;
+    double *Vw, *Aw, *Fw, *ICr, *BCr;
     double *Sw, *P, *Q;
     sd_transform *Xref;
 } sd_deriv_scratch;
 /* Its size in doubles. */
 static inline size_t sd_deriv_scratch_doubles(const sd_model *m)
 {
-    return (90 + sizeof(sd_transform) / sizeof(double)) * (size_t)m->n + 18 * (size_t)m->nv;
+    return (18 + 13 + 12 + sizeof(sd_transform) / sizeof(double)) * (size_t)m->n + 18 * (size_t)m->nv;
 }
 
 /* d tau/dq and d tau/du (either may be NULL) at the state of the inverse dynamics the workspace

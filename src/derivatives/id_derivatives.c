@@ -52,9 +52,9 @@ static void to_world_motion(const sd_transform *Xw, const double m[6], double ou
  *     C = [[w] Io - [v][p], [w][p] + m [v]; -[w][p], m [w]],
  * so B's right half is zero (B12 = [w x p] + m [v] - [hv] = 0, B22 = m [w] + m [w]^T = 0), its
  * bottom left is -[w][p] - [p][w] - m [v] - [hv] = -2 [hv], and its top left is
- *     B11 = T + T^T - p v^T - v p^T + 2 (v.p) 1 - [hw],   T = [w] Io (Io [w] = -T^T),
- * less than half the products of six force cross products of I's columns and their sum. */
-static void velocity_term_matrix(const double ri[13], const double V[6], const double h[6], double B[36])
+ *     B11 = T + T^T - p v^T - v p^T + 2 (v.p) 1 - [hw],   T = [w] Io (Io [w] = -T^T).
+ * B is kept as those 12 numbers, b = [B11 (row-major), hv]: sums over a subtree stay in that form. */
+static void velocity_terms(const double ri[13], const double V[6], const double h[6], double b[12])
 {
     const double *p = ri + 1, *Io = ri + 4, *w = V, *v = V + 3;
     double T[9], col[3];
@@ -63,17 +63,32 @@ static void velocity_term_matrix(const double ri[13], const double V[6], const d
         for (int i = 0; i < 3; ++i) T[3 * i + j] = col[i];
     }
     const double vp2 = 2.0 * sd_v3_dot(v, p);
-    double Kw[9], Kv[9];
+    double Kw[9];
     sd_m3_skew(h, Kw);
-    sd_m3_skew(h + 3, Kv);
     for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) {
-            B[6 * i + j] =
-                T[3 * i + j] + T[3 * j + i] - p[i] * v[j] - v[i] * p[j] - Kw[3 * i + j] + (i == j ? vp2 : 0.0);
-            B[6 * i + 3 + j] = 0.0;
-            B[6 * (3 + i) + j] = -2.0 * Kv[3 * i + j];
-            B[6 * (3 + i) + 3 + j] = 0.0;
-        }
+        for (int j = 0; j < 3; ++j)
+            b[3 * i + j] = T[3 * i + j] + T[3 * j + i] - p[i] * v[j] - v[i] * p[j] - Kw[3 * i + j] + (i == j ? vp2 : 0.0);
+    b[9] = h[3];
+    b[10] = h[4];
+    b[11] = h[5];
+}
+
+/* out = B dV for B in velocity_terms' 12 numbers and a dV whose angular part alone enters (B's right
+ * half is zero): [B11 dV_w; -2 hv x dV_w]. */
+static void velocity_terms_mul(const double b[12], const double dV[6], double out[6])
+{
+    double hxw[3];
+    sd_m3_mul_v(b, dV, out);
+    sd_v3_cross(b + 9, dV, hxw);
+    for (int i = 0; i < 3; ++i) out[3 + i] = -2.0 * hxw[i];
+}
+
+/* The angular part of B^T S (its linear part is zero): B11^T s_w + 2 hv x s_v ((-2 [hv])^T = 2 [hv]). */
+static void velocity_terms_tmul(const double b[12], const double S[6], double out[3])
+{
+    double hxs[3];
+    sd_v3_cross(b + 9, S + 3, hxs);
+    for (int i = 0; i < 3; ++i) out[i] = b[i] * S[0] + b[3 + i] * S[1] + b[6 + i] * S[2] + 2.0 * hxs[i];
 }
 
 /* The reference placements Xref (body 0's frame at this instant: Xref(0) = 1, Xref(k) = Xref(p)
@@ -98,7 +113,7 @@ static void composite_pass(const sd_model *m, const sd_data *d, const sd_deriv_s
 {
     for (int k = 0; k < m->n; ++k) {
         const sd_transform *Xw = &s->Xref[k];
-        double *V = s->Vw + 6 * k, *A = s->Aw + 6 * k, *IC = s->IC + 36 * k, *BC = s->BC + 36 * k;
+        double *V = s->Vw + 6 * k, *A = s->Aw + 6 * k;
         to_world_motion(Xw, d->V + 6 * k, V);
         to_world_motion(Xw, d->alpha + 6 * k, A);
         sd_force_to_parent(Xw, d->f + 6 * k, s->Fw + 6 * k);
@@ -106,37 +121,24 @@ static void composite_pass(const sd_model *m, const sd_data *d, const sd_deriv_s
             const int v = m->v_index[k] + c;
             to_world_motion(Xw, d->S + 6 * v, s->Sw + 6 * v);
         }
-        double ri[13], h[6];
+        double *ri = s->ICr + 13 * k, h[6];
         sd_rigid_inertia_to_parent(Xw, m->mass[k], m->com + 3 * k, m->inertia_com + 9 * k, ri);
-        sd_rigid_inertia_to_sym6(ri, IC);
         sd_rigid_inertia_mul(ri, V, h);
-        velocity_term_matrix(ri, V, h, BC);
+        velocity_terms(ri, V, h, s->BCr + 12 * k);
     }
-    for (int k = m->n - 1; k > 0; --k) {
+    for (int k = m->n - 1; k > 0; --k) { /* the composites: sums in the 13- and 12-number forms */
         const int p = m->parent[k];
         if (p < 0) continue;
-        double *ICp = s->IC + 36 * p, *BCp = s->BC + 36 * p;
-        const double *IC = s->IC + 36 * k, *BC = s->BC + 36 * k;
-        for (int e = 0; e < 36; ++e) {
-            ICp[e] += IC[e];
-            BCp[e] += BC[e];
-        }
+        double *ICp = s->ICr + 13 * p, *BCp = s->BCr + 12 * p;
+        const double *IC = s->ICr + 13 * k, *BC = s->BCr + 12 * k;
+        for (int e = 0; e < 13; ++e) ICp[e] += IC[e];
+        for (int e = 0; e < 12; ++e) BCp[e] += BC[e];
     }
-    for (int k = 0; k < m->n; ++k)
-        for (int c = 0; c < m->nv_k[k]; ++c) {
-            const int v = m->v_index[k] + c;
-            const double *S = s->Sw + 6 * v, *IC = s->IC + 36 * k, *BC = s->BC + 36 * k;
-            double *P = s->P + 6 * v, *Q = s->Q + 6 * v;
-            for (int r = 0; r < 6; ++r) {
-                double pr = 0.0, qr = 0.0;
-                for (int e = 0; e < 6; ++e) {
-                    pr += IC[6 * r + e] * S[e];
-                    if (r < 3) qr += BC[6 * e + r] * S[e]; /* BC's right half is zero: so is Q's lower */
-                }
-                P[r] = pr;
-                Q[r] = qr;
-            }
-        }
+    for (int v = 0; v < m->nv; ++v) {
+        const int k = m->v_body[v];
+        sd_rigid_inertia_mul(s->ICr + 13 * k, s->Sw + 6 * v, s->P + 6 * v);
+        velocity_terms_tmul(s->BCr + 12 * k, s->Sw + 6 * v, s->Q + 6 * v);
+    }
 }
 
 /* The rows of column j of d tau/dq (into dq) and of d tau/du (into du), either NULL: kj's subtree
@@ -161,21 +163,14 @@ static void column_rows(const sd_model *m, const sd_deriv_scratch *s, int free_r
         if (du) du[(size_t)v * nv + j] = sd_s6_dot(P, su->dAp) + sd_v3_dot(Q, su->dV);
     }
     if (m->parent[kj] < 0) return;
-    const double *IC = s->IC + 36 * kj, *BC = s->BC + 36 * kj;
-    double Gq[6], Gu[6];
-    for (int r = 0; r < 6; ++r) {
-        double gq = sq->extra[r], gu = su->extra[r];
-        for (int e = 0; e < 6; ++e) {
-            gq += IC[6 * r + e] * sq->dAp[e];
-            gu += IC[6 * r + e] * su->dAp[e];
-        }
-        for (int e = 0; e < 3; ++e) { /* BC dV: only the angular part of dV (BC's right half is zero) */
-            gq += BC[6 * r + e] * sq->dV[e];
-            gu += BC[6 * r + e] * su->dV[e];
-        }
-        Gq[r] = gq;
-        Gu[r] = gu;
-    }
+    const double *IC = s->ICr + 13 * kj, *BC = s->BCr + 12 * kj;
+    double Gq[6], Gu[6], t[6];
+    sd_rigid_inertia_mul(IC, sq->dAp, Gq);
+    velocity_terms_mul(BC, sq->dV, t);
+    for (int r = 0; r < 6; ++r) Gq[r] += t[r] + sq->extra[r];
+    sd_rigid_inertia_mul(IC, su->dAp, Gu);
+    velocity_terms_mul(BC, su->dV, t);
+    for (int r = 0; r < 6; ++r) Gu[r] += t[r] + su->extra[r];
     for (int p = m->parent[kj]; p >= 0; p = m->parent[p]) {
         if (p == 0 && free_root) { /* H*(0) = 1 in the reference axes: the rows are G itself */
             for (int c = 0; c < 6; ++c) {
