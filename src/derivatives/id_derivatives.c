@@ -91,10 +91,9 @@ static void velocity_terms_tmul(const double b[12], const double S[6], double ou
     for (int i = 0; i < 3; ++i) out[i] = b[i] * S[0] + b[3 + i] * S[1] + b[6 + i] * S[2] + 2.0 * hxs[i];
 }
 
-/* The reference placements Xref (body 0's frame at this instant: Xref(0) = 1, Xref(k) = Xref(p)
- * Xup(k), another root placed through body 0's inverse) and the base acceleration a0 = [0; -g] in
- * those axes. */
-static void reference_placements(const sd_model *m, const sd_data *d, const sd_deriv_scratch *s, double a0[6])
+/* The reference placements Xref: body 0's frame at this instant, Xref(0) = 1, Xref(k) = Xref(p)
+ * Xup(k), another root placed through body 0's inverse. */
+static void reference_placements(const sd_model *m, const sd_data *d, const sd_deriv_scratch *s)
 {
     sd_transform root_inverse;
     sd_transform_inverse(&d->Xup[0], &root_inverse);
@@ -103,6 +102,10 @@ static void reference_placements(const sd_model *m, const sd_data *d, const sd_d
         const int p = m->parent[k];
         sd_transform_compose(p >= 0 ? &s->Xref[p] : &root_inverse, &d->Xup[k], &s->Xref[k]);
     }
+}
+
+void sd_deriv_base_acceleration(const sd_model *m, const sd_data *d, double a0[6])
+{
     double g0[6];
     sd_base_acceleration(m, g0);
     sd_motion_to_child(&d->Xup[0], g0, a0);
@@ -250,9 +253,14 @@ static void hinge_seed(const sd_model *m, const sd_data *d, const sd_deriv_scrat
     to_world_motion(Xw, dSdot_u, dAu);
 }
 
-void sd_deriv_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u,
-                               const double *qdd, const sd_deriv_scratch *s, double *dtau_dq, double *dtau_du,
-                               size_t ld)
+void sd_deriv_composites(const sd_model *m, const sd_data *d, const sd_deriv_scratch *s)
+{
+    reference_placements(m, d, s);
+    composite_pass(m, d, s);
+}
+
+void sd_deriv_columns(const sd_model *m, sd_data *d, const double *q, const double *u, const double *qdd,
+                      const sd_deriv_scratch *s, double *dtau_dq, double *dtau_du, size_t ld)
 {
     const int nv = m->nv;
     for (int r = 0; r < nv; ++r) {
@@ -260,8 +268,7 @@ void sd_deriv_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, c
         if (dtau_du) memset(dtau_du + r * ld, 0, (size_t)nv * sizeof(double));
     }
     double a0[6];
-    reference_placements(m, d, s, a0);
-    composite_pass(m, d, s);
+    sd_deriv_base_acceleration(m, d, a0);
     static const double zero[6] = {0, 0, 0, 0, 0, 0};
     const int free_root = m->hinge[0] == SD_HINGE_FREE;
     if (free_root) free_root_columns(m, s, a0, dtau_dq, dtau_du, ld);
@@ -304,4 +311,12 @@ void sd_deriv_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, c
             for (int c = 0; c < m->nv_k[kj]; ++c) dtau_dq[(size_t)(m->v_index[kj] + c) * ld + j] += row_q[c];
     }
     sd_deriv_joint_terms(m, q, u, dtau_dq, dtau_du, ld);
+}
+
+void sd_deriv_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u,
+                               const double *qdd, const sd_deriv_scratch *s, double *dtau_dq, double *dtau_du,
+                               size_t ld)
+{
+    sd_deriv_composites(m, d, s);
+    sd_deriv_columns(m, d, q, u, qdd, s, dtau_dq, dtau_du, ld);
 }
