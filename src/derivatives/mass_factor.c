@@ -22,10 +22,13 @@
 int sd_deriv_mass_matrix_factor(const sd_model *m, const sd_deriv_scratch *s, double *F)
 {
     const size_t nv = (size_t)m->nv;
+    /* a free root's H* is 1 in the recursion's reference axes (id_derivatives.c): M(i, c) = P(i)_c */
+    const int root_axes = m->hinge[0] == SD_HINGE_FREE ? 6 : 0;
     for (int i = 0; i < m->nv; ++i) { /* the lower part of M along each path, zero elsewhere */
         double *row = F + (size_t)i * nv;
+        const double *P = s->P + 6 * i;
         for (int j = 0; j <= i; ++j) row[j] = 0.0;
-        for (int j = i; j >= 0; j = m->v_parent[j]) row[j] = sd_s6_dot(s->Sw + 6 * j, s->P + 6 * i);
+        for (int j = i; j >= 0; j = m->v_parent[j]) row[j] = j < root_axes ? P[j] : sd_s6_dot(s->Sw + 6 * j, P);
     }
     if (m->has_armature)
         for (int i = 0; i < m->nv; ++i) F[i * nv + i] += m->armature[i];
