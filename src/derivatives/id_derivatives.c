@@ -263,9 +263,10 @@ void sd_deriv_columns(const sd_model *m, sd_data *d, const double *q, const doub
                       const sd_deriv_scratch *s, double *dtau_dq, double *dtau_du, size_t ld)
 {
     const int nv = m->nv;
-    for (int r = 0; r < nv; ++r) {
-        if (dtau_dq) memset(dtau_dq + r * ld, 0, (size_t)nv * sizeof(double));
-        if (dtau_du) memset(dtau_du + r * ld, 0, (size_t)nv * sizeof(double));
+    const size_t rows = ld == (size_t)nv ? 1 : (size_t)nv, width = ld == (size_t)nv ? (size_t)nv * ld : (size_t)nv;
+    for (size_t r = 0; r < rows; ++r) { /* one call for a whole matrix, else row by row */
+        if (dtau_dq) memset(dtau_dq + r * ld, 0, width * sizeof(double));
+        if (dtau_du) memset(dtau_du + r * ld, 0, width * sizeof(double));
     }
     double a0[6];
     sd_deriv_base_acceleration(m, d, a0);
