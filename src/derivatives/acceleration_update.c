@@ -20,35 +20,42 @@
 
 void sd_deriv_add_accelerations(const sd_model *m, sd_data *d, const sd_deriv_scratch *s, const double *qdd)
 {
-    double *dA = s->work, *below = s->work + 6 * (size_t)m->n; /* below(k): sum of P_v qdd_v under k */
+    /* dA(k), then below(k): the sum of P_v qdd_v under k (local 6-vectors, stored once: the
+     * compiler cannot tell the scratch's arrays apart) */
+    double *restrict dA = s->work, *restrict below = s->work + 6 * (size_t)m->n;
+    const double *restrict S = s->Sw, *restrict P = s->P;
     for (int k = 0; k < m->n; ++k) {
         const int p = m->parent[k];
-        double *a = dA + 6 * k;
-        for (int r = 0; r < 6; ++r) {
-            a[r] = p >= 0 ? dA[6 * p + r] : 0.0;
-            below[6 * k + r] = 0.0;
-        }
+        double a[6] = {0, 0, 0, 0, 0, 0};
+        if (p >= 0)
+            for (int r = 0; r < 6; ++r) a[r] = dA[6 * p + r];
         for (int c = 0; c < m->nv_k[k]; ++c) {
             const int v = m->v_index[k] + c;
-            for (int r = 0; r < 6; ++r) a[r] += s->Sw[6 * v + r] * qdd[v];
+            for (int r = 0; r < 6; ++r) a[r] += S[6 * v + r] * qdd[v];
+        }
+        for (int r = 0; r < 6; ++r) {
+            dA[6 * k + r] = a[r];
+            below[6 * k + r] = 0.0;
         }
     }
     for (int k = m->n - 1; k >= 0; --k) {
-        double dF[6];
+        double dF[6], A[6], F[6], up[6];
         sd_rigid_inertia_mul(s->ICr + 13 * k, dA + 6 * k, dF);
-        double *A = s->Aw + 6 * k, *F = s->Fw + 6 * k;
         for (int r = 0; r < 6; ++r) {
-            A[r] += dA[6 * k + r];
-            F[r] += dF[r] + below[6 * k + r];
+            A[r] = s->Aw[6 * k + r] + dA[6 * k + r];
+            F[r] = s->Fw[6 * k + r] + dF[r] + below[6 * k + r];
+            up[r] = below[6 * k + r];
+        }
+        for (int c = 0; c < m->nv_k[k]; ++c) {
+            const int v = m->v_index[k] + c;
+            for (int r = 0; r < 6; ++r) up[r] += P[6 * v + r] * qdd[v];
         }
         const int p = m->parent[k];
-        if (p >= 0) {
-            double *up = below + 6 * p;
-            for (int r = 0; r < 6; ++r) up[r] += below[6 * k + r];
-            for (int c = 0; c < m->nv_k[k]; ++c) {
-                const int v = m->v_index[k] + c;
-                for (int r = 0; r < 6; ++r) up[r] += s->P[6 * v + r] * qdd[v];
-            }
+        if (p >= 0)
+            for (int r = 0; r < 6; ++r) below[6 * p + r] += up[r];
+        for (int r = 0; r < 6; ++r) {
+            s->Aw[6 * k + r] = A[r];
+            s->Fw[6 * k + r] = F[r];
         }
         sd_motion_to_child(&s->Xref[k], A, d->alpha + 6 * k);
         sd_force_to_child(&s->Xref[k], F, d->f + 6 * k);
