@@ -1,13 +1,17 @@
 /*
  * src/derivatives/id_derivatives.c — d tau/dq and d tau/du of the Newton-Euler inverse dynamics
- * (004 Alg 3.1) on a rigid tree, all columns in one pass over the tree: per body the world-axes
+ * (004 Alg 3.1) on a rigid tree, all columns in one pass over the tree: per body the reference-axes
  * quantities and the composite inertias IC(k) and "composite velocity terms" BC(k) of the subtrees
  * (one scatter, one gather), then per column a seed and one 6-vector product per related row. The
  * O(N depth) structure of Carpentier and Mansard (RSS 2018), derived here with the spatial operators.
  *
- * Notation: every vector and matrix in this file is in world axes about the world origin (X the
- * body's world placement: motion m_w = phi*(0, k)^-1 m_k, forces likewise), so the operators phi of
- * the sweeps are identities and a force sum over a subtree is a plain sum. For body k: H*(k) = S_k,
+ * Notation: every vector and matrix in this file is in one set of reference axes: body 0's frame
+ * at this instant, taken as fixed (Xref the body's placement in it: motion m_r = phi*(0, k)^-1 m_k,
+ * forces likewise), so the operators phi of the sweeps are identities and a force sum over a
+ * subtree is a plain sum. Any fixed frame would do (the spatial algebra is the same in each); body
+ * 0's makes a free root's H* the identity, so its six columns take a closed form
+ * (free_root_columns) and its six rows of every other column are G's entries (column_rows), and
+ * no body needs its world placement. For body k: H*(k) = S_k,
  * V_k, A_k (spatial acceleration with the base at -g, so forces include weight), I_k (rigid
  * inertia), h_k = I_k V_k, F_k = sum over k's subtree of f(m) the force through k's hinge
  * (inverse_dynamics.c's f(k), body frame there), and tau_k = S_k^T F_k. The sweeps read
@@ -35,16 +39,17 @@
  * universal or planar hinge's H* also depends on its own angles in the body frame
  * (hinge_partials.c): a body-frame change dH* of S_kj adds dH*^T f(kj) to kj's rows and a seed.
  * So each column costs one seed, then per row of kj's subtree P.dA' + Q.dV with P = IC_k S_k and
- * Q = BC_k^T S_k formed once per speed (B_m's right half is zero, velocity_term_matrix, so Q's
- * lower half is and only dV's angular part enters), and per ancestor row S^T G with G = dF_kj
- * formed once.
+ * Q = BC_k^T S_k formed once per speed (B_m's right half is zero, velocity_terms, so Q's lower half
+ * is and only dV's angular part enters), and per ancestor row S^T G with G = dF_kj formed once.
+ * IC and BC are summed in their compact forms (13 and 12 numbers, not 36 each): a sum of rigid
+ * inertias is one, and every B_m has the same zero blocks.
  */
 #include <string.h>
 
 #include "derivatives_internal.h"
 
-/* x = the world placement's motion transform of a body-frame motion vector. */
-static void to_world_motion(const sd_transform *Xw, const double m[6], double out[6]) { sd_motion_to_parent(Xw, m, out); }
+/* A body-frame motion vector in the reference axes, through the body's placement Xw = Xref(k). */
+static void to_reference_motion(const sd_transform *Xw, const double m[6], double out[6]) { sd_motion_to_parent(Xw, m, out); }
 
 /* B = C + C^T + (x* h), C = (V x*) I, for a rigid inertia in the 13-number form ri = [m, p (first
  * moment), Io (about the origin)], I = [Io, [p]; [p]^T, m 1], and h = I V. In 3x3 blocks, with
@@ -117,12 +122,12 @@ static void composite_pass(const sd_model *m, const sd_data *d, const sd_deriv_s
     for (int k = 0; k < m->n; ++k) {
         const sd_transform *Xw = &s->Xref[k];
         double *V = s->Vw + 6 * k, *A = s->Aw + 6 * k;
-        to_world_motion(Xw, d->V + 6 * k, V);
-        to_world_motion(Xw, d->alpha + 6 * k, A);
+        to_reference_motion(Xw, d->V + 6 * k, V);
+        to_reference_motion(Xw, d->alpha + 6 * k, A);
         sd_force_to_parent(Xw, d->f + 6 * k, s->Fw + 6 * k);
         for (int c = 0; c < m->nv_k[k]; ++c) {
             const int v = m->v_index[k] + c;
-            to_world_motion(Xw, d->S + 6 * v, s->Sw + 6 * v);
+            to_reference_motion(Xw, d->S + 6 * v, s->Sw + 6 * v);
         }
         double *ri = s->ICr + 13 * k, h[6];
         sd_rigid_inertia_to_parent(Xw, m->mass[k], m->com + 3 * k, m->inertia_com + 9 * k, ri);
@@ -226,7 +231,7 @@ static void free_root_columns(const sd_model *m, const sd_deriv_scratch *s, cons
 }
 
 /* The body-frame seed a universal or planar hinge adds along its own coordinate i (the change dH*
- * of its H*, hinge_partials.c), in world axes, and its rows' term dH*^T f(kj). */
+ * of its H*, hinge_partials.c), in the reference axes, and its rows' term dH*^T f(kj). */
 static void hinge_seed(const sd_model *m, const sd_data *d, const sd_deriv_scratch *s, const double *u,
                        const double *qdd, int kj, int i, double dVq[6], double dAq[6], double dAu[6], double row_term[6])
 {
@@ -241,16 +246,16 @@ static void hinge_seed(const sd_model *m, const sd_data *d, const sd_deriv_scrat
         row_term[c] = sd_s6_dot(dS + 6 * c, d->f + 6 * kj);
     }
     /* a change dSu of the hinge's motion H* u: dV = dSu, dA = dSu x H* u + V x dSu, with the
-     * change of H* qdd and of d(H*)/dt u (body frame, then world) */
+     * change of H* qdd and of d(H*)/dt u (body frame, then reference axes) */
     double vJ[6], t1[6], t2[6], dA[6];
     sd_hinge_motion(m, d, kj, u, vJ);
     sd_motion_cross(dSu, vJ, t1);
     sd_motion_cross(d->V + 6 * kj, dSu, t2);
     for (int r = 0; r < 6; ++r) dA[r] = t1[r] + t2[r] + dSqdd[r] + dSdot_q[r];
     const sd_transform *Xw = &s->Xref[kj];
-    to_world_motion(Xw, dSu, dVq);
-    to_world_motion(Xw, dA, dAq);
-    to_world_motion(Xw, dSdot_u, dAu);
+    to_reference_motion(Xw, dSu, dVq);
+    to_reference_motion(Xw, dA, dAq);
+    to_reference_motion(Xw, dSdot_u, dAu);
 }
 
 void sd_deriv_composites(const sd_model *m, const sd_data *d, const sd_deriv_scratch *s)

@@ -2,8 +2,8 @@
  * src/derivatives/mass_factor.c — M^-1 applied to d tau/dq, d tau/du and 1 for the forward dynamics
  * derivatives (derivatives.c), through the tree-sparse factorisation M = L^T D L.
  *
- * M comes almost free from the inverse dynamics derivatives: their composite inertias IC(k) (world
- * axes) and P = IC(k) H*(k) give M(i, j) = H*(j)^T IC(body(i)) H*(i) = H*(j) . P(i) for every speed j
+ * M comes almost free from the inverse dynamics derivatives: their composite inertias IC(k) (the
+ * recursion's reference axes) and P = IC(k) H*(k) give M(i, j) = H*(j)^T IC(body(i)) H*(i) = H*(j) . P(i) for every speed j
  * on speed i's path to the base (004 Eq 21, the composite-body form; the armature on the diagonal),
  * which are the only nonzero entries below the diagonal. Factored from the tips (Featherstone's
  * LTDL, Rigid Body Dynamics Algorithms Sec 6.5) L keeps that sparsity, so M^-1 X = L^-1 D^-1 L^-T X
