@@ -49,7 +49,10 @@
 #include "derivatives_internal.h"
 
 /* A body-frame motion vector in the reference axes, through the body's placement Xw = Xref(k). */
-static void to_reference_motion(const sd_transform *Xw, const double m[6], double out[6]) { sd_motion_to_parent(Xw, m, out); }
+static void to_reference_motion(const sd_transform *Xw, const double m[6], double out[6])
+{
+    sd_motion_to_parent(Xw, m, out);
+}
 
 /* B = C + C^T + (x* h), C = (V x*) I, for a rigid inertia in the 13-number form ri = [m, p (first
  * moment), Io (about the origin)], I = [Io, [p]; [p]^T, m 1], and h = I V. In 3x3 blocks, with
@@ -72,7 +75,8 @@ static void velocity_terms(const double ri[13], const double V[6], const double 
     sd_m3_skew(h, Kw);
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j)
-            b[3 * i + j] = T[3 * i + j] + T[3 * j + i] - p[i] * v[j] - v[i] * p[j] - Kw[3 * i + j] + (i == j ? vp2 : 0.0);
+            b[3 * i + j] =
+                T[3 * i + j] + T[3 * j + i] - p[i] * v[j] - v[i] * p[j] - Kw[3 * i + j] + (i == j ? vp2 : 0.0);
     b[9] = h[3];
     b[10] = h[4];
     b[11] = h[5];
@@ -233,7 +237,8 @@ static void free_root_columns(const sd_model *m, const sd_deriv_scratch *s, cons
 /* The body-frame seed a universal or planar hinge adds along its own coordinate i (the change dH*
  * of its H*, hinge_partials.c), in the reference axes, and its rows' term dH*^T f(kj). */
 static void hinge_seed(const sd_model *m, const sd_data *d, const sd_deriv_scratch *s, const double *u,
-                       const double *qdd, int kj, int i, double dVq[6], double dAq[6], double dAu[6], double row_term[6])
+                       const double *qdd, int kj, int i, double dVq[6], double dAq[6], double dAu[6],
+                       double row_term[6])
 {
     double dS[18], dSdot_q[6], dSdot_u[6], dSu[6] = {0, 0, 0, 0, 0, 0}, dSqdd[6] = {0, 0, 0, 0, 0, 0};
     const int vk = m->v_index[kj], nk = m->nv_k[kj];
