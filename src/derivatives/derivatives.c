@@ -7,13 +7,12 @@
  * ID(q, u, FD(q, u, tau)) = tau gives d tau/dx + M d qdd/dx = 0 for x = q, u and M d qdd/d tau = 1:
  *     d qdd/dq = -M^-1 d tau/dq,   d qdd/du = -M^-1 d tau/du,   d qdd/d tau = M^-1,
  * with d tau/dx evaluated at qdd = FD(tau) (the Carpentier-Mansard form of the ABA derivatives).
- * M is a by-product of the inverse dynamics derivatives' composite pass (mass_factor.c), so qdd
- * itself comes from M's tree-sparse factors too: the inverse dynamics at qdd = 0 gives the bias
- * forces c, qdd = M^-1 (tau - c), and the recursion's state is moved to qdd in O(N)
- * (acceleration_update.c) instead of a run of the articulated-body recursion and a second inverse
- * dynamics. -M^-1 is then applied to d tau/dq, d tau/du and -1, side by side in one scratch block,
- * through the same factors; asked for d qdd/d tau alone, the call gives the articulated-body
- * recursion's qdd and M^-1 (sd_mass_matrix_inverse, 004 Eq 51).
+ * qdd is the articulated-body recursion's (sd_forward_dynamics' own numbers), run with its
+ * inter-body forces, which leaves in the workspace the velocities, accelerations and forces of the
+ * inverse dynamics at qdd: the recursion's composite pass reads them there, with no second inverse
+ * dynamics. M is a by-product of that pass (mass_factor.c). -M^-1 is applied to d tau/dq, d tau/du
+ * and -1, side by side in one scratch block, through M's tree-sparse factors; asked for d qdd/d tau
+ * alone, the call gives the articulated-body recursion's M^-1 (sd_mass_matrix_inverse, 004 Eq 51).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -54,8 +53,7 @@ static void scratch_layout(const sd_model *m, double *block, sd_deriv_scratch *s
     s->P = s->Sw + 6 * nv;
     s->Q = s->P + 6 * nv;
     s->Xref = (sd_transform *)(s->Q + 6 * nv);
-    s->work = (double *)(s->Xref + n);
-    *zeros = s->work + 12 * n;
+    *zeros = (double *)(s->Xref + n);
     *spare = *zeros + nv;
     memset(*zeros, 0, nv * sizeof(double));
 }
@@ -148,18 +146,18 @@ sd_status sd_forward_dynamics_derivatives(const sd_model *m, sd_data *d, const d
         if (dqdd_dtau && (st = sd_mass_matrix_inverse(m, d, q, dqdd_dtau)) != SD_OK) return st;
         return check_derivatives(d, fn, nv, outs, names);
     }
-    /* the bias forces c = ID(q, u, 0) into qdd_out, M's factors from the composite pass, qdd =
-     * M^-1 (tau - c), and the state moved to qdd (acceleration_update.c) */
-    if ((st = sd_inverse_dynamics(m, d, q, u, zeros, f_ext, qdd_out)) != SD_OK) return st;
+    /* qdd = FD(tau) by the articulated-body recursion (the call's qdd is sd_forward_dynamics' own),
+     * with the inter-body forces from its by-products (000 Eq 17), so the workspace holds V, alpha
+     * and f of the inverse dynamics at qdd without running it; then M's factors */
+    sd_fd_options with_forces;
+    memset(&with_forces, 0, sizeof with_forces);
+    with_forces.interbody_forces = 1;
+    if ((st = sd_forward_dynamics_ex(m, d, q, u, (double *)tau, f_ext, qdd_out, &with_forces)) != SD_OK) return st;
     sd_deriv_composites(m, d, &s);
     const int bad = sd_deriv_mass_matrix_factor(m, &s, F);
     if (bad >= 0)
         return sd_data_fail(d, SD_E_SINGULAR, "%s: the mass matrix is not positive definite to round-off (pivot of "
                             "speed %d)", fn, bad);
-    for (size_t r = 0; r < n; ++r) qdd_out[r] = tau[r] - qdd_out[r];
-    sd_deriv_mass_matrix_solve(m, F, qdd_out, 1, 1, 1.0);
-    if (!sd_all_finite(qdd_out, n)) return sd_check_output(d, fn, "qdd", qdd_out, n, SD_CAUSE_OVERFLOW);
-    sd_deriv_add_accelerations(m, d, &s, qdd_out);
     /* X = [d tau/dq, d tau/du, -1] (those asked for, in that order; the padding zero), the inverse
      * dynamics derivatives at qdd written straight into X */
     double *Xq = dqdd_dq ? X : NULL, *Xu = dqdd_du ? X + (dqdd_dq ? n : 0) : NULL;

@@ -104,6 +104,7 @@ static void velocity_terms_tmul(const double b[12], const double S[6], double ou
  * Xup(k), another root placed through body 0's inverse. */
 static void reference_placements(const sd_model *m, const sd_data *d, const sd_deriv_scratch *s)
 {
+    if (m->n == 0) return;
     sd_transform root_inverse;
     sd_transform_inverse(&d->Xup[0], &root_inverse);
     sd_transform_identity(&s->Xref[0]);
@@ -117,7 +118,8 @@ void sd_deriv_base_acceleration(const sd_model *m, const sd_data *d, double a0[6
 {
     double g0[6];
     sd_base_acceleration(m, g0);
-    sd_motion_to_child(&d->Xup[0], g0, a0);
+    if (m->n == 0) memcpy(a0, g0, sizeof g0);
+    else sd_motion_to_child(&d->Xup[0], g0, a0);
 }
 
 /* The scatter and gather: reference-axes V, A, F, S, IC, BC, and per speed P = IC S, Q = BC^T S. */
@@ -281,7 +283,7 @@ void sd_deriv_columns(const sd_model *m, sd_data *d, const double *q, const doub
     double a0[6];
     sd_deriv_base_acceleration(m, d, a0);
     static const double zero[6] = {0, 0, 0, 0, 0, 0};
-    const int free_root = m->hinge[0] == SD_HINGE_FREE;
+    const int free_root = m->n > 0 && m->hinge[0] == SD_HINGE_FREE;
     if (free_root) free_root_columns(m, s, a0, dtau_dq, dtau_du, ld);
     for (int j = free_root ? 6 : 0; j < nv; ++j) {
         const int kj = m->v_body[j], p = m->parent[kj];

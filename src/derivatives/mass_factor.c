@@ -23,7 +23,7 @@ int sd_deriv_mass_matrix_factor(const sd_model *m, const sd_deriv_scratch *s, do
 {
     const size_t nv = (size_t)m->nv;
     /* a free root's H* is 1 in the recursion's reference axes (id_derivatives.c): M(i, c) = P(i)_c */
-    const int root_axes = m->hinge[0] == SD_HINGE_FREE ? 6 : 0;
+    const int root_axes = m->n > 0 && m->hinge[0] == SD_HINGE_FREE ? 6 : 0;
     for (int i = 0; i < m->nv; ++i) { /* the lower part of M along each path, zero elsewhere */
         double *row = F + (size_t)i * nv;
         const double *P = s->P + 6 * i;
