@@ -152,7 +152,8 @@ sd_status sd_forward_dynamics_derivatives(const sd_model *m, sd_data *d, const d
     sd_fd_options with_forces;
     memset(&with_forces, 0, sizeof with_forces);
     with_forces.interbody_forces = 1;
-    if ((st = sd_forward_dynamics_ex(m, d, q, u, (double *)tau, f_ext, qdd_out, &with_forces)) != SD_OK) return st;
+    st = sd_forward_dynamics_ex(m, d, q, u, (double *)tau, f_ext, qdd_out, &with_forces); /* tau only read */
+    if (st != SD_OK) return st;
     sd_deriv_composites(m, d, &s);
     const int bad = sd_deriv_mass_matrix_factor(m, &s, F);
     if (bad >= 0)

@@ -39,8 +39,8 @@ static inline size_t sd_deriv_scratch_doubles(const sd_model *m)
 
 /* d tau/dq and d tau/du (either may be NULL) at the state of the inverse dynamics the workspace
  * holds (sd_inverse_dynamics at q, u, qdd just run: V, alpha with gravity, f current; the scratch's
- * reference placements are computed here); u and qdd not NULL. Fills both nv x nv matrices completely, their rows
- * ld apart (nv, or wider when they are blocks of one matrix). */
+ * reference placements are computed here); u and qdd not NULL. Fills both nv x nv matrices
+ * completely, their rows ld apart (nv, or wider when they are blocks of one matrix). */
 void sd_deriv_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u,
                                const double *qdd, const sd_deriv_scratch *s, double *dtau_dq, double *dtau_du,
                                size_t ld);

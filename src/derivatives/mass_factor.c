@@ -4,8 +4,8 @@
  *
  * M comes almost free from the inverse dynamics derivatives: their composite inertias IC(k) (the
  * recursion's reference axes) and P = IC(k) H*(k) give M(i, j) = H*(j)^T IC(body(i)) H*(i) =
- * H*(j) . P(i) for every speed j on speed i's path to the base (004 Eq 21, the composite-body form; the armature on the diagonal),
- * which are the only nonzero entries below the diagonal. Factored from the tips (Featherstone's
+ * H*(j) . P(i) for every speed j on speed i's path to the base (004 Eq 21, the composite-body form;
+ * the armature on the diagonal), which are the only nonzero entries below the diagonal. Factored from the tips (Featherstone's
  * LTDL, Rigid Body Dynamics Algorithms Sec 6.5) L keeps that sparsity, so M^-1 X = L^-1 D^-1 L^-T X
  * takes one row operation per nonzero of L twice: O(nv depth w) for a width w, where a dense M^-1
  * times X takes nv^2 w. The columns go in blocks of 16 (then 8, 4, 2, 1): a row's block is summed in
