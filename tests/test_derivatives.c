@@ -105,11 +105,11 @@ static void difference(const problem *p, int which, const double *q, const doubl
 static struct {
     const char *what;
     double worst;
-} seen[8];
+} seen[10];
 
 static void note_worst(const char *what, double worst)
 {
-    for (int i = 0; i < 8; ++i) {
+    for (int i = 0; i < 10; ++i) {
         if (!seen[i].what) seen[i].what = what;
         if (strcmp(seen[i].what, what) == 0) {
             if (worst > seen[i].worst) seen[i].worst = worst;
@@ -365,6 +365,85 @@ static void check_refusals(uint64_t *rng)
     sd_model_free(flex);
 }
 
+/* A forest: a free root with a revolute child, and a second root (revolute) carrying a spherical
+ * and a universal hinge. The recursion works in body 0's axes and places another root through
+ * body 0's inverse placement; random_tree's models have one root. */
+static sd_model *forest(uint64_t *rng)
+{
+    static const struct {
+        const char *name, *parent;
+        sd_hinge_type hinge;
+    } bodies[5] = {{"a", NULL, SD_HINGE_FREE},
+                   {"b", "a", SD_HINGE_REVOLUTE},
+                   {"c", NULL, SD_HINGE_REVOLUTE},
+                   {"d", "c", SD_HINGE_SPHERICAL},
+                   {"e", "d", SD_HINGE_UNIVERSAL}};
+    sd_builder *b = sd_builder_new();
+    const double g[3] = {0.3, -0.2, -9.81};
+    sd_builder_set_gravity(b, g);
+    for (int k = 0; k < 5; ++k) {
+        sd_body_desc d;
+        sd_body_desc_init(&d);
+        d.name = bodies[k].name;
+        d.parent = bodies[k].parent;
+        d.hinge = bodies[k].hinge;
+        const double angle = 0.3 + k, c = cos(angle), s = sin(angle); /* a turn about z */
+        const double R[9] = {c, -s, 0, s, c, 0, 0, 0, 1};
+        memcpy(d.placement.R, R, sizeof R);
+        random_vector(rng, d.placement.p, 3, 0.5);
+        random_vector(rng, d.axis, 3, 1.0);
+        random_vector(rng, d.axis2, 3, 1.0);
+        d.mass = 0.5 + k;
+        random_vector(rng, d.com, 3, 0.3);
+        d.inertia[0] = d.inertia[4] = d.inertia[8] = 0.1 * d.mass;
+        sd_error err;
+        must(sd_builder_add_body(b, &d, &err), &err, "forest body");
+    }
+    sd_model *m = NULL;
+    sd_error err;
+    must(sd_builder_build(b, &m, &err), &err, "forest");
+    sd_builder_free(b);
+    return m;
+}
+
+/* The forward dynamics derivatives read the velocities, accelerations and forces of the
+ * articulated-body recursion run with its inter-body forces, in place of an inverse dynamics at
+ * qdd: their qdd is sd_forward_dynamics' own, bit for bit, and the workspace's readers then see the
+ * inverse dynamics at (q, u, qdd) (soadyn/derivatives.h), to round-off. */
+static void check_forward_state(const sd_model *m, uint64_t *rng)
+{
+    const int nq = sd_model_nq(m), nv = sd_model_nv(m), nb = sd_model_nbodies(m);
+    sd_data *d = sd_data_new(m);
+    double *q = malloc(sizeof(double) * (size_t)nq), *u = malloc(sizeof(double) * (size_t)nv);
+    double *tau = malloc(sizeof(double) * (size_t)nv), *qdd = malloc(sizeof(double) * (size_t)nv);
+    double *qdd_ref = malloc(sizeof(double) * (size_t)nv), *J = malloc(sizeof(double) * (size_t)nv * (size_t)nv);
+    double *f_ext = malloc(sizeof(double) * 6 * (size_t)nb), *x = malloc(sizeof(double) * 12 * (size_t)nb);
+    random_state(m, rng, q, u, tau);
+    random_vector(rng, f_ext, 6 * nb, 2.0);
+    CHECK(sd_forward_dynamics(m, d, q, u, tau, f_ext, qdd_ref) == SD_OK);
+    /* the readers after the inverse dynamics at the reference qdd */
+    CHECK(sd_inverse_dynamics(m, d, q, u, qdd_ref, f_ext, x) == SD_OK);
+    for (int k = 0; k < nb; ++k) {
+        CHECK(sd_body_acceleration(m, d, k, x + 12 * k) == SD_OK);
+        CHECK(sd_interbody_force(m, d, k, SD_FRAME_BODY, x + 12 * k + 6) == SD_OK);
+    }
+    CHECK(sd_forward_dynamics_derivatives(m, d, q, u, tau, f_ext, qdd, J, NULL, NULL) == SD_OK);
+    CHECK(memcmp(qdd, qdd_ref, sizeof(double) * (size_t)nv) == 0);
+    double worst = 0.0;
+    for (int k = 0; k < nb; ++k) {
+        double y[12];
+        CHECK(sd_body_acceleration(m, d, k, y) == SD_OK);
+        CHECK(sd_interbody_force(m, d, k, SD_FRAME_BODY, y + 6) == SD_OK);
+        double size = 1.0;
+        for (int r = 0; r < 12; ++r) size = fmax(size, fabs(x[12 * k + r]));
+        for (int r = 0; r < 12; ++r) worst = fmax(worst, fabs(y[r] - x[12 * k + r]) / size);
+    }
+    CHECK(worst <= 1e-10);
+    note_worst("readers after FD deriv", worst);
+    free(q), free(u), free(tau), free(qdd), free(qdd_ref), free(J), free(f_ext), free(x);
+    sd_data_free(d);
+}
+
 int main(void)
 {
     uint64_t rng = 0x5eed5eedULL;
@@ -378,10 +457,16 @@ int main(void)
             if (variant != 2 || n < 40) add_joint_terms(m, &rng);
             check_model(m, &rng, n);
             check_tangent_map(m, &rng);
+            check_forward_state(m, &rng);
             if (n == 12) check_batch(m, &rng);
             sd_model_free(m);
         }
+    sd_model *m = forest(&rng);
+    add_joint_terms(m, &rng);
+    check_model(m, &rng, 5);
+    check_forward_state(m, &rng);
+    sd_model_free(m);
     check_refusals(&rng);
-    for (int i = 0; i < 8 && seen[i].what; ++i) printf("worst relative error, %-22s %.2g\n", seen[i].what, seen[i].worst);
+    for (int i = 0; i < 10 && seen[i].what; ++i) printf("worst relative error, %-27s %.2g\n", seen[i].what, seen[i].worst);
     return test_summary("test_derivatives");
 }

@@ -7,9 +7,12 @@
  * ID(q, u, FD(q, u, tau)) = tau gives d tau/dx + M d qdd/dx = 0 for x = q, u and M d qdd/d tau = 1:
  *     d qdd/dq = -M^-1 d tau/dq,   d qdd/du = -M^-1 d tau/du,   d qdd/d tau = M^-1,
  * with d tau/dx evaluated at qdd = FD(tau) (the Carpentier-Mansard form of the ABA derivatives).
- * -M^-1 is applied to d tau/dq, d tau/du and -1, side by side in one scratch block, through M's
- * tree-sparse factors, M being a by-product of the inverse dynamics derivatives (mass_factor.c); asked for
- * d qdd/d tau alone, the call gives the articulated-body recursion's M^-1 (sd_mass_matrix_inverse, 004 Eq 51).
+ * qdd is the articulated-body recursion's (sd_forward_dynamics' own numbers), run with its
+ * inter-body forces, which leaves in the workspace the velocities, accelerations and forces of the
+ * inverse dynamics at qdd: the recursion's composite pass reads them there, with no second inverse
+ * dynamics. M is a by-product of that pass (mass_factor.c). -M^-1 is applied to d tau/dq, d tau/du
+ * and -1, side by side in one scratch block, through M's tree-sparse factors; asked for d qdd/d tau
+ * alone, the call gives the articulated-body recursion's M^-1 (sd_mass_matrix_inverse, 004 Eq 51).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -44,12 +47,13 @@ static void scratch_layout(const sd_model *m, double *block, sd_deriv_scratch *s
     s->Vw = block;
     s->Aw = s->Vw + 6 * n;
     s->Fw = s->Aw + 6 * n;
-    s->IC = s->Fw + 6 * n;
-    s->BC = s->IC + 36 * n;
-    s->Sw = s->BC + 36 * n;
+    s->ICr = s->Fw + 6 * n;
+    s->BCr = s->ICr + 13 * n;
+    s->Sw = s->BCr + 12 * n;
     s->P = s->Sw + 6 * nv;
     s->Q = s->P + 6 * nv;
-    *zeros = s->Q + 6 * nv;
+    s->Xref = (sd_transform *)(s->Q + 6 * nv);
+    *zeros = (double *)(s->Xref + n);
     *spare = *zeros + nv;
     memset(*zeros, 0, nv * sizeof(double));
 }
@@ -137,24 +141,31 @@ sd_status sd_forward_dynamics_derivatives(const sd_model *m, sd_data *d, const d
     double *F = d->deriv + base, *X = F + line_doubles(n * n);
     double *qdd_out = qdd ? qdd : spare;
     if (!u) u = zeros;
-    if ((st = sd_forward_dynamics(m, d, q, u, tau, f_ext, qdd_out)) != SD_OK) return st;
-    if (!dqdd_dq && !dqdd_du && !dqdd_dtau) return SD_OK;
-    if (!dqdd_dq && !dqdd_du) { /* M^-1 alone: the articulated-body recursion's own */
-        if ((st = sd_mass_matrix_inverse(m, d, q, dqdd_dtau)) != SD_OK) return st;
+    if (!dqdd_dq && !dqdd_du) { /* M^-1 alone (or nothing): the articulated-body recursion's own */
+        if ((st = sd_forward_dynamics(m, d, q, u, tau, f_ext, qdd_out)) != SD_OK) return st;
+        if (dqdd_dtau && (st = sd_mass_matrix_inverse(m, d, q, dqdd_dtau)) != SD_OK) return st;
         return check_derivatives(d, fn, nv, outs, names);
     }
-    /* X = [d tau/dq, d tau/du, -1] (those asked for, in that order; the padding zero), the inverse
-     * dynamics derivatives written straight into X (the inverse dynamics gives back tau, to
-     * round-off, into F's space, which is written after) */
-    double *Xq = dqdd_dq ? X : NULL, *Xu = dqdd_du ? X + (dqdd_dq ? n : 0) : NULL;
-    double *Xt = dqdd_dtau ? X + (nblocks - 1) * n : NULL;
-    const size_t written = (size_t)(Xq != NULL) + (size_t)(Xu != NULL); /* blocks the recursion fills */
-    for (size_t r = 0; r < n; ++r) memset(X + r * W + written * n, 0, (W - written * n) * sizeof(double));
-    if ((st = id_and_derivatives(m, d, q, u, qdd_out, f_ext, F, &s, Xq, Xu, W)) != SD_OK) return st;
+    /* qdd = FD(tau) by the articulated-body recursion (the call's qdd is sd_forward_dynamics' own),
+     * with the inter-body forces from its by-products (000 Eq 17), so the workspace holds V, alpha
+     * and f of the inverse dynamics at qdd without running it; then M's factors */
+    sd_fd_options with_forces;
+    memset(&with_forces, 0, sizeof with_forces);
+    with_forces.interbody_forces = 1;
+    st = sd_forward_dynamics_ex(m, d, q, u, (double *)tau, f_ext, qdd_out, &with_forces); /* tau only read */
+    if (st != SD_OK) return st;
+    sd_deriv_composites(m, d, &s);
     const int bad = sd_deriv_mass_matrix_factor(m, &s, F);
     if (bad >= 0)
         return sd_data_fail(d, SD_E_SINGULAR, "%s: the mass matrix is not positive definite to round-off (pivot of "
                             "speed %d)", fn, bad);
+    /* X = [d tau/dq, d tau/du, -1] (those asked for, in that order; the padding zero), the inverse
+     * dynamics derivatives at qdd written straight into X */
+    double *Xq = dqdd_dq ? X : NULL, *Xu = dqdd_du ? X + (dqdd_dq ? n : 0) : NULL;
+    double *Xt = dqdd_dtau ? X + (nblocks - 1) * n : NULL;
+    const size_t written = (size_t)(Xq != NULL) + (size_t)(Xu != NULL); /* blocks the recursion fills */
+    for (size_t r = 0; r < n; ++r) memset(X + r * W + written * n, 0, (W - written * n) * sizeof(double));
+    sd_deriv_columns(m, d, q, u, qdd_out, &s, Xq, Xu, W);
     if (Xt)
         for (size_t r = 0; r < n; ++r) Xt[r * W + r] = -1.0;
     /* all blocks in one solve, -M^-1 X: d qdd/dx = -M^-1 d tau/dx, d qdd/d tau = -M^-1 (-1) (one

@@ -20,22 +20,39 @@ void sd_deriv_joint_terms(const sd_model *m, const double *q, const double *u, d
                           size_t ld);
 
 /* The scratch of the recursion (id_derivatives.c), in the workspace's derivative block
- * (derivatives.c), world axes: per body V, A, F (6 each), the composite IC and BC (36 each); per
- * speed H* (Sw), P = IC H*, Q = BC^T H* (6 each). */
+ * (derivatives.c), in the reference axes (body 0's frame at this instant, id_derivatives.c; the
+ * names keep a w from when they were world axes): per body V, A, F (6 each), the composite rigid
+ * inertia IC in the 13-number form of sd_rigid_inertia_to_parent (ICr) and the composite velocity
+ * term BC as the 12 numbers [B11, hv] of id_derivatives.c's velocity_terms (BCr); per speed H*
+ * (Sw), P = IC H*, Q = BC^T H* (6 each); per body its placement in the reference axes (Xref, 12
+ * doubles: an sd_transform). */
 typedef struct sd_deriv_scratch {
-    double *Vw, *Aw, *Fw, *IC, *BC;
+    double *Vw, *Aw, *Fw, *ICr, *BCr;
     double *Sw, *P, *Q;
+    sd_transform *Xref;
 } sd_deriv_scratch;
 /* Its size in doubles. */
-static inline size_t sd_deriv_scratch_doubles(const sd_model *m) { return 90 * (size_t)m->n + 18 * (size_t)m->nv; }
+static inline size_t sd_deriv_scratch_doubles(const sd_model *m)
+{
+    return (18 + 13 + 12 + sizeof(sd_transform) / sizeof(double)) * (size_t)m->n + 18 * (size_t)m->nv;
+}
 
 /* d tau/dq and d tau/du (either may be NULL) at the state of the inverse dynamics the workspace
- * holds (sd_inverse_dynamics at q, u, qdd just run: V, alpha with gravity, f current; the world
- * placements are updated here); u and qdd not NULL. Fills both nv x nv matrices completely, their rows
- * ld apart (nv, or wider when they are blocks of one matrix). */
+ * holds (sd_inverse_dynamics at q, u, qdd just run: V, alpha with gravity, f current; the scratch's
+ * reference placements are computed here); u and qdd not NULL. Fills both nv x nv matrices
+ * completely, their rows ld apart (nv, or wider when they are blocks of one matrix). */
 void sd_deriv_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u,
                                const double *qdd, const sd_deriv_scratch *s, double *dtau_dq, double *dtau_du,
                                size_t ld);
+/* sd_deriv_inverse_dynamics in two steps, for the forward dynamics derivatives, which factor M in
+ * between: the reference placements and the composite pass (every field of the scratch) at the
+ * workspace's V, alpha and f, then the columns at that state. */
+void sd_deriv_composites(const sd_model *m, const sd_data *d, const sd_deriv_scratch *s);
+void sd_deriv_columns(const sd_model *m, sd_data *d, const double *q, const double *u, const double *qdd,
+                      const sd_deriv_scratch *s, double *dtau_dq, double *dtau_du, size_t ld);
+/* The base acceleration [0; -g] in the reference axes. */
+void sd_deriv_base_acceleration(const sd_model *m, const sd_data *d, double a0[6]);
+
 /* The mass matrix M = S^T IC S + diag(armature) from the last sd_deriv_inverse_dynamics' composite
  * inertias, factored as M = L^T D L (L unit lower triangular with the tree's sparsity: L(i, j) != 0
  * only for j on i's path to the base; Featherstone's LTDL), in the nv x nv row-major F (D on the

@@ -1,13 +1,17 @@
 /*
  * src/derivatives/id_derivatives.c — d tau/dq and d tau/du of the Newton-Euler inverse dynamics
- * (004 Alg 3.1) on a rigid tree, all columns in one pass over the tree: per body the world-axes
+ * (004 Alg 3.1) on a rigid tree, all columns in one pass over the tree: per body the reference-axes
  * quantities and the composite inertias IC(k) and "composite velocity terms" BC(k) of the subtrees
  * (one scatter, one gather), then per column a seed and one 6-vector product per related row. The
  * O(N depth) structure of Carpentier and Mansard (RSS 2018), derived here with the spatial operators.
  *
- * Notation: every vector and matrix in this file is in world axes about the world origin (X the
- * body's world placement: motion m_w = phi*(0, k)^-1 m_k, forces likewise), so the operators phi of
- * the sweeps are identities and a force sum over a subtree is a plain sum. For body k: H*(k) = S_k,
+ * Notation: every vector and matrix in this file is in one set of reference axes: body 0's frame
+ * at this instant, taken as fixed (Xref the body's placement in it: motion m_r = phi*(0, k)^-1 m_k,
+ * forces likewise), so the operators phi of the sweeps are identities and a force sum over a
+ * subtree is a plain sum. Any fixed frame would do (the spatial algebra is the same in each); body
+ * 0's makes a free root's H* the identity, so its six columns take a closed form
+ * (free_root_columns) and its six rows of every other column are G's entries (column_rows), and
+ * no body needs its world placement. For body k: H*(k) = S_k,
  * V_k, A_k (spatial acceleration with the base at -g, so forces include weight), I_k (rigid
  * inertia), h_k = I_k V_k, F_k = sum over k's subtree of f(m) the force through k's hinge
  * (inverse_dynamics.c's f(k), body frame there), and tau_k = S_k^T F_k. The sweeps read
@@ -35,16 +39,20 @@
  * universal or planar hinge's H* also depends on its own angles in the body frame
  * (hinge_partials.c): a body-frame change dH* of S_kj adds dH*^T f(kj) to kj's rows and a seed.
  * So each column costs one seed, then per row of kj's subtree P.dA' + Q.dV with P = IC_k S_k and
- * Q = BC_k^T S_k formed once per speed (B_m's right half is zero, velocity_term_matrix, so Q's
- * lower half is and only dV's angular part enters), and per ancestor row S^T G with G = dF_kj
- * formed once.
+ * Q = BC_k^T S_k formed once per speed (B_m's right half is zero, velocity_terms, so Q's lower half
+ * is and only dV's angular part enters), and per ancestor row S^T G with G = dF_kj formed once.
+ * IC and BC are summed in their compact forms (13 and 12 numbers, not 36 each): a sum of rigid
+ * inertias is one, and every B_m has the same zero blocks.
  */
 #include <string.h>
 
 #include "derivatives_internal.h"
 
-/* x = the world placement's motion transform of a body-frame motion vector. */
-static void to_world_motion(const sd_transform *Xw, const double m[6], double out[6]) { sd_motion_to_parent(Xw, m, out); }
+/* A body-frame motion vector in the reference axes, through the body's placement Xw = Xref(k). */
+static void to_reference_motion(const sd_transform *Xw, const double m[6], double out[6])
+{
+    sd_motion_to_parent(Xw, m, out);
+}
 
 /* B = C + C^T + (x* h), C = (V x*) I, for a rigid inertia in the 13-number form ri = [m, p (first
  * moment), Io (about the origin)], I = [Io, [p]; [p]^T, m 1], and h = I V. In 3x3 blocks, with
@@ -52,9 +60,9 @@ static void to_world_motion(const sd_transform *Xw, const double m[6], double ou
  *     C = [[w] Io - [v][p], [w][p] + m [v]; -[w][p], m [w]],
  * so B's right half is zero (B12 = [w x p] + m [v] - [hv] = 0, B22 = m [w] + m [w]^T = 0), its
  * bottom left is -[w][p] - [p][w] - m [v] - [hv] = -2 [hv], and its top left is
- *     B11 = T + T^T - p v^T - v p^T + 2 (v.p) 1 - [hw],   T = [w] Io (Io [w] = -T^T),
- * less than half the products of six force cross products of I's columns and their sum. */
-static void velocity_term_matrix(const double ri[13], const double V[6], const double h[6], double B[36])
+ *     B11 = T + T^T - p v^T - v p^T + 2 (v.p) 1 - [hw],   T = [w] Io (Io [w] = -T^T).
+ * B is kept as those 12 numbers, b = [B11 (row-major), hv]: sums over a subtree stay in that form. */
+static void velocity_terms(const double ri[13], const double V[6], const double h[6], double b[12])
 {
     const double *p = ri + 1, *Io = ri + 4, *w = V, *v = V + 3;
     double T[9], col[3];
@@ -63,64 +71,88 @@ static void velocity_term_matrix(const double ri[13], const double V[6], const d
         for (int i = 0; i < 3; ++i) T[3 * i + j] = col[i];
     }
     const double vp2 = 2.0 * sd_v3_dot(v, p);
-    double Kw[9], Kv[9];
+    double Kw[9];
     sd_m3_skew(h, Kw);
-    sd_m3_skew(h + 3, Kv);
     for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) {
-            B[6 * i + j] =
+        for (int j = 0; j < 3; ++j)
+            b[3 * i + j] =
                 T[3 * i + j] + T[3 * j + i] - p[i] * v[j] - v[i] * p[j] - Kw[3 * i + j] + (i == j ? vp2 : 0.0);
-            B[6 * i + 3 + j] = 0.0;
-            B[6 * (3 + i) + j] = -2.0 * Kv[3 * i + j];
-            B[6 * (3 + i) + 3 + j] = 0.0;
-        }
+    b[9] = h[3];
+    b[10] = h[4];
+    b[11] = h[5];
 }
 
-/* The scatter and gather: world V, A, F, S, IC, BC, and per speed P = IC S, Q = BC^T S. */
-static void composite_pass(const sd_model *m, sd_data *d, const sd_deriv_scratch *s)
+/* out = B dV for B in velocity_terms' 12 numbers and a dV whose angular part alone enters (B's right
+ * half is zero): [B11 dV_w; -2 hv x dV_w]. */
+static void velocity_terms_mul(const double b[12], const double dV[6], double out[6])
 {
-    sd_update_world(m, d);
+    double hxw[3];
+    sd_m3_mul_v(b, dV, out);
+    sd_v3_cross(b + 9, dV, hxw);
+    for (int i = 0; i < 3; ++i) out[3 + i] = -2.0 * hxw[i];
+}
+
+/* The angular part of B^T S (its linear part is zero): B11^T s_w + 2 hv x s_v ((-2 [hv])^T = 2 [hv]). */
+static void velocity_terms_tmul(const double b[12], const double S[6], double out[3])
+{
+    double hxs[3];
+    sd_v3_cross(b + 9, S + 3, hxs);
+    for (int i = 0; i < 3; ++i) out[i] = b[i] * S[0] + b[3 + i] * S[1] + b[6 + i] * S[2] + 2.0 * hxs[i];
+}
+
+/* The reference placements Xref: body 0's frame at this instant, Xref(0) = 1, Xref(k) = Xref(p)
+ * Xup(k), another root placed through body 0's inverse. */
+static void reference_placements(const sd_model *m, const sd_data *d, const sd_deriv_scratch *s)
+{
+    if (m->n == 0) return;
+    sd_transform root_inverse;
+    sd_transform_inverse(&d->Xup[0], &root_inverse);
+    sd_transform_identity(&s->Xref[0]);
+    for (int k = 1; k < m->n; ++k) {
+        const int p = m->parent[k];
+        sd_transform_compose(p >= 0 ? &s->Xref[p] : &root_inverse, &d->Xup[k], &s->Xref[k]);
+    }
+}
+
+void sd_deriv_base_acceleration(const sd_model *m, const sd_data *d, double a0[6])
+{
+    double g0[6];
+    sd_base_acceleration(m, g0);
+    if (m->n == 0) memcpy(a0, g0, sizeof g0);
+    else sd_motion_to_child(&d->Xup[0], g0, a0);
+}
+
+/* The scatter and gather: reference-axes V, A, F, S, IC, BC, and per speed P = IC S, Q = BC^T S. */
+static void composite_pass(const sd_model *m, const sd_data *d, const sd_deriv_scratch *s)
+{
     for (int k = 0; k < m->n; ++k) {
-        const sd_transform *Xw = &d->Xworld[k];
-        double *V = s->Vw + 6 * k, *A = s->Aw + 6 * k, *IC = s->IC + 36 * k, *BC = s->BC + 36 * k;
-        to_world_motion(Xw, d->V + 6 * k, V);
-        to_world_motion(Xw, d->alpha + 6 * k, A);
+        const sd_transform *Xw = &s->Xref[k];
+        double *V = s->Vw + 6 * k, *A = s->Aw + 6 * k;
+        to_reference_motion(Xw, d->V + 6 * k, V);
+        to_reference_motion(Xw, d->alpha + 6 * k, A);
         sd_force_to_parent(Xw, d->f + 6 * k, s->Fw + 6 * k);
         for (int c = 0; c < m->nv_k[k]; ++c) {
             const int v = m->v_index[k] + c;
-            to_world_motion(Xw, d->S + 6 * v, s->Sw + 6 * v);
+            to_reference_motion(Xw, d->S + 6 * v, s->Sw + 6 * v);
         }
-        double ri[13], h[6];
+        double *ri = s->ICr + 13 * k, h[6];
         sd_rigid_inertia_to_parent(Xw, m->mass[k], m->com + 3 * k, m->inertia_com + 9 * k, ri);
-        sd_rigid_inertia_to_sym6(ri, IC);
         sd_rigid_inertia_mul(ri, V, h);
-        velocity_term_matrix(ri, V, h, BC);
+        velocity_terms(ri, V, h, s->BCr + 12 * k);
     }
-    for (int k = m->n - 1; k > 0; --k) {
+    for (int k = m->n - 1; k > 0; --k) { /* the composites: sums in the 13- and 12-number forms */
         const int p = m->parent[k];
         if (p < 0) continue;
-        double *ICp = s->IC + 36 * p, *BCp = s->BC + 36 * p;
-        const double *IC = s->IC + 36 * k, *BC = s->BC + 36 * k;
-        for (int e = 0; e < 36; ++e) {
-            ICp[e] += IC[e];
-            BCp[e] += BC[e];
-        }
+        double *ICp = s->ICr + 13 * p, *BCp = s->BCr + 12 * p;
+        const double *IC = s->ICr + 13 * k, *BC = s->BCr + 12 * k;
+        for (int e = 0; e < 13; ++e) ICp[e] += IC[e];
+        for (int e = 0; e < 12; ++e) BCp[e] += BC[e];
     }
-    for (int k = 0; k < m->n; ++k)
-        for (int c = 0; c < m->nv_k[k]; ++c) {
-            const int v = m->v_index[k] + c;
-            const double *S = s->Sw + 6 * v, *IC = s->IC + 36 * k, *BC = s->BC + 36 * k;
-            double *P = s->P + 6 * v, *Q = s->Q + 6 * v;
-            for (int r = 0; r < 6; ++r) {
-                double pr = 0.0, qr = 0.0;
-                for (int e = 0; e < 6; ++e) {
-                    pr += IC[6 * r + e] * S[e];
-                    if (r < 3) qr += BC[6 * e + r] * S[e]; /* BC's right half is zero: so is Q's lower */
-                }
-                P[r] = pr;
-                Q[r] = qr;
-            }
-        }
+    for (int v = 0; v < m->nv; ++v) {
+        const int k = m->v_body[v];
+        sd_rigid_inertia_mul(s->ICr + 13 * k, s->Sw + 6 * v, s->P + 6 * v);
+        velocity_terms_tmul(s->BCr + 12 * k, s->Sw + 6 * v, s->Q + 6 * v);
+    }
 }
 
 /* The rows of column j of d tau/dq (into dq) and of d tau/du (into du), either NULL: kj's subtree
@@ -131,8 +163,8 @@ typedef struct column_seed {
     double dV[6], dAp[6], extra[6];
 } column_seed;
 
-static void column_rows(const sd_model *m, const sd_deriv_scratch *s, int j, const column_seed *sq, double *dq,
-                        const column_seed *su, double *du, size_t nv)
+static void column_rows(const sd_model *m, const sd_deriv_scratch *s, int free_root, int j, const column_seed *sq,
+                        double *dq, const column_seed *su, double *du, size_t nv)
 {
     const int kj = m->v_body[j];
     const int v_end = m->subtree_end[kj] < m->n ? m->v_index[m->subtree_end[kj]] : m->nv;
@@ -145,33 +177,70 @@ static void column_rows(const sd_model *m, const sd_deriv_scratch *s, int j, con
         if (du) du[(size_t)v * nv + j] = sd_s6_dot(P, su->dAp) + sd_v3_dot(Q, su->dV);
     }
     if (m->parent[kj] < 0) return;
-    const double *IC = s->IC + 36 * kj, *BC = s->BC + 36 * kj;
-    double Gq[6], Gu[6];
-    for (int r = 0; r < 6; ++r) {
-        double gq = sq->extra[r], gu = su->extra[r];
-        for (int e = 0; e < 6; ++e) {
-            gq += IC[6 * r + e] * sq->dAp[e];
-            gu += IC[6 * r + e] * su->dAp[e];
+    const double *IC = s->ICr + 13 * kj, *BC = s->BCr + 12 * kj;
+    double Gq[6], Gu[6], t[6];
+    sd_rigid_inertia_mul(IC, sq->dAp, Gq);
+    velocity_terms_mul(BC, sq->dV, t);
+    for (int r = 0; r < 6; ++r) Gq[r] += t[r] + sq->extra[r];
+    sd_rigid_inertia_mul(IC, su->dAp, Gu);
+    velocity_terms_mul(BC, su->dV, t);
+    for (int r = 0; r < 6; ++r) Gu[r] += t[r] + su->extra[r];
+    for (int p = m->parent[kj]; p >= 0; p = m->parent[p]) {
+        if (p == 0 && free_root) { /* H*(0) = 1 in the reference axes: the rows are G itself */
+            for (int c = 0; c < 6; ++c) {
+                if (dq) dq[(size_t)c * nv + j] = Gq[c];
+                if (du) du[(size_t)c * nv + j] = Gu[c];
+            }
+            break;
         }
-        for (int e = 0; e < 3; ++e) { /* BC dV: only the angular part of dV (BC's right half is zero) */
-            gq += BC[6 * r + e] * sq->dV[e];
-            gu += BC[6 * r + e] * su->dV[e];
-        }
-        Gq[r] = gq;
-        Gu[r] = gu;
-    }
-    for (int p = m->parent[kj]; p >= 0; p = m->parent[p])
         for (int c = 0; c < m->nv_k[p]; ++c) {
             const int v = m->v_index[p] + c;
             if (dq) dq[(size_t)v * nv + j] = sd_s6_dot(s->Sw + 6 * v, Gq);
             if (du) du[(size_t)v * nv + j] = sd_s6_dot(s->Sw + 6 * v, Gu);
         }
+    }
+}
+
+/* A free root (body 0, H* = 1 in its own axes, which are the reference axes): its six columns, for
+ * every row of its subtree, in closed form. With s = e_c, V_p = 0 and A_p = a0:
+ *   along u_c: dV = e_c and dA' = s x V_0 + 2 V_0 x s = V_0 x e_c, so row i gets
+ *     P_i . (V_0 x e_c) + Q_i . e_c = (-(V_0 x* P_i) + [Q_i; 0])_c     (f . (v x m) = -(v x* f) . m);
+ *   along q_c, c < 3 (a turn): dV = 0 and dA' = -(e_c x a0) = [0; -(e_c x a0_lin)], so row i gets
+ *     -P_i,lin . (e_c x a0_lin) = (P_i,lin x a0_lin)_c;
+ *   along q_c, c >= 3 (a shift): the seed is zero (a0 has no angular part).
+ * One 3- and one 6-vector cross product per row for its twelve entries, where the seeds' form
+ * takes 9 multiply-adds an entry. */
+static void free_root_columns(const sd_model *m, const sd_deriv_scratch *s, const double a0[6], double *dq,
+                              double *du, size_t ld)
+{
+    const int v_end = m->subtree_end[0] < m->n ? m->v_index[m->subtree_end[0]] : m->nv;
+    const double *V0 = s->Vw;
+    for (int v = 0; v < v_end; ++v) {
+        const double *P = s->P + 6 * v, *Q = s->Q + 6 * v;
+        if (dq) {
+            double *row = dq + (size_t)v * ld, t[3];
+            sd_v3_cross(P + 3, a0 + 3, t);
+            row[0] = t[0];
+            row[1] = t[1];
+            row[2] = t[2];
+            row[3] = row[4] = row[5] = 0.0;
+        }
+        if (du) {
+            double *row = du + (size_t)v * ld, t[6];
+            sd_force_cross(V0, P, t);
+            for (int c = 0; c < 3; ++c) {
+                row[c] = Q[c] - t[c];
+                row[3 + c] = -t[3 + c];
+            }
+        }
+    }
 }
 
 /* The body-frame seed a universal or planar hinge adds along its own coordinate i (the change dH*
- * of its H*, hinge_partials.c), in world axes, and its rows' term dH*^T f(kj). */
-static void hinge_seed(const sd_model *m, const sd_data *d, const double *u, const double *qdd, int kj, int i,
-                       double dVq[6], double dAq[6], double dAu[6], double row_term[6])
+ * of its H*, hinge_partials.c), in the reference axes, and its rows' term dH*^T f(kj). */
+static void hinge_seed(const sd_model *m, const sd_data *d, const sd_deriv_scratch *s, const double *u,
+                       const double *qdd, int kj, int i, double dVq[6], double dAq[6], double dAu[6],
+                       double row_term[6])
 {
     double dS[18], dSdot_q[6], dSdot_u[6], dSu[6] = {0, 0, 0, 0, 0, 0}, dSqdd[6] = {0, 0, 0, 0, 0, 0};
     const int vk = m->v_index[kj], nk = m->nv_k[kj];
@@ -184,32 +253,39 @@ static void hinge_seed(const sd_model *m, const sd_data *d, const double *u, con
         row_term[c] = sd_s6_dot(dS + 6 * c, d->f + 6 * kj);
     }
     /* a change dSu of the hinge's motion H* u: dV = dSu, dA = dSu x H* u + V x dSu, with the
-     * change of H* qdd and of d(H*)/dt u (body frame, then world) */
+     * change of H* qdd and of d(H*)/dt u (body frame, then reference axes) */
     double vJ[6], t1[6], t2[6], dA[6];
     sd_hinge_motion(m, d, kj, u, vJ);
     sd_motion_cross(dSu, vJ, t1);
     sd_motion_cross(d->V + 6 * kj, dSu, t2);
     for (int r = 0; r < 6; ++r) dA[r] = t1[r] + t2[r] + dSqdd[r] + dSdot_q[r];
-    const sd_transform *Xw = &d->Xworld[kj];
-    to_world_motion(Xw, dSu, dVq);
-    to_world_motion(Xw, dA, dAq);
-    to_world_motion(Xw, dSdot_u, dAu);
+    const sd_transform *Xw = &s->Xref[kj];
+    to_reference_motion(Xw, dSu, dVq);
+    to_reference_motion(Xw, dA, dAq);
+    to_reference_motion(Xw, dSdot_u, dAu);
 }
 
-void sd_deriv_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u,
-                               const double *qdd, const sd_deriv_scratch *s, double *dtau_dq, double *dtau_du,
-                               size_t ld)
+void sd_deriv_composites(const sd_model *m, const sd_data *d, const sd_deriv_scratch *s)
+{
+    reference_placements(m, d, s);
+    composite_pass(m, d, s);
+}
+
+void sd_deriv_columns(const sd_model *m, sd_data *d, const double *q, const double *u, const double *qdd,
+                      const sd_deriv_scratch *s, double *dtau_dq, double *dtau_du, size_t ld)
 {
     const int nv = m->nv;
-    for (int r = 0; r < nv; ++r) {
-        if (dtau_dq) memset(dtau_dq + r * ld, 0, (size_t)nv * sizeof(double));
-        if (dtau_du) memset(dtau_du + r * ld, 0, (size_t)nv * sizeof(double));
+    const size_t rows = ld == (size_t)nv ? 1 : (size_t)nv, width = ld == (size_t)nv ? (size_t)nv * ld : (size_t)nv;
+    for (size_t r = 0; r < rows; ++r) { /* one call for a whole matrix, else row by row */
+        if (dtau_dq) memset(dtau_dq + r * ld, 0, width * sizeof(double));
+        if (dtau_du) memset(dtau_du + r * ld, 0, width * sizeof(double));
     }
-    composite_pass(m, d, s);
     double a0[6];
-    sd_base_acceleration(m, a0);
+    sd_deriv_base_acceleration(m, d, a0);
     static const double zero[6] = {0, 0, 0, 0, 0, 0};
-    for (int j = 0; j < nv; ++j) {
+    const int free_root = m->n > 0 && m->hinge[0] == SD_HINGE_FREE;
+    if (free_root) free_root_columns(m, s, a0, dtau_dq, dtau_du, ld);
+    for (int j = free_root ? 6 : 0; j < nv; ++j) {
         const int kj = m->v_body[j], p = m->parent[kj];
         const double *sj = s->Sw + 6 * j, *Vk = s->Vw + 6 * kj;
         const double *Vp = p >= 0 ? s->Vw + 6 * p : zero, *Ap = p >= 0 ? s->Aw + 6 * p : a0;
@@ -217,7 +293,7 @@ void sd_deriv_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, c
                       hu_A[6] = {0, 0, 0, 0, 0, 0};
         for (int r = 0; r < 6; ++r) vJ[r] = Vk[r] - Vp[r];
         if (d->hinge_sel[kj] == SD_HINGE_SEL_VARYING)
-            hinge_seed(m, d, u, qdd, kj, j - m->v_index[kj], hq_V, hq_A, hu_A, row_q);
+            hinge_seed(m, d, s, u, qdd, kj, j - m->v_index[kj], hq_V, hq_A, hu_A, row_q);
         column_seed sq, su;
         memset(&sq, 0, sizeof sq);
         memset(&su, 0, sizeof su);
@@ -243,9 +319,17 @@ void sd_deriv_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, c
                 su.dAp[r] = t1[r] + 2.0 * t2[r] + hu_A[r]; /* dA + V_kj x dV with dV = s */
             }
         }
-        column_rows(m, s, j, &sq, dtau_dq, &su, dtau_du, ld);
+        column_rows(m, s, free_root, j, &sq, dtau_dq, &su, dtau_du, ld);
         if (dtau_dq)
             for (int c = 0; c < m->nv_k[kj]; ++c) dtau_dq[(size_t)(m->v_index[kj] + c) * ld + j] += row_q[c];
     }
     sd_deriv_joint_terms(m, q, u, dtau_dq, dtau_du, ld);
+}
+
+void sd_deriv_inverse_dynamics(const sd_model *m, sd_data *d, const double *q, const double *u,
+                               const double *qdd, const sd_deriv_scratch *s, double *dtau_dq, double *dtau_du,
+                               size_t ld)
+{
+    sd_deriv_composites(m, d, s);
+    sd_deriv_columns(m, d, q, u, qdd, s, dtau_dq, dtau_du, ld);
 }

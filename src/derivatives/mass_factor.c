@@ -2,10 +2,10 @@
  * src/derivatives/mass_factor.c — M^-1 applied to d tau/dq, d tau/du and 1 for the forward dynamics
  * derivatives (derivatives.c), through the tree-sparse factorisation M = L^T D L.
  *
- * M comes almost free from the inverse dynamics derivatives: their composite inertias IC(k) (world
- * axes) and P = IC(k) H*(k) give M(i, j) = H*(j)^T IC(body(i)) H*(i) = H*(j) . P(i) for every speed j
- * on speed i's path to the base (004 Eq 21, the composite-body form; the armature on the diagonal),
- * which are the only nonzero entries below the diagonal. Factored from the tips (Featherstone's
+ * M comes almost free from the inverse dynamics derivatives: their composite inertias IC(k) (the
+ * recursion's reference axes) and P = IC(k) H*(k) give M(i, j) = H*(j)^T IC(body(i)) H*(i) =
+ * H*(j) . P(i) for every speed j on speed i's path to the base (004 Eq 21, the composite-body form;
+ * the armature on the diagonal), which are the only nonzero entries below the diagonal. Factored from the tips (Featherstone's
  * LTDL, Rigid Body Dynamics Algorithms Sec 6.5) L keeps that sparsity, so M^-1 X = L^-1 D^-1 L^-T X
  * takes one row operation per nonzero of L twice: O(nv depth w) for a width w, where a dense M^-1
  * times X takes nv^2 w. The columns go in blocks of 16 (then 8, 4, 2, 1): a row's block is summed in
@@ -22,10 +22,13 @@
 int sd_deriv_mass_matrix_factor(const sd_model *m, const sd_deriv_scratch *s, double *F)
 {
     const size_t nv = (size_t)m->nv;
+    /* a free root's H* is 1 in the recursion's reference axes (id_derivatives.c): M(i, c) = P(i)_c */
+    const int root_axes = m->n > 0 && m->hinge[0] == SD_HINGE_FREE ? 6 : 0;
     for (int i = 0; i < m->nv; ++i) { /* the lower part of M along each path, zero elsewhere */
         double *row = F + (size_t)i * nv;
+        const double *P = s->P + 6 * i;
         for (int j = 0; j <= i; ++j) row[j] = 0.0;
-        for (int j = i; j >= 0; j = m->v_parent[j]) row[j] = sd_s6_dot(s->Sw + 6 * j, s->P + 6 * i);
+        for (int j = i; j >= 0; j = m->v_parent[j]) row[j] = j < root_axes ? P[j] : sd_s6_dot(s->Sw + 6 * j, P);
     }
     if (m->has_armature)
         for (int i = 0; i < m->nv; ++i) F[i * nv + i] += m->armature[i];
