@@ -216,6 +216,8 @@ static sd_model *chain(int n)
 
 int bench_codegen(int argc, char **argv)
 {
+    for (int i = 1; i < argc; ++i)
+        if (strcmp(argv[i], "--lanes") == 0) return bench_codegen_lanes(argc, argv);
     int batches = 31;
     const char *shared = SOADYN_SHARED_MODELS_DIR, *cflags = "-O2";
     for (int i = 1; i < argc; ++i) {
