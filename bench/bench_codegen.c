@@ -25,19 +25,6 @@
 
 #include "timing.h"
 
-#ifndef SOADYN_SOURCE_DIR
-#define SOADYN_SOURCE_DIR "."
-#endif
-#ifndef SOADYN_SHARED_MODELS_DIR
-#define SOADYN_SHARED_MODELS_DIR "../shared/models"
-#endif
-#ifndef SOADYN_BENCH_BUILD
-#define SOADYN_BENCH_BUILD "unknown flags"
-#endif
-#ifndef SOADYN_BENCH_CC
-#define SOADYN_BENCH_CC "cc"
-#endif
-
 typedef int (*gen4_fn)(const double *, const double *, const double *, const double *, double *);
 typedef int (*gen1_fn)(const double *, double *);
 
@@ -90,6 +77,22 @@ static long text_bytes(const char *so)
     return bytes;
 }
 
+void *bench_codegen_compile(const char *dir, const char *src, const char *so, const char *cflags, double *cc_s)
+{
+    char cmd[8192], path[4200];
+    snprintf(path, sizeof path, "%s/%s.so", dir, so);
+    snprintf(cmd, sizeof cmd, "'%s' %s -std=c99 -shared -fPIC -o '%s' '%s/%s.c' -lm", SOADYN_BENCH_CC, cflags, path, dir, src);
+    const double t0 = now_ns();
+    if (system(cmd) != 0) {
+        fprintf(stderr, "soadyn_bench: the compiler failed: %s\n", cmd);
+        return NULL;
+    }
+    *cc_s = (now_ns() - t0) * 1e-9;
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) fprintf(stderr, "soadyn_bench: dlopen: %s\n", dlerror());
+    return h;
+}
+
 static void *symbol(void *h, const char *name, const char *fn)
 {
     char s[256];
@@ -108,20 +111,11 @@ static void model_row(const char *label, const sd_model *m, int batches, const c
         return;
     }
     const double gen_s = (now_ns() - t0) * 1e-9;
-    char cmd[8192], so[4200];
+    double cc_s = 0.0;
+    void *h = bench_codegen_compile(dir, name, name, cflags, &cc_s);
+    if (!h) return;
+    char so[4200];
     snprintf(so, sizeof so, "%s/%s.so", dir, name);
-    snprintf(cmd, sizeof cmd, "'%s' %s -std=c99 -shared -fPIC -o '%s' '%s/%s.c' -lm", SOADYN_BENCH_CC, cflags, so, dir, name);
-    t0 = now_ns();
-    if (system(cmd) != 0) {
-        fprintf(stderr, "soadyn_bench: the compiler failed: %s\n", cmd);
-        return;
-    }
-    const double cc_s = (now_ns() - t0) * 1e-9;
-    void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        fprintf(stderr, "soadyn_bench: dlopen: %s\n", dlerror());
-        return;
-    }
     cg_case c = {m, sd_data_new(m), malloc(sizeof(double) * (size_t)nq), malloc(sizeof(double) * (size_t)nv),
                  malloc(sizeof(double) * (size_t)nv), malloc(sizeof(double) * (size_t)nv * (size_t)nv),
                  NULL, NULL, NULL, NULL};

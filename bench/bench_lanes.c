@@ -24,16 +24,6 @@
 
 #include "timing.h"
 
-#ifndef SOADYN_SOURCE_DIR
-#define SOADYN_SOURCE_DIR "."
-#endif
-#ifndef SOADYN_SHARED_MODELS_DIR
-#define SOADYN_SHARED_MODELS_DIR "../shared/models"
-#endif
-#ifndef SOADYN_BENCH_CC
-#define SOADYN_BENCH_CC "cc"
-#endif
-
 typedef int (*fd_fn)(const double *, const double *, const double *, const double *, double *);
 
 enum { STATES = 4096 };
@@ -72,24 +62,6 @@ static int run_cfg(lanes_case *c, int cfg)
     return (int)sd_forward_dynamics_batch(c->batch[cfg], STATES, c->q, c->u, c->tau, NULL, c->qdd, NULL);
 }
 
-/* Compile the generated lanes_model.c with cflags into NAME.so and load it; the handle, or NULL. */
-static void *build(const char *dir, const char *name, const char *cflags, double *cc_s)
-{
-    char cmd[8192], so[4200];
-    snprintf(so, sizeof so, "%s/%s.so", dir, name);
-    snprintf(cmd, sizeof cmd, "'%s' %s -std=c99 -shared -fPIC -o '%s' '%s/lanes_model.c' -lm", SOADYN_BENCH_CC, cflags, so,
-             dir);
-    const double t0 = now_ns();
-    if (system(cmd) != 0) {
-        fprintf(stderr, "soadyn_bench: the compiler failed: %s\n", cmd);
-        return NULL;
-    }
-    *cc_s = (now_ns() - t0) * 1e-9;
-    void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
-    if (!h) fprintf(stderr, "soadyn_bench: dlopen: %s\n", dlerror());
-    return h;
-}
-
 static void *symbol(void *h, const char *fn)
 {
     char s[128];
@@ -107,7 +79,8 @@ static void model_rows(const char *label, const sd_model *m, int batches, int th
         return;
     }
     double cc_s[2] = {0, 0};
-    void *h[2] = {build(dir, "lanes_portable", "-O2", &cc_s[0]), build(dir, "lanes_native", "-O2 -march=native", &cc_s[1])};
+    void *h[2] = {bench_codegen_compile(dir, "lanes_model", "lanes_portable", "-O2", &cc_s[0]),
+                  bench_codegen_compile(dir, "lanes_model", "lanes_native", "-O2 -march=native", &cc_s[1])};
     if (!h[0] || !h[1]) return;
     double *q = malloc(sizeof(double) * STATES * (size_t)nq), *u = malloc(sizeof(double) * STATES * (size_t)nv);
     double *tau = malloc(sizeof(double) * STATES * (size_t)nv), *qdd = malloc(sizeof(double) * STATES * (size_t)nv);

@@ -259,6 +259,16 @@ static void lower_fail_bound(sd_batch *b, long i)
     }
 }
 
+/* State s by the single-state call (a group's fallback); 0, or -1 after recording its failure in w. */
+static int redo_state(sd_batch *b, batch_worker *w, long s)
+{
+    const sd_status st = scalar_state(b->model, w->data, &b->job, s);
+    if (st == SD_OK) return 0;
+    fail_state(w, s, st);
+    lower_fail_bound(b, s);
+    return -1;
+}
+
 /* Whether the job runs the generated lane function: the forward dynamics without inter-body forces. */
 static int job_generated(const sd_batch *b) { return b->gen_fd && b->job.kind == JOB_FD && !b->job.f; }
 
@@ -291,12 +301,7 @@ static int generated_group(sd_batch *b, batch_worker *w, long i, int count)
         const long s = i + l;
         if (w->gen_status[l] == SD_OK) {
             for (long k = 0; k < nv; ++k) j->out[s * nv + k] = qdd[k * L + l];
-            continue;
-        }
-        const sd_status st = scalar_state(m, w->data, j, s);
-        if (st != SD_OK) {
-            fail_state(w, s, st);
-            lower_fail_bound(b, s);
+        } else if (redo_state(b, w, s) != 0) {
             return -1;
         }
     }
@@ -317,14 +322,8 @@ static int run_chunk(sd_batch *b, batch_worker *w, int simd, long lo, long hi)
             continue;
         }
         if (simd && group_inputs_finite(m, j, i, count) && lanes_fd(m, b->kernel, &w->ws, count, j, i) == 0) continue;
-        for (long s = i; s < i + count; ++s) {
-            const sd_status st = scalar_state(m, w->data, j, s);
-            if (st != SD_OK) {
-                fail_state(w, s, st);
-                lower_fail_bound(b, s);
-                return -1;
-            }
-        }
+        for (long s = i; s < i + count; ++s)
+            if (redo_state(b, w, s) != 0) return -1;
     }
     return 0;
 }
