@@ -38,6 +38,9 @@
  * flexible bodies gets every batch function the single-state API offers on it (the node engine,
  * state by state on the threads), with the same results bit for bit and the same refusals.
  *
+ * The model's generated code (soadyn/codegen.h, --lanes) can take the forward dynamics' place:
+ * sd_batch_use_lanes() below.
+ *
  * Errors: a call returns the status of the first failing state (the lowest index); sd_batch_error()
  * gives its message prefixed with "state i: ", sd_batch_error_state() its index i. The outputs of
  * states other than those before i are then unspecified (other threads may have stopped early).
