@@ -93,6 +93,24 @@ void *bench_codegen_compile(const char *dir, const char *src, const char *so, co
     return h;
 }
 
+int bench_codegen_load(const char *shared, const char *file, int in_shared, int floating, sd_model **m, char *path,
+                       size_t size)
+{
+    *m = NULL;
+    snprintf(path, size, "%s/%s", in_shared ? shared : SOADYN_SOURCE_DIR, file);
+    if (access(path, R_OK) != 0) return 0;
+    sd_urdf_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.floating_base = floating;
+    opt.mimic_independent = 1;
+    sd_error err;
+    if (sd_urdf_load_file(path, &opt, m, &err) != SD_OK) {
+        fprintf(stderr, "soadyn_bench: %s\n", err.message);
+        return -1;
+    }
+    return 1;
+}
+
 static void *symbol(void *h, const char *name, const char *fn)
 {
     char s[256];
@@ -246,20 +264,12 @@ int bench_codegen(int argc, char **argv)
     size_t len = 0;
     for (int r = 0; r < 3; ++r) {
         char path[1100];
-        snprintf(path, sizeof path, "%s/%s", rows[r].shared ? shared : SOADYN_SOURCE_DIR, rows[r].file);
-        if (access(path, R_OK) != 0) {
+        sd_model *m = NULL;
+        const int loaded = bench_codegen_load(shared, rows[r].file, rows[r].shared, rows[r].floating, &m, path, sizeof path);
+        if (loaded < 0) return 1;
+        if (!loaded) {
             len += (size_t)snprintf(table + len, sizeof table - len, "%s: left out, %s not found\n", rows[r].label, path);
             continue;
-        }
-        sd_urdf_options opt;
-        memset(&opt, 0, sizeof opt);
-        opt.floating_base = rows[r].floating;
-        opt.mimic_independent = 1;
-        sd_model *m = NULL;
-        sd_error err;
-        if (sd_urdf_load_file(path, &opt, &m, &err) != SD_OK) {
-            fprintf(stderr, "soadyn_bench: %s\n", err.message);
-            return 1;
         }
         len += (size_t)snprintf(table + len, sizeof table - len, "%s: %s\n", rows[r].label, path);
         model_row(rows[r].label, m, batches, dir, cflags);

@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <soadyn/soadyn.h>
 
@@ -188,20 +187,12 @@ int bench_codegen_lanes(int argc, char **argv)
     } rows[2] = {{"iiwa 14", "models/iiwa14.urdf", 0, 0}, {"Talos reduced (free base)", "talos/talos_reduced.urdf", 1, 1}};
     for (int r = 0; r < 2; ++r) {
         char path[1100];
-        snprintf(path, sizeof path, "%s/%s", rows[r].shared ? shared : SOADYN_SOURCE_DIR, rows[r].file);
-        if (access(path, R_OK) != 0) {
+        sd_model *m = NULL;
+        const int loaded = bench_codegen_load(shared, rows[r].file, rows[r].shared, rows[r].floating, &m, path, sizeof path);
+        if (loaded < 0) return 1;
+        if (!loaded) {
             printf("| %s | left out: %s not found | | | | | |\n", rows[r].label, path);
             continue;
-        }
-        sd_urdf_options opt;
-        memset(&opt, 0, sizeof opt);
-        opt.floating_base = rows[r].floating;
-        opt.mimic_independent = 1;
-        sd_model *m = NULL;
-        sd_error err;
-        if (sd_urdf_load_file(path, &opt, &m, &err) != SD_OK) {
-            fprintf(stderr, "soadyn_bench: %s\n", err.message);
-            return 1;
         }
         model_rows(rows[r].label, m, batches, threads, dir);
         sd_model_free(m);
