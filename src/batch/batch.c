@@ -61,6 +61,7 @@ struct sd_batch {
     const sd_lanes_kernel *kernel; /* the one the mode chooses (the workers' scratch laid out for it), or NULL */
     sd_batch_lanes_fd gen_fd; /* the model's generated lane forward dynamics (sd_batch_use_lanes), or NULL */
     int gen_lanes;
+    unsigned gen_params; /* the model's params_generation when it was given: its parameters are folded in */
     int spin;      /* waits spin before sleeping: no more threads than processors online */
     char note[200]; /* why there is no kernel, when widest is NULL */
     unsigned params_generation; /* the model's when the kernels' constants (M6) were laid out */
@@ -269,8 +270,13 @@ static int redo_state(sd_batch *b, batch_worker *w, long s)
     return -1;
 }
 
-/* Whether the job runs the generated lane function: the forward dynamics without inter-body forces. */
-static int job_generated(const sd_batch *b) { return b->gen_fd && b->job.kind == JOB_FD && !b->job.f; }
+/* Whether the job runs the generated lane function: the forward dynamics without inter-body forces,
+ * while the model's parameters are those the generated code folded in (a setter since then: the
+ * library's kernels). */
+static int job_generated(const sd_batch *b)
+{
+    return b->gen_fd && b->gen_params == b->model->params_generation && b->job.kind == JOB_FD && !b->job.f;
+}
 
 /* States per group: the generated function's or the kernel's lanes; the scalar path takes its
  * chunks as the AVX2 kernel's. */
@@ -619,10 +625,14 @@ sd_status sd_batch_use_lanes(sd_batch *b, int lanes, sd_batch_lanes_fd fd)
     }
     b->gen_fd = fd;
     b->gen_lanes = fd ? lanes : 0;
+    b->gen_params = m->params_generation;
     return SD_OK;
 }
 
-int sd_batch_generated_lanes(const sd_batch *b) { return b && b->gen_fd ? b->gen_lanes : 0; }
+int sd_batch_generated_lanes(const sd_batch *b)
+{
+    return b && b->gen_fd && b->gen_params == b->model->params_generation ? b->gen_lanes : 0;
+}
 
 int sd_batch_threads(const sd_batch *b) { return b ? b->threads : 0; }
 

@@ -417,6 +417,18 @@ static void batch_through_lanes(sd_model *m, const char *name, void *h, int L, u
                 memcmp(ref, qdd + s * nv, sizeof(double) * (size_t)nv) != 0)
                 before = 0;
         check(before, name, "the states before the NaN state are done, bit for bit");
+        /* a parameter setter: the generated code's folded parameters are stale, the library's kernels run */
+        double g0[3], g1[3];
+        sd_model_gravity(m, g0);
+        for (int i = 0; i < 3; ++i) g1[i] = 0.5 * g0[i] + 1.0;
+        sd_data *d = sd_data_new(m);
+        q[bad * nq] = 0.0;
+        check(sd_model_set_gravity(m, g1, &err) == SD_OK && sd_batch_generated_lanes(b) == 0 &&
+                  sd_forward_dynamics_batch(b, 1, q, u, tau, NULL, qdd, NULL) == SD_OK &&
+                  sd_forward_dynamics(m, d, q, u, tau, NULL, ref) == SD_OK && rel_diff(qdd, ref, nv) <= TOL,
+              name, "after a parameter setter the batch leaves the generated lanes for the library's kernels");
+        sd_model_set_gravity(m, g0, &err);
+        sd_data_free(d);
         check(sd_batch_use_lanes(b, 5, lane) == SD_E_ARGUMENT && sd_batch_use_lanes(b, 0, NULL) == SD_OK &&
                   sd_batch_generated_lanes(b) == 0,
               name, "sd_batch_use_lanes: 5 lanes refused, NULL goes back to the library's kernels");
