@@ -30,19 +30,6 @@
 #include "flex_chain.h"
 #include "timing.h"
 
-#ifndef SOADYN_SOURCE_DIR
-#define SOADYN_SOURCE_DIR "."
-#endif
-#ifndef SOADYN_SHARED_MODELS_DIR
-#define SOADYN_SHARED_MODELS_DIR "../shared/models"
-#endif
-#ifndef SOADYN_BENCH_BUILD
-#define SOADYN_BENCH_BUILD "unknown flags"
-#endif
-#ifndef SOADYN_BENCH_CC
-#define SOADYN_BENCH_CC "cc"
-#endif
-
 typedef int (*gen4_fn)(const double *, const double *, const double *, const double *, double *);
 typedef int (*gen1_fn)(const double *, double *);
 
@@ -95,6 +82,40 @@ static long text_bytes(const char *so)
     return bytes;
 }
 
+void *bench_codegen_compile(const char *dir, const char *src, const char *so, const char *cflags, double *cc_s)
+{
+    char cmd[8192], path[4200];
+    snprintf(path, sizeof path, "%s/%s.so", dir, so);
+    snprintf(cmd, sizeof cmd, "'%s' %s -std=c99 -shared -fPIC -o '%s' '%s/%s.c' -lm", SOADYN_BENCH_CC, cflags, path, dir, src);
+    const double t0 = now_ns();
+    if (system(cmd) != 0) {
+        fprintf(stderr, "soadyn_bench: the compiler failed: %s\n", cmd);
+        return NULL;
+    }
+    *cc_s = (now_ns() - t0) * 1e-9;
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) fprintf(stderr, "soadyn_bench: dlopen: %s\n", dlerror());
+    return h;
+}
+
+int bench_codegen_load(const char *shared, const char *file, int in_shared, int floating, sd_model **m, char *path,
+                       size_t size)
+{
+    *m = NULL;
+    snprintf(path, size, "%s/%s", in_shared ? shared : SOADYN_SOURCE_DIR, file);
+    if (access(path, R_OK) != 0) return 0;
+    sd_urdf_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.floating_base = floating;
+    opt.mimic_independent = 1;
+    sd_error err;
+    if (sd_urdf_load_file(path, &opt, m, &err) != SD_OK) {
+        fprintf(stderr, "soadyn_bench: %s\n", err.message);
+        return -1;
+    }
+    return 1;
+}
+
 static void *symbol(void *h, const char *name, const char *fn)
 {
     char s[256];
@@ -115,20 +136,11 @@ static void model_row(const char *label, const sd_model *m, int batches, const c
         return;
     }
     const double gen_s = (now_ns() - t0) * 1e-9;
-    char cmd[8192], so[4200];
+    double cc_s = 0.0;
+    void *h = bench_codegen_compile(dir, name, name, cflags, &cc_s);
+    if (!h) return;
+    char so[4200];
     snprintf(so, sizeof so, "%s/%s.so", dir, name);
-    snprintf(cmd, sizeof cmd, "'%s' %s -std=c99 -shared -fPIC -o '%s' '%s/%s.c' -lm", SOADYN_BENCH_CC, cflags, so, dir, name);
-    t0 = now_ns();
-    if (system(cmd) != 0) {
-        fprintf(stderr, "soadyn_bench: the compiler failed: %s\n", cmd);
-        return;
-    }
-    const double cc_s = (now_ns() - t0) * 1e-9;
-    void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        fprintf(stderr, "soadyn_bench: dlopen: %s\n", dlerror());
-        return;
-    }
     cg_case c = {m, sd_data_new(m), malloc(sizeof(double) * (size_t)nq), malloc(sizeof(double) * (size_t)nv),
                  malloc(sizeof(double) * (size_t)nv), malloc(sizeof(double) * (size_t)nv * (size_t)nv),
                  NULL, NULL, NULL, NULL};
@@ -254,6 +266,8 @@ static void flexible_rows(int batches, const char *dir, const char *cflags, char
 
 int bench_codegen(int argc, char **argv)
 {
+    for (int i = 1; i < argc; ++i)
+        if (strcmp(argv[i], "--lanes") == 0) return bench_codegen_lanes(argc, argv);
     int batches = 31, only_flexible = 0;
     const char *shared = SOADYN_SHARED_MODELS_DIR, *cflags = "-O2";
     for (int i = 1; i < argc; ++i) {
@@ -290,20 +304,12 @@ int bench_codegen(int argc, char **argv)
     size_t len = 0;
     for (int r = 0; r < 3 && !only_flexible; ++r) {
         char path[1100];
-        snprintf(path, sizeof path, "%s/%s", rows[r].shared ? shared : SOADYN_SOURCE_DIR, rows[r].file);
-        if (access(path, R_OK) != 0) {
+        sd_model *m = NULL;
+        const int loaded = bench_codegen_load(shared, rows[r].file, rows[r].shared, rows[r].floating, &m, path, sizeof path);
+        if (loaded < 0) return 1;
+        if (!loaded) {
             len += (size_t)snprintf(table + len, sizeof table - len, "%s: left out, %s not found\n", rows[r].label, path);
             continue;
-        }
-        sd_urdf_options opt;
-        memset(&opt, 0, sizeof opt);
-        opt.floating_base = rows[r].floating;
-        opt.mimic_independent = 1;
-        sd_model *m = NULL;
-        sd_error err;
-        if (sd_urdf_load_file(path, &opt, &m, &err) != SD_OK) {
-            fprintf(stderr, "soadyn_bench: %s\n", err.message);
-            return 1;
         }
         len += (size_t)snprintf(table + len, sizeof table - len, "%s: %s\n", rows[r].label, path);
         model_row(rows[r].label, m, batches, dir, cflags, NALG);

@@ -38,6 +38,9 @@
  * flexible bodies gets every batch function the single-state API offers on it (the node engine,
  * state by state on the threads), with the same results bit for bit and the same refusals.
  *
+ * The model's generated code (soadyn/codegen.h, --lanes) can take the forward dynamics' place:
+ * sd_batch_use_lanes() below.
+ *
  * Errors: a call returns the status of the first failing state (the lowest index); sd_batch_error()
  * gives its message prefixed with "state i: ", sd_batch_error_state() its index i. The outputs of
  * states other than those before i are then unspecified (other threads may have stopped early).
@@ -88,11 +91,14 @@ typedef int (*sd_batch_lanes_fd)(const double *q, const double *u, const double 
  * (or, where only the generated pivot test failed, gives the library's result). The results are
  * the generated code's: each state equal bit for bit to the generated single-state function, and to
  * the library's to its round-off (docs/codegen.md). A call that asks for the inter-body forces (f not
- * NULL) does not use it. fd NULL goes back to the library's kernels. The caller keeps the generated
+ * NULL) does not use it, nor does any call after a parameter setter (soadyn/params.h) changed the
+ * model: the generated code has the parameters it was generated with folded in (generate it again
+ * and call this again). fd NULL goes back to the library's kernels. The caller keeps the generated
  * code loaded while the context uses it (sd_model_compile does). Allocates each thread's gather
  * arrays here, none in a call. SD_E_ARGUMENT for lanes other than 4 or 8, SD_E_MEMORY. */
 SD_API sd_status sd_batch_use_lanes(sd_batch *batch, int lanes, sd_batch_lanes_fd fd);
-/* The lanes of the generated function sd_forward_dynamics_batch uses, 0 when none. */
+/* The lanes of the generated function sd_forward_dynamics_batch uses, 0 when none (or when the
+ * model's parameters changed since sd_batch_use_lanes). */
 SD_API int sd_batch_generated_lanes(const sd_batch *batch);
 SD_API int sd_batch_threads(const sd_batch *batch);
 /* States per SIMD step of the forward and inverse dynamics with the current setting: 8 (AVX-512) or

@@ -14,6 +14,8 @@
  *   NAME_mass_matrix_inverse(q, Minv)                 sd_mass_matrix_inverse
  *   NAME_interbody_forces(q, u, qdd, f_ext, f)        sd_inverse_dynamics, then sd_interbody_force
  *                                                     of every body in SD_FRAME_BODY (6 per body)
+ * and with sd_codegen_options.lanes, NAME_<function>_x4 / _x8: the same on 4 or 8 states per call
+ * (SD_CODEGEN_LANES_4 below).
  * A NULL required pointer or an input that is not finite is SD_E_ARGUMENT, a non-positive pivot of
  * D(k) or M SD_E_SINGULAR, a result that comes out inf or NaN SD_E_NOT_FINITE; on every error the
  * outputs are untouched. (The library's singularity test is relative, D(k) below 1e-13 of the

@@ -61,6 +61,7 @@ struct sd_batch {
     const sd_lanes_kernel *kernel; /* the one the mode chooses (the workers' scratch laid out for it), or NULL */
     sd_batch_lanes_fd gen_fd; /* the model's generated lane forward dynamics (sd_batch_use_lanes), or NULL */
     int gen_lanes;
+    unsigned gen_params; /* the model's params_generation when it was given: its parameters are folded in */
     int spin;      /* waits spin before sleeping: no more threads than processors online */
     char note[200]; /* why there is no kernel, when widest is NULL */
     unsigned params_generation; /* the model's when the kernels' constants (M6) were laid out */
@@ -259,8 +260,23 @@ static void lower_fail_bound(sd_batch *b, long i)
     }
 }
 
-/* Whether the job runs the generated lane function: the forward dynamics without inter-body forces. */
-static int job_generated(const sd_batch *b) { return b->gen_fd && b->job.kind == JOB_FD && !b->job.f; }
+/* State s by the single-state call (a group's fallback); 0, or -1 after recording its failure in w. */
+static int redo_state(sd_batch *b, batch_worker *w, long s)
+{
+    const sd_status st = scalar_state(b->model, w->data, &b->job, s);
+    if (st == SD_OK) return 0;
+    fail_state(w, s, st);
+    lower_fail_bound(b, s);
+    return -1;
+}
+
+/* Whether the job runs the generated lane function: the forward dynamics without inter-body forces,
+ * while the model's parameters are those the generated code folded in (a setter since then: the
+ * library's kernels). */
+static int job_generated(const sd_batch *b)
+{
+    return b->gen_fd && b->gen_params == b->model->params_generation && b->job.kind == JOB_FD && !b->job.f;
+}
 
 /* States per group: the generated function's or the kernel's lanes; the scalar path takes its
  * chunks as the AVX2 kernel's. */
@@ -291,12 +307,7 @@ static int generated_group(sd_batch *b, batch_worker *w, long i, int count)
         const long s = i + l;
         if (w->gen_status[l] == SD_OK) {
             for (long k = 0; k < nv; ++k) j->out[s * nv + k] = qdd[k * L + l];
-            continue;
-        }
-        const sd_status st = scalar_state(m, w->data, j, s);
-        if (st != SD_OK) {
-            fail_state(w, s, st);
-            lower_fail_bound(b, s);
+        } else if (redo_state(b, w, s) != 0) {
             return -1;
         }
     }
@@ -317,14 +328,8 @@ static int run_chunk(sd_batch *b, batch_worker *w, int simd, long lo, long hi)
             continue;
         }
         if (simd && group_inputs_finite(m, j, i, count) && lanes_fd(m, b->kernel, &w->ws, count, j, i) == 0) continue;
-        for (long s = i; s < i + count; ++s) {
-            const sd_status st = scalar_state(m, w->data, j, s);
-            if (st != SD_OK) {
-                fail_state(w, s, st);
-                lower_fail_bound(b, s);
-                return -1;
-            }
-        }
+        for (long s = i; s < i + count; ++s)
+            if (redo_state(b, w, s) != 0) return -1;
     }
     return 0;
 }
@@ -620,10 +625,14 @@ sd_status sd_batch_use_lanes(sd_batch *b, int lanes, sd_batch_lanes_fd fd)
     }
     b->gen_fd = fd;
     b->gen_lanes = fd ? lanes : 0;
+    b->gen_params = m->params_generation;
     return SD_OK;
 }
 
-int sd_batch_generated_lanes(const sd_batch *b) { return b && b->gen_fd ? b->gen_lanes : 0; }
+int sd_batch_generated_lanes(const sd_batch *b)
+{
+    return b && b->gen_fd && b->gen_params == b->model->params_generation ? b->gen_lanes : 0;
+}
 
 int sd_batch_threads(const sd_batch *b) { return b ? b->threads : 0; }
 

@@ -428,6 +428,18 @@ static void batch_through_lanes(sd_model *m, const char *name, void *h, int L, u
                 memcmp(ref, qdd + s * nv, sizeof(double) * (size_t)nv) != 0)
                 before = 0;
         check(before, name, "the states before the NaN state are done, bit for bit");
+        /* a parameter setter: the generated code's folded parameters are stale, the library's kernels run */
+        double g0[3], g1[3];
+        sd_model_gravity(m, g0);
+        for (int i = 0; i < 3; ++i) g1[i] = 0.5 * g0[i] + 1.0;
+        sd_data *d = sd_data_new(m);
+        q[bad * nq] = 0.0;
+        check(sd_model_set_gravity(m, g1, &err) == SD_OK && sd_batch_generated_lanes(b) == 0 &&
+                  sd_forward_dynamics_batch(b, 1, q, u, tau, NULL, qdd, NULL) == SD_OK &&
+                  sd_forward_dynamics(m, d, q, u, tau, NULL, ref) == SD_OK && rel_diff(qdd, ref, nv) <= TOL,
+              name, "after a parameter setter the batch leaves the generated lanes for the library's kernels");
+        sd_model_set_gravity(m, g0, &err);
+        sd_data_free(d);
         check(sd_batch_use_lanes(b, 5, lane) == SD_E_ARGUMENT && sd_batch_use_lanes(b, 0, NULL) == SD_OK &&
                   sd_batch_generated_lanes(b) == 0,
               name, "sd_batch_use_lanes: 5 lanes refused, NULL goes back to the library's kernels");
@@ -462,6 +474,74 @@ static void run_lanes(sd_model *m, const char *name, uint64_t *rng)
                so_name, flags[v], failed, cc_s, now() - t0);
         dlclose(h);
     }
+}
+
+/* A lane with a singular pivot beside lanes without: a massless arm turning about z carries a point
+ * mass on a slider along its x axis; with the slider at 0 the mass sits on the turning axis, the
+ * arm's D(k) = m x^2 is 0 and so is M's determinant. Lanes 1 and 3 there: E_SINGULAR, outputs
+ * untouched; lanes 0 and 2 (slider out) bit for bit the single-state calls. */
+static void singular_lanes(void)
+{
+    sd_builder *bld = sd_builder_new();
+    sd_body_desc arm, slider;
+    sd_body_desc_init(&arm);
+    arm.name = "arm";
+    arm.hinge = SD_HINGE_REVOLUTE;
+    arm.axis[2] = 1.0;
+    sd_body_desc_init(&slider);
+    slider.name = "slider";
+    slider.parent = "arm";
+    slider.hinge = SD_HINGE_PRISMATIC;
+    slider.axis[0] = 1.0;
+    slider.mass = 2.0;
+    sd_model *m = NULL;
+    sd_error err;
+    if (sd_builder_add_body(bld, &arm, &err) != SD_OK || sd_builder_add_body(bld, &slider, &err) != SD_OK ||
+        sd_builder_build(bld, &m, &err) != SD_OK) {
+        fprintf(stderr, "FAIL singular_lanes: the model: %s\n", err.message);
+        ++failures;
+        sd_builder_free(bld);
+        return;
+    }
+    sd_builder_free(bld);
+    const sd_codegen_options o = {.algorithms = SD_CODEGEN_FD | SD_CODEGEN_MINV, .lanes = SD_CODEGEN_LANES_4};
+    double gen_s, cc_s;
+    void *h = build_with(m, "lanes_singular", &o, "-std=c99 -O2", &gen_s, &cc_s);
+    if (!h) {
+        sd_model_free(m);
+        return;
+    }
+    id_fn fd = as_id(sym(h, "lanes_singular", "forward_dynamics"));
+    m_fn minv = as_m(sym(h, "lanes_singular", "mass_matrix_inverse"));
+    lane4_fn fd4 = NULL;
+    lane1_fn minv4 = NULL;
+    void *p4 = sym(h, "lanes_singular", "forward_dynamics_x4"), *pm = sym(h, "lanes_singular", "mass_matrix_inverse_x4");
+    memcpy(&fd4, &p4, sizeof p4), memcpy(&minv4, &pm, sizeof pm);
+    /* lane l: theta = 0.3 l, slider at 0.5 (lanes 0, 2) or 0 (lanes 1, 3); u = 1, tau = (0.2, -0.1) */
+    const double qs[4][2] = {{0.0, 0.5}, {0.3, 0.0}, {0.6, 0.5}, {0.9, 0.0}}, us[2] = {1.0, 1.0}, ts[2] = {0.2, -0.1};
+    double q[8], u[8], tau[8], out[16], one[4];
+    for (int l = 0; l < 4; ++l)
+        for (int i = 0; i < 2; ++i) q[i * 4 + l] = qs[l][i], u[i * 4 + l] = us[i], tau[i * 4 + l] = ts[i];
+    int status[4];
+    for (int f = 0; fd && minv && fd4 && minv4 && f < 2; ++f) {
+        const int nout = f ? 4 : 2;
+        for (int i = 0; i < 16; ++i) out[i] = SENTINEL;
+        const int ret = f ? minv4(q, out, status) : fd4(q, u, tau, NULL, out, status);
+        check(ret == SD_E_SINGULAR, "singular_lanes", "the call returns the first failing lane's E_SINGULAR");
+        for (int l = 0; l < 4; ++l) {
+            const int st = f ? minv(qs[l], one) : fd(qs[l], us, ts, NULL, one);
+            check(status[l] == (l % 2 ? SD_E_SINGULAR : SD_OK) && st == status[l], "singular_lanes",
+                  "lanes 1 and 3 singular, 0 and 2 not, as the single calls");
+            for (int i = 0; i < nout; ++i) {
+                const double got = out[i * 4 + l];
+                check(l % 2 ? got == SENTINEL : memcmp(&got, &one[i], sizeof got) == 0, "singular_lanes",
+                      "a singular lane untouched, the others bit for bit the single calls");
+            }
+        }
+    }
+    printf("singular_lanes: a singular lane beside regular ones checked (FD and M^-1, 4 lanes)\n");
+    dlclose(h);
+    sd_model_free(m);
 }
 
 static void random_models_lanes(void)
@@ -686,6 +766,7 @@ int main(int argc, char **argv)
         const int r = shared_models(argv[4], run_lanes);
         if (r) return r;
     } else if (!strcmp(argv[3], "lanes")) {
+        singular_lanes();
         random_models_lanes();
     } else if (!strcmp(argv[3], "cli") && argc > 5) {
         command_line(argv[4], argv[5]);
