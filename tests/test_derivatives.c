@@ -9,15 +9,14 @@
  *     composite-body algorithm (not the articulated-body M^-1 the implementation uses), to 1e-10;
  *   - the tangent map: Tinv T = 1, and T a central difference of q (+) delta;
  *   - NULL outputs skip only themselves; the batched calls give the single calls' numbers bit for bit;
- * and the refusals: a non-finite input (SD_E_ARGUMENT), a model with a closure constraint or with
- * flexible bodies (SD_E_NOT_SUPPORTED, saying why).
+ * and the refusals: a non-finite input (SD_E_ARGUMENT), a model with a closure constraint
+ * (SD_E_NOT_SUPPORTED, saying why). Models with flexible bodies: test_derivatives_flex.c.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include <soadyn/soadyn.h>
 
-#include "flex/random_flex.h"
 #include "loops/random_loops.h"
 #include "random_tree.h"
 #include "test_util.h"
@@ -350,19 +349,6 @@ static void check_refusals(uint64_t *rng)
     CHECK(sd_inverse_dynamics_derivatives(loop, dl, q, u, x, NULL, NULL, J, NULL) == SD_E_NOT_SUPPORTED);
     sd_data_free(dl);
     sd_model_free(loop);
-
-    /* flexible bodies */
-    const random_flex_spec spec = {3, 2, RF_ALL_FLEXIBLE, 0.2};
-    sd_model *flex = random_flex_tree(rng, &spec);
-    sd_data *df = sd_data_new(flex);
-    double *qf = calloc((size_t)sd_model_nq(flex), sizeof(double)), *uf = calloc((size_t)sd_model_nv(flex), sizeof(double));
-    double *Jf = malloc(sizeof(double) * (size_t)sd_model_nv(flex) * (size_t)sd_model_nv(flex));
-    sd_configuration_neutral(flex, qf);
-    CHECK(sd_inverse_dynamics_derivatives(flex, df, qf, uf, uf, NULL, NULL, Jf, NULL) == SD_E_NOT_SUPPORTED);
-    CHECK(strstr(sd_data_error(df), "flexible bodies") != NULL);
-    free(qf), free(uf), free(Jf);
-    sd_data_free(df);
-    sd_model_free(flex);
 }
 
 int main(void)
