@@ -28,7 +28,7 @@
  * Offered on trees of every hinge type, rigid or with flexible bodies (soadyn/flex.h): a modal
  * coordinate eta is an ordinary vector coordinate, its own tangent, and its derivatives include the
  * modal mass matrix's and bias's dependence on eta, the deformed node frames children ride on, and
- * the modal stiffness and damping (docs/derivatives.md). Refused with SD_E_NOT_SUPPORTED, and a
+ * the modal stiffness and damping (docs/derivatives-integrators.md). Refused with SD_E_NOT_SUPPORTED, and a
  * message saying why, on models with closure constraints (soadyn/loops.h), tree-augmented or embedded.
  * Inputs are checked as by the other dynamics calls (NULL, non-finite entries: SD_E_ARGUMENT naming
  * the argument and index); an overflow in the outputs is SD_E_NOT_FINITE.
