@@ -17,6 +17,7 @@
 
 #include <soadyn/soadyn.h>
 
+#include "derivative_differences.h"
 #include "loops/random_loops.h"
 #include "random_tree.h"
 #include "test_util.h"
@@ -44,58 +45,6 @@ static void add_joint_terms(sd_model *m, uint64_t *rng)
         if (h == SD_HINGE_REVOLUTE || h == SD_HINGE_PRISMATIC)
             must(sd_model_set_spring_ref(m, v, 2.0 * sd_random_uniform(rng) - 1.0, &err), &err, "spring_ref");
     }
-}
-
-/* The dynamics whose derivatives are checked, as a function of (q, u, x): x is qdd (inverse
- * dynamics, out tau) or tau (forward dynamics, out qdd). */
-typedef struct problem {
-    const sd_model *m;
-    sd_data *d;
-    const double *f_ext;
-    int forward;
-} problem;
-
-static void evaluate(const problem *p, const double *q, const double *u, const double *x, double *out)
-{
-    const sd_status st = p->forward ? sd_forward_dynamics(p->m, p->d, q, u, x, p->f_ext, out)
-                                    : sd_inverse_dynamics(p->m, p->d, q, u, x, p->f_ext, out);
-    if (st != SD_OK) {
-        fprintf(stderr, "evaluate: %s\n", sd_data_error(p->d));
-        exit(2);
-    }
-}
-
-/* The nv x nv reference derivative with respect to `which` (0: q on the tangent space, 1: u, 2: x)
- * by the 4th-order central difference (-F(2h) + 8 F(h) - 8 F(-h) + F(-2h)) / 12h. */
-static void difference(const problem *p, int which, const double *q, const double *u, const double *x, double h,
-                       double *J)
-{
-    const int nq = sd_model_nq(p->m), nv = sd_model_nv(p->m);
-    double *qs = malloc(sizeof(double) * (size_t)nq), *us = malloc(sizeof(double) * (size_t)nv);
-    double *xs = malloc(sizeof(double) * (size_t)nv), *e = calloc((size_t)nv, sizeof(double));
-    double *F = malloc(sizeof(double) * (size_t)nv);
-    static const double steps[4] = {2, 1, -1, -2}, weights[4] = {-1, 8, -8, 1};
-    for (int j = 0; j < nv; ++j) {
-        for (int i = 0; i < nv; ++i) J[i * nv + j] = 0.0;
-        for (int s = 0; s < 4; ++s) {
-            memcpy(qs, q, sizeof(double) * (size_t)nq);
-            memcpy(us, u, sizeof(double) * (size_t)nv);
-            memcpy(xs, x, sizeof(double) * (size_t)nv);
-            const double t = steps[s] * h;
-            if (which == 0) {
-                e[j] = t;
-                sd_configuration_integrate(p->m, q, e, 1.0, qs);
-                e[j] = 0.0;
-            } else if (which == 1) {
-                us[j] += t;
-            } else {
-                xs[j] += t;
-            }
-            evaluate(p, qs, us, xs, F);
-            for (int i = 0; i < nv; ++i) J[i * nv + j] += weights[s] * F[i] / (12.0 * h);
-        }
-    }
-    free(qs), free(us), free(xs), free(e), free(F);
 }
 
 /* Each column of J within tol of Jref's, relative to the column's largest entry (with a floor of
@@ -137,20 +86,6 @@ static void check_columns(const sd_model *m, const double *J, const double *Jref
     CHECK(worst <= tol);
 }
 
-/* max |A B + C| / max(|C|, 1) for nv x nv A, B, C (C = 0 allowed via NULL with identity target -1). */
-static double residual(const double *A, const double *B, const double *C, int nv, int identity)
-{
-    double worst = 0.0, scale = 1.0;
-    for (int i = 0; i < nv * nv; ++i) if (C && fabs(C[i]) > scale) scale = fabs(C[i]);
-    for (int i = 0; i < nv; ++i)
-        for (int j = 0; j < nv; ++j) {
-            double s = C ? C[i * nv + j] : (identity && i == j ? -1.0 : 0.0);
-            for (int k = 0; k < nv; ++k) s += A[i * nv + k] * B[k * nv + j];
-            if (fabs(s) > worst) worst = fabs(s);
-        }
-    return worst / scale;
-}
-
 /* Turn every spherical hinge at least 0.2 rad short of a half turn: there its spring's rotation
  * vector (the shorter way round) jumps, so the spring force has no derivative and the differences
  * straddling it mean nothing. */
@@ -188,7 +123,7 @@ static void check_model(sd_model *m, uint64_t *rng, int n)
     const double h = 4e-3, h_ux = 0.1;
 
     /* inverse dynamics */
-    problem id = {m, d, f_ext, 0};
+    problem id = {m, d, f_ext, 0, 4};
     CHECK(sd_inverse_dynamics_derivatives(m, d, q, u, qdd, f_ext, out, A, B) == SD_OK);
     double *tau_ref = malloc(sizeof(double) * (size_t)nv);
     evaluate(&id, q, u, qdd, tau_ref);
@@ -202,7 +137,7 @@ static void check_model(sd_model *m, uint64_t *rng, int n)
     CHECK(memcmp(B, C, sizeof(double) * vv) == 0);
 
     /* forward dynamics */
-    problem fd = {m, d, f_ext, 1};
+    problem fd = {m, d, f_ext, 1, 4};
     CHECK(sd_forward_dynamics_derivatives(m, d, q, u, tau, f_ext, out, A, B, C) == SD_OK);
     difference(&fd, 0, q, u, tau, h, R);
     check_columns(m, A, R, 1e-7, "dqdd/dq", n);

@@ -18,62 +18,11 @@
 
 #include <soadyn/soadyn.h>
 
+#include "derivative_differences.h"
 #include "flex/random_flex.h"
 #include "loops/random_flex_loops.h"
 #include "random_tree.h"
 #include "test_util.h"
-
-typedef struct problem {
-    const sd_model *m;
-    sd_data *d;
-    const double *f_ext;
-    int forward;
-} problem;
-
-static void evaluate(const problem *p, const double *q, const double *u, const double *x, double *out)
-{
-    const sd_status st = p->forward ? sd_forward_dynamics(p->m, p->d, q, u, x, p->f_ext, out)
-                                    : sd_inverse_dynamics(p->m, p->d, q, u, x, p->f_ext, out);
-    if (st != SD_OK) {
-        fprintf(stderr, "evaluate: %s\n", sd_data_error(p->d));
-        exit(2);
-    }
-}
-
-/* The nv x nv reference derivative with respect to `which` (0: q on the tangent space, 1: u, 2: x)
- * by the 6th-order central difference (F(3h) - 9 F(2h) + 45 F(h) - 45 F(-h) + 9 F(-2h) - F(-3h)) / 60h:
- * with the 4th-order one, some columns of these models, small beside tau itself, were at 1e-7 from
- * rounding at the step whose truncation allows 1e-7; the 6th order allows a longer step. */
-static void difference(const problem *p, int which, const double *q, const double *u, const double *x, double h,
-                       double *J)
-{
-    const int nq = sd_model_nq(p->m), nv = sd_model_nv(p->m);
-    double *qs = malloc(sizeof(double) * (size_t)nq), *us = malloc(sizeof(double) * (size_t)nv);
-    double *xs = malloc(sizeof(double) * (size_t)nv), *e = calloc((size_t)nv, sizeof(double));
-    double *F = malloc(sizeof(double) * (size_t)nv);
-    static const double steps[6] = {3, 2, 1, -1, -2, -3}, weights[6] = {1, -9, 45, -45, 9, -1};
-    for (int j = 0; j < nv; ++j) {
-        for (int i = 0; i < nv; ++i) J[i * nv + j] = 0.0;
-        for (int s = 0; s < 6; ++s) {
-            memcpy(qs, q, sizeof(double) * (size_t)nq);
-            memcpy(us, u, sizeof(double) * (size_t)nv);
-            memcpy(xs, x, sizeof(double) * (size_t)nv);
-            const double t = steps[s] * h;
-            if (which == 0) {
-                e[j] = t;
-                sd_configuration_integrate(p->m, q, e, 1.0, qs);
-                e[j] = 0.0;
-            } else if (which == 1) {
-                us[j] += t;
-            } else {
-                xs[j] += t;
-            }
-            evaluate(p, qs, us, xs, F);
-            for (int i = 0; i < nv; ++i) J[i * nv + j] += weights[s] * F[i] / (60.0 * h);
-        }
-    }
-    free(qs), free(us), free(xs), free(e), free(F);
-}
 
 static double worst_seen[5];
 static const char *const what_names[5] = {"dtau/dq", "dtau/du", "dqdd/dq", "dqdd/du", "dqdd/dtau"};
@@ -99,21 +48,6 @@ static void check_columns(const sd_model *m, const double *J, const double *Jref
     CHECK(worst <= tol);
 }
 
-/* max |A B + C| / max(|C|, 1) (C NULL: -1 when identity). */
-static double residual(const double *A, const double *B, const double *C, int nv, int identity)
-{
-    double worst = 0.0, scale = 1.0;
-    for (int i = 0; i < nv * nv; ++i)
-        if (C && fabs(C[i]) > scale) scale = fabs(C[i]);
-    for (int i = 0; i < nv; ++i)
-        for (int j = 0; j < nv; ++j) {
-            double s = C ? C[i * nv + j] : (identity && i == j ? -1.0 : 0.0);
-            for (int k = 0; k < nv; ++k) s += A[i * nv + k] * B[k * nv + j];
-            worst = fmax(worst, fabs(s));
-        }
-    return worst / scale;
-}
-
 /* Every derivative at one state against the differences and the identities. */
 static void check_state(const sd_model *m, const double *q, const double *u, const double *qdd, const double *tau,
                         const double *f_ext, double h, const char *name)
@@ -128,7 +62,9 @@ static void check_state(const sd_model *m, const double *q, const double *u, con
     /* along q the step h balances truncation (h^4) and rounding (eps / h); u, qdd and tau enter at
      * most quadratically, where the difference is exact at any step */
     const double h_ux = 0.1;
-    problem id = {m, d, f_ext, 0}, fd = {m, d, f_ext, 1};
+    /* the 6th-order difference: with the 4th-order one, some columns of these models, small beside
+     * tau itself, were at 1e-7 from rounding at the step whose truncation allows 1e-7 */
+    problem id = {m, d, f_ext, 0, 6}, fd = {m, d, f_ext, 1, 6};
 
     CHECK(sd_inverse_dynamics_derivatives(m, d, q, u, qdd, f_ext, out, A, B) == SD_OK);
     evaluate(&id, q, u, qdd, ref);
