@@ -147,7 +147,11 @@ for name, make, h_ref in cases:
         check(f"{method} analytic: offered on this model", a is not None)
         if a is None:
             continue
-        check(f"{method} analytic: fewer RHS evaluations than {method} dq", d is None or
-              a.stats["rhs_evals"] < d.stats["rhs_evals"])
+        if method == "radau":  # the same fixed steps: the totals compare the Jacobians alone
+            check(f"{method} analytic: fewer RHS evaluations than {method} dq", d is None or
+                  a.stats["rhs_evals"] < d.stats["rhs_evals"])
+        else:  # BDF's step sequence differs between the runs (docs/derivatives-integrators.md): per step
+            check(f"{method} analytic: fewer RHS evaluations per step than {method} dq", d is None or
+                  a.stats["rhs_evals"] / a.stats["steps"] < d.stats["rhs_evals"] / d.stats["steps"])
         check(f"{method} analytic: final state = RK4 at H/10's to {tol:.1e}", error(m, a, r10) <= tol)
 raise SystemExit(1 if failed else 0)
