@@ -65,3 +65,31 @@ double residual(const double *A, const double *B, const double *C, int nv, int i
         }
     return worst / scale;
 }
+
+int batch_matches_single(const sd_model *m, sd_batch *b, int n, const double *q, const double *u, const double *x,
+                         const double *fe)
+{
+    const int nq = sd_model_nq(m), nv = sd_model_nv(m), nb = sd_model_nbodies(m);
+    const size_t vv = (size_t)nv * (size_t)nv;
+    double *out = malloc(sizeof(double) * (size_t)n * (size_t)nv), *one = malloc(sizeof(double) * (size_t)nv);
+    double *J[3], *Jone[3];
+    for (int k = 0; k < 3; ++k) J[k] = malloc(sizeof(double) * (size_t)n * vv), Jone[k] = malloc(sizeof(double) * vv);
+    sd_data *d = sd_data_new(m);
+    int same = 1;
+    for (int fwd = 0; fwd < 2; ++fwd) {
+        const sd_status st = fwd ? sd_batch_forward_dynamics_derivatives(b, n, q, u, x, fe, out, J[0], J[1], J[2])
+                                 : sd_batch_inverse_dynamics_derivatives(b, n, q, u, x, fe, out, J[0], J[1]);
+        same &= st == SD_OK;
+        for (int i = 0; i < n && same; ++i) {
+            const double *qi = q + i * nq, *ui = u + i * nv, *xi = x + i * nv, *fi = fe + i * 6 * nb;
+            const sd_status si = fwd ? sd_forward_dynamics_derivatives(m, d, qi, ui, xi, fi, one, Jone[0], Jone[1], Jone[2])
+                                     : sd_inverse_dynamics_derivatives(m, d, qi, ui, xi, fi, one, Jone[0], Jone[1]);
+            same &= si == SD_OK && memcmp(one, out + i * nv, sizeof(double) * (size_t)nv) == 0;
+            for (int k = 0; k < 2 + fwd; ++k) same &= memcmp(Jone[k], J[k] + i * vv, sizeof(double) * vv) == 0;
+        }
+    }
+    sd_data_free(d);
+    for (int k = 0; k < 3; ++k) free(J[k]), free(Jone[k]);
+    free(out), free(one);
+    return same;
+}

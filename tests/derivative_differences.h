@@ -29,5 +29,9 @@ void evaluate(const problem *p, const double *q, const double *u, const double *
 void difference(const problem *p, int which, const double *q, const double *u, const double *x, double h, double *J);
 /* max |A B + C| / max(|C|, 1) for nv x nv A, B, C (C NULL: -1 on the diagonal when identity, else 0). */
 double residual(const double *A, const double *B, const double *C, int nv, int identity);
+/* Both batched derivative calls on n states (q, u, x, fe stacked as in batch.h) on b: 1 when they
+ * succeed and each state's outputs are the single calls' bit for bit. */
+int batch_matches_single(const sd_model *m, sd_batch *b, int n, const double *q, const double *u, const double *x,
+                         const double *fe);
 
 #endif

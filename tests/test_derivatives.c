@@ -214,39 +214,20 @@ static void check_batch(const sd_model *m, uint64_t *rng)
 {
     enum { N = 5 };
     const int nq = sd_model_nq(m), nv = sd_model_nv(m), nb = sd_model_nbodies(m);
-    const size_t vv = (size_t)nv * (size_t)nv;
     double *q = malloc(sizeof(double) * N * (size_t)nq), *u = malloc(sizeof(double) * N * (size_t)nv);
     double *x = malloc(sizeof(double) * N * (size_t)nv), *fe = malloc(sizeof(double) * N * 6 * (size_t)nb);
-    double *out = malloc(sizeof(double) * N * (size_t)nv), *one = malloc(sizeof(double) * (size_t)nv);
-    double *J[3], *Jone[3];
-    for (int k = 0; k < 3; ++k) J[k] = malloc(sizeof(double) * N * vv), Jone[k] = malloc(sizeof(double) * vv);
+    double *out = malloc(sizeof(double) * N * (size_t)nv), *J = malloc(sizeof(double) * N * (size_t)nv * (size_t)nv);
     for (int i = 0; i < N; ++i) random_state(m, rng, q + i * nq, u + i * nv, x + i * nv);
     random_vector(rng, fe, N * 6 * nb, 1.0);
     sd_error err;
     sd_batch *b = sd_batch_new(m, 2, &err);
-    sd_data *d = sd_data_new(m);
-    for (int fwd = 0; fwd < 2; ++fwd) {
-        const sd_status st = fwd ? sd_batch_forward_dynamics_derivatives(b, N, q, u, x, fe, out, J[0], J[1], J[2])
-                                 : sd_batch_inverse_dynamics_derivatives(b, N, q, u, x, fe, out, J[0], J[1]);
-        CHECK(st == SD_OK);
-        int same = 1;
-        for (int i = 0; i < N; ++i) {
-            const double *qi = q + i * nq, *ui = u + i * nv, *xi = x + i * nv, *fi = fe + i * 6 * nb;
-            if (fwd) CHECK(sd_forward_dynamics_derivatives(m, d, qi, ui, xi, fi, one, Jone[0], Jone[1], Jone[2]) == SD_OK);
-            else CHECK(sd_inverse_dynamics_derivatives(m, d, qi, ui, xi, fi, one, Jone[0], Jone[1]) == SD_OK);
-            same &= memcmp(one, out + i * nv, sizeof(double) * (size_t)nv) == 0;
-            for (int k = 0; k < 2 + fwd; ++k) same &= memcmp(Jone[k], J[k] + i * vv, sizeof(double) * vv) == 0;
-        }
-        CHECK(same);
-    }
+    CHECK(batch_matches_single(m, b, N, q, u, x, fe));
     /* a NaN in state 3: that state's error */
     q[3 * nq] = NAN;
-    CHECK(sd_batch_forward_dynamics_derivatives(b, N, q, u, x, fe, out, J[0], NULL, NULL) == SD_E_ARGUMENT);
+    CHECK(sd_batch_forward_dynamics_derivatives(b, N, q, u, x, fe, out, J, NULL, NULL) == SD_E_ARGUMENT);
     CHECK(sd_batch_error_state(b) == 3);
     sd_batch_free(b);
-    sd_data_free(d);
-    for (int k = 0; k < 3; ++k) free(J[k]), free(Jone[k]);
-    free(q), free(u), free(x), free(fe), free(out), free(one);
+    free(q), free(u), free(x), free(fe), free(out), free(J);
 }
 
 static void check_refusals(uint64_t *rng)
