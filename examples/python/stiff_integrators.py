@@ -24,7 +24,8 @@ The models, the bundled flexible ones with their stiffness raised 100x:
     spacecraft      models/spacecraft.urdf, likewise (free-flying bus, quaternions, three flexible
                     appendages)
     ..., zeta 1     the same with modal damping ratio 1: the stiff modes die out, BDF steps over
-                    them, and RK4 at BDF's mean step is unstable (checked)
+                    them, and RK4 at BDF's mean step is unstable (checked); where RK4 at H/10 is
+                    unstable too, the implicit runs' final state is checked against the reference
 The analytical Jacobian is that of the flexible bodies' modal coordinates too (soadyn/derivatives.h).
 The checks printed at the end are the claims of docs/derivatives-integrators.md; the program exits
 1 if one fails.
