@@ -82,8 +82,9 @@ int batch_matches_single(const sd_model *m, sd_batch *b, int n, const double *q,
         same &= st == SD_OK;
         for (int i = 0; i < n && same; ++i) {
             const double *qi = q + i * nq, *ui = u + i * nv, *xi = x + i * nv, *fi = fe + i * 6 * nb;
-            const sd_status si = fwd ? sd_forward_dynamics_derivatives(m, d, qi, ui, xi, fi, one, Jone[0], Jone[1], Jone[2])
-                                     : sd_inverse_dynamics_derivatives(m, d, qi, ui, xi, fi, one, Jone[0], Jone[1]);
+            const sd_status si =
+                fwd ? sd_forward_dynamics_derivatives(m, d, qi, ui, xi, fi, one, Jone[0], Jone[1], Jone[2])
+                    : sd_inverse_dynamics_derivatives(m, d, qi, ui, xi, fi, one, Jone[0], Jone[1]);
             same &= si == SD_OK && memcmp(one, out + i * nv, sizeof(double) * (size_t)nv) == 0;
             for (int k = 0; k < 2 + fwd; ++k) same &= memcmp(Jone[k], J[k] + i * vv, sizeof(double) * vv) == 0;
         }

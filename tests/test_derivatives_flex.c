@@ -31,7 +31,8 @@ static double worst_identity;
 /* Each column of J within tol of Jref's, relative to the column's largest entry (floors: 1e-6 of the
  * matrix's largest, for columns that are zero, and 1e-8 absolute, for a matrix that is zero, as d tau/du
  * of one revolute body without damping, where the difference is round-off alone). */
-static void check_columns(const sd_model *m, const double *J, const double *Jref, double tol, int what, const char *name)
+static void check_columns(const sd_model *m, const double *J, const double *Jref, double tol, int what,
+                          const char *name)
 {
     const int nv = sd_model_nv(m);
     double big = 0.0, worst = 0.0;
@@ -44,7 +45,9 @@ static void check_columns(const sd_model *m, const double *J, const double *Jref
         if (scale > 0.0 && err / scale > worst) worst = err / scale, worst_j = j;
     }
     if (worst > worst_seen[what]) worst_seen[what] = worst;
-    if (!(worst <= tol)) fprintf(stderr, "%s, %s: worst column error %.3g > %.3g (column %d)\n", name, what_names[what], worst, tol, worst_j);
+    if (!(worst <= tol))
+        fprintf(stderr, "%s, %s: worst column error %.3g > %.3g (column %d)\n", name, what_names[what], worst, tol,
+                worst_j);
     CHECK(worst <= tol);
 }
 
@@ -217,7 +220,8 @@ static void check_refusals(uint64_t *rng)
     }
     free(q0);
     sd_data *dl = sd_data_new(loop);
-    double *ql = calloc((size_t)sd_model_nq(loop), sizeof(double)), *ul = calloc((size_t)sd_model_nv(loop), sizeof(double));
+    double *ql = calloc((size_t)sd_model_nq(loop), sizeof(double));
+    double *ul = calloc((size_t)sd_model_nv(loop), sizeof(double));
     double *Jl = malloc(sizeof(double) * (size_t)sd_model_nv(loop) * (size_t)sd_model_nv(loop));
     sd_configuration_neutral(loop, ql);
     CHECK(sd_forward_dynamics_derivatives(loop, dl, ql, ul, ul, NULL, NULL, Jl, NULL, NULL) == SD_E_NOT_SUPPORTED);

@@ -41,7 +41,8 @@ def rel_cols(a, b):
     return float(np.max(np.max(np.abs(a - b), axis=0) / scale))
 
 
-@pytest.fixture(params=["iiwa14.urdf", "quadruped.urdf", "double_pendulum.urdf", "flexible_arm.urdf", "spacecraft.urdf"])
+@pytest.fixture(params=["iiwa14.urdf", "quadruped.urdf", "double_pendulum.urdf", "flexible_arm.urdf",
+                        "spacecraft.urdf"])
 def model(request):
     return load(request.param)
 

@@ -72,7 +72,8 @@ static sd_status check_offered(const sd_model *m, sd_data *d, const char *fn)
  * in world axes; a model whose nodes are not all rigid (d->nodes) takes the node engine's tangent
  * sweep instead, whose per-node operations come from the node kinds. The block: the sweep's scratch,
  * then a zero vector and a spare vector of nv. */
-static sd_status nodes_block(const sd_model *m, sd_data *d, const char *fn, size_t sweep, double **zeros, double **spare)
+static sd_status nodes_block(const sd_model *m, sd_data *d, const char *fn, size_t sweep, double **zeros,
+                              double **spare)
 {
     const sd_status st = ensure_block(d, fn, (sweep + 2 * (size_t)m->nv) * sizeof(double));
     if (st != SD_OK) return st;

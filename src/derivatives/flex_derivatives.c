@@ -262,7 +262,8 @@ static void scatter_body(const sd_model *m, const sd_data *d, const tangent_scra
     double dS[36] = {0}, dSdot_q[6] = {0}, dSdot_u[6] = {0}, dvJ[6] = {0, 0, 0, 0, 0, 0}, dSdot[6] = {0, 0, 0, 0, 0, 0};
     double dSqdd[6] = {0, 0, 0, 0, 0, 0};
     if (ls.hinge >= 0) {
-        if (d->hinge_sel[k] == SD_HINGE_SEL_VARYING) sd_deriv_hinge_partials(m, d, k, ls.hinge, u + vk, dS, dSdot_q, dSdot_u);
+        if (d->hinge_sel[k] == SD_HINGE_SEL_VARYING)
+            sd_deriv_hinge_partials(m, d, k, ls.hinge, u + vk, dS, dSdot_q, dSdot_u);
         if (dir->along_u) {
             add_scaled(dvJ, S + 6 * ls.hinge, 1.0, 6);
             memcpy(dSdot, dSdot_u, sizeof dSdot);
