@@ -101,7 +101,8 @@ static void check_state(const sd_model *m, const double *q, const double *u, con
     sd_data_free(d);
 }
 
-/* Random armature, damping and springs on the hinge speeds (not the modal ones: those have K_m, D_m). */
+/* A random state (modal coordinates within eta_scale), tau and f_ext; the joint-level terms are the
+ * model's (RF_JOINT_DYNAMICS: armature, damping, springs on the hinges; the modes have K_m, D_m). */
 static void random_model_state(const sd_model *m, uint64_t *rng, double eta_scale, double *q, double *u, double *qdd,
                                double *tau, double *f_ext)
 {
