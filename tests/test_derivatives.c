@@ -9,15 +9,15 @@
  *     composite-body algorithm (not the articulated-body M^-1 the implementation uses), to 1e-10;
  *   - the tangent map: Tinv T = 1, and T a central difference of q (+) delta;
  *   - NULL outputs skip only themselves; the batched calls give the single calls' numbers bit for bit;
- * and the refusals: a non-finite input (SD_E_ARGUMENT), a model with a closure constraint or with
- * flexible bodies (SD_E_NOT_SUPPORTED, saying why).
+ * and the refusals: a non-finite input (SD_E_ARGUMENT), a model with a closure constraint
+ * (SD_E_NOT_SUPPORTED, saying why). Models with flexible bodies: test_derivatives_flex.c.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include <soadyn/soadyn.h>
 
-#include "flex/random_flex.h"
+#include "derivative_differences.h"
 #include "loops/random_loops.h"
 #include "random_tree.h"
 #include "test_util.h"
@@ -45,58 +45,6 @@ static void add_joint_terms(sd_model *m, uint64_t *rng)
         if (h == SD_HINGE_REVOLUTE || h == SD_HINGE_PRISMATIC)
             must(sd_model_set_spring_ref(m, v, 2.0 * sd_random_uniform(rng) - 1.0, &err), &err, "spring_ref");
     }
-}
-
-/* The dynamics whose derivatives are checked, as a function of (q, u, x): x is qdd (inverse
- * dynamics, out tau) or tau (forward dynamics, out qdd). */
-typedef struct problem {
-    const sd_model *m;
-    sd_data *d;
-    const double *f_ext;
-    int forward;
-} problem;
-
-static void evaluate(const problem *p, const double *q, const double *u, const double *x, double *out)
-{
-    const sd_status st = p->forward ? sd_forward_dynamics(p->m, p->d, q, u, x, p->f_ext, out)
-                                    : sd_inverse_dynamics(p->m, p->d, q, u, x, p->f_ext, out);
-    if (st != SD_OK) {
-        fprintf(stderr, "evaluate: %s\n", sd_data_error(p->d));
-        exit(2);
-    }
-}
-
-/* The nv x nv reference derivative with respect to `which` (0: q on the tangent space, 1: u, 2: x)
- * by the 4th-order central difference (-F(2h) + 8 F(h) - 8 F(-h) + F(-2h)) / 12h. */
-static void difference(const problem *p, int which, const double *q, const double *u, const double *x, double h,
-                       double *J)
-{
-    const int nq = sd_model_nq(p->m), nv = sd_model_nv(p->m);
-    double *qs = malloc(sizeof(double) * (size_t)nq), *us = malloc(sizeof(double) * (size_t)nv);
-    double *xs = malloc(sizeof(double) * (size_t)nv), *e = calloc((size_t)nv, sizeof(double));
-    double *F = malloc(sizeof(double) * (size_t)nv);
-    static const double steps[4] = {2, 1, -1, -2}, weights[4] = {-1, 8, -8, 1};
-    for (int j = 0; j < nv; ++j) {
-        for (int i = 0; i < nv; ++i) J[i * nv + j] = 0.0;
-        for (int s = 0; s < 4; ++s) {
-            memcpy(qs, q, sizeof(double) * (size_t)nq);
-            memcpy(us, u, sizeof(double) * (size_t)nv);
-            memcpy(xs, x, sizeof(double) * (size_t)nv);
-            const double t = steps[s] * h;
-            if (which == 0) {
-                e[j] = t;
-                sd_configuration_integrate(p->m, q, e, 1.0, qs);
-                e[j] = 0.0;
-            } else if (which == 1) {
-                us[j] += t;
-            } else {
-                xs[j] += t;
-            }
-            evaluate(p, qs, us, xs, F);
-            for (int i = 0; i < nv; ++i) J[i * nv + j] += weights[s] * F[i] / (12.0 * h);
-        }
-    }
-    free(qs), free(us), free(xs), free(e), free(F);
 }
 
 /* Each column of J within tol of Jref's, relative to the column's largest entry (with a floor of
@@ -138,20 +86,6 @@ static void check_columns(const sd_model *m, const double *J, const double *Jref
     CHECK(worst <= tol);
 }
 
-/* max |A B + C| / max(|C|, 1) for nv x nv A, B, C (C = 0 allowed via NULL with identity target -1). */
-static double residual(const double *A, const double *B, const double *C, int nv, int identity)
-{
-    double worst = 0.0, scale = 1.0;
-    for (int i = 0; i < nv * nv; ++i) if (C && fabs(C[i]) > scale) scale = fabs(C[i]);
-    for (int i = 0; i < nv; ++i)
-        for (int j = 0; j < nv; ++j) {
-            double s = C ? C[i * nv + j] : (identity && i == j ? -1.0 : 0.0);
-            for (int k = 0; k < nv; ++k) s += A[i * nv + k] * B[k * nv + j];
-            if (fabs(s) > worst) worst = fabs(s);
-        }
-    return worst / scale;
-}
-
 /* Turn every spherical hinge at least 0.2 rad short of a half turn: there its spring's rotation
  * vector (the shorter way round) jumps, so the spring force has no derivative and the differences
  * straddling it mean nothing. */
@@ -189,7 +123,7 @@ static void check_model(sd_model *m, uint64_t *rng, int n)
     const double h = 4e-3, h_ux = 0.1;
 
     /* inverse dynamics */
-    problem id = {m, d, f_ext, 0};
+    problem id = {m, d, f_ext, 0, 4};
     CHECK(sd_inverse_dynamics_derivatives(m, d, q, u, qdd, f_ext, out, A, B) == SD_OK);
     double *tau_ref = malloc(sizeof(double) * (size_t)nv);
     evaluate(&id, q, u, qdd, tau_ref);
@@ -203,7 +137,7 @@ static void check_model(sd_model *m, uint64_t *rng, int n)
     CHECK(memcmp(B, C, sizeof(double) * vv) == 0);
 
     /* forward dynamics */
-    problem fd = {m, d, f_ext, 1};
+    problem fd = {m, d, f_ext, 1, 4};
     CHECK(sd_forward_dynamics_derivatives(m, d, q, u, tau, f_ext, out, A, B, C) == SD_OK);
     difference(&fd, 0, q, u, tau, h, R);
     check_columns(m, A, R, 1e-7, "dqdd/dq", n);
@@ -280,39 +214,20 @@ static void check_batch(const sd_model *m, uint64_t *rng)
 {
     enum { N = 5 };
     const int nq = sd_model_nq(m), nv = sd_model_nv(m), nb = sd_model_nbodies(m);
-    const size_t vv = (size_t)nv * (size_t)nv;
     double *q = malloc(sizeof(double) * N * (size_t)nq), *u = malloc(sizeof(double) * N * (size_t)nv);
     double *x = malloc(sizeof(double) * N * (size_t)nv), *fe = malloc(sizeof(double) * N * 6 * (size_t)nb);
-    double *out = malloc(sizeof(double) * N * (size_t)nv), *one = malloc(sizeof(double) * (size_t)nv);
-    double *J[3], *Jone[3];
-    for (int k = 0; k < 3; ++k) J[k] = malloc(sizeof(double) * N * vv), Jone[k] = malloc(sizeof(double) * vv);
+    double *out = malloc(sizeof(double) * N * (size_t)nv), *J = malloc(sizeof(double) * N * (size_t)nv * (size_t)nv);
     for (int i = 0; i < N; ++i) random_state(m, rng, q + i * nq, u + i * nv, x + i * nv);
     random_vector(rng, fe, N * 6 * nb, 1.0);
     sd_error err;
     sd_batch *b = sd_batch_new(m, 2, &err);
-    sd_data *d = sd_data_new(m);
-    for (int fwd = 0; fwd < 2; ++fwd) {
-        const sd_status st = fwd ? sd_batch_forward_dynamics_derivatives(b, N, q, u, x, fe, out, J[0], J[1], J[2])
-                                 : sd_batch_inverse_dynamics_derivatives(b, N, q, u, x, fe, out, J[0], J[1]);
-        CHECK(st == SD_OK);
-        int same = 1;
-        for (int i = 0; i < N; ++i) {
-            const double *qi = q + i * nq, *ui = u + i * nv, *xi = x + i * nv, *fi = fe + i * 6 * nb;
-            if (fwd) CHECK(sd_forward_dynamics_derivatives(m, d, qi, ui, xi, fi, one, Jone[0], Jone[1], Jone[2]) == SD_OK);
-            else CHECK(sd_inverse_dynamics_derivatives(m, d, qi, ui, xi, fi, one, Jone[0], Jone[1]) == SD_OK);
-            same &= memcmp(one, out + i * nv, sizeof(double) * (size_t)nv) == 0;
-            for (int k = 0; k < 2 + fwd; ++k) same &= memcmp(Jone[k], J[k] + i * vv, sizeof(double) * vv) == 0;
-        }
-        CHECK(same);
-    }
+    CHECK(batch_matches_single(m, b, N, q, u, x, fe));
     /* a NaN in state 3: that state's error */
     q[3 * nq] = NAN;
-    CHECK(sd_batch_forward_dynamics_derivatives(b, N, q, u, x, fe, out, J[0], NULL, NULL) == SD_E_ARGUMENT);
+    CHECK(sd_batch_forward_dynamics_derivatives(b, N, q, u, x, fe, out, J, NULL, NULL) == SD_E_ARGUMENT);
     CHECK(sd_batch_error_state(b) == 3);
     sd_batch_free(b);
-    sd_data_free(d);
-    for (int k = 0; k < 3; ++k) free(J[k]), free(Jone[k]);
-    free(q), free(u), free(x), free(fe), free(out), free(one);
+    free(q), free(u), free(x), free(fe), free(out), free(J);
 }
 
 static void check_refusals(uint64_t *rng)
@@ -350,19 +265,6 @@ static void check_refusals(uint64_t *rng)
     CHECK(sd_inverse_dynamics_derivatives(loop, dl, q, u, x, NULL, NULL, J, NULL) == SD_E_NOT_SUPPORTED);
     sd_data_free(dl);
     sd_model_free(loop);
-
-    /* flexible bodies */
-    const random_flex_spec spec = {3, 2, RF_ALL_FLEXIBLE, 0.2};
-    sd_model *flex = random_flex_tree(rng, &spec);
-    sd_data *df = sd_data_new(flex);
-    double *qf = calloc((size_t)sd_model_nq(flex), sizeof(double)), *uf = calloc((size_t)sd_model_nv(flex), sizeof(double));
-    double *Jf = malloc(sizeof(double) * (size_t)sd_model_nv(flex) * (size_t)sd_model_nv(flex));
-    sd_configuration_neutral(flex, qf);
-    CHECK(sd_inverse_dynamics_derivatives(flex, df, qf, uf, uf, NULL, NULL, Jf, NULL) == SD_E_NOT_SUPPORTED);
-    CHECK(strstr(sd_data_error(df), "flexible bodies") != NULL);
-    free(qf), free(uf), free(Jf);
-    sd_data_free(df);
-    sd_model_free(flex);
 }
 
 /* A forest: a free root with a revolute child, and a second root (revolute) carrying a spherical

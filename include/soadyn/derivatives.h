@@ -25,13 +25,18 @@
  * alone is then not computed). d tau/d qdd = M and d qdd/d tau = M^-1 are the mass matrix and its
  * inverse (sd_mass_matrix(), sd_mass_matrix_inverse()).
  *
- * Offered on rigid trees of every hinge type. Refused with SD_E_NOT_SUPPORTED, and a message saying
- * why, on models with closure constraints (soadyn/loops.h) and on models with flexible bodies.
+ * Offered on trees of every hinge type, rigid or with flexible bodies (soadyn/flex.h): a modal
+ * coordinate eta is an ordinary vector coordinate, its own tangent, and its derivatives include the
+ * modal mass matrix's and bias's dependence on eta, the deformed node frames children ride on, and
+ * the modal stiffness and damping (docs/derivatives-integrators.md). Refused with SD_E_NOT_SUPPORTED, and a
+ * message saying why, on models with closure constraints (soadyn/loops.h), tree-augmented or embedded.
  * Inputs are checked as by the other dynamics calls (NULL, non-finite entries: SD_E_ARGUMENT naming
  * the argument and index); an overflow in the outputs is SD_E_NOT_FINITE.
  *
  * Workspace: the first derivative call on a workspace allocates its scratch (O(N) for the inverse
- * dynamics derivatives, plus about 4 nv^2 doubles for the forward dynamics derivatives) and keeps
+ * dynamics derivatives, plus about 4 nv^2 doubles for the forward dynamics derivatives of a rigid
+ * tree; O(N + nv) on a model with flexible bodies, whose d qdd/dq and d qdd/du are solved in place
+ * column by column by the articulated-body factors, O(N nv) in all) and keeps
  * it for later calls (SD_E_MEMORY when that fails); sd_data_size() counts it. After these calls the
  * workspace's readers (sd_interbody_force(), ...) see the last algorithm the call ran: the inverse
  * dynamics at (q, u, qdd) whenever a derivative with respect to q or u was asked for.

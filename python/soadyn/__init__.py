@@ -838,8 +838,9 @@ class Model:
         is d/d eps qdd(q (+) eps e_j), the perturbation of model.integrate(q, e_j, eps) (for ball and
         free joints the rotation vector in body axes). A batch (a leading axis of states on any input)
         runs on `threads` threads through sd_batch_forward_dynamics_derivatives, each state the
-        single call's bits; the outputs then carry the leading axis. Models the derivatives do not
-        take (closure constraints, flexible bodies) raise NotSupportedError saying why."""
+        single call's bits; the outputs then carry the leading axis. On a model with flexible bodies
+        the modal coordinates are ordinary coordinates (their own tangent). Models the derivatives do
+        not take (closure constraints) raise NotSupportedError saying why."""
         return self._derivatives("forward_dynamics_derivatives", q, u, ("tau", tau), f_ext, threads, True)
 
     def inverse_dynamics_derivatives(self, q, u, qdd, f_ext=None, threads=1):

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "derivatives_internal.h"
+#include "flex_derivatives.h"
 
 /* Make sure the workspace's derivative block holds `need` bytes (allocated once, grown when a
  * forward dynamics derivative call needs the nv^2 matrices after inverse dynamics ones). */
@@ -58,7 +59,7 @@ static void scratch_layout(const sd_model *m, double *block, sd_deriv_scratch *s
     memset(*zeros, 0, nv * sizeof(double));
 }
 
-/* What every derivative call checks besides the inputs: a rigid tree. */
+/* What every derivative call checks besides the inputs: a tree (rigid or with flexible bodies). */
 static sd_status check_offered(const sd_model *m, sd_data *d, const char *fn)
 {
     if (m->loops)
@@ -67,12 +68,47 @@ static sd_status check_offered(const sd_model *m, sd_data *d, const char *fn)
                             "tree's dynamics; the closed system's would also need the constraint forces' "
                             "derivatives)",
                             fn);
-    if (m->nflex)
-        return sd_data_fail(d, SD_E_NOT_SUPPORTED,
-                            "%s: not offered on models with flexible bodies (the recursion differentiates "
-                            "the rigid bodies' sweeps only, not the node engine's modal terms)",
-                            fn);
     return SD_OK;
+}
+
+/* ---- models with flexible bodies: the node engine's tangent sweep (flex_derivatives.c) ----
+ * The recursion of id_derivatives.c and mass_factor.c works on the rigid bodies' composite quantities
+ * in world axes; a model whose nodes are not all rigid (d->nodes) takes the node engine's tangent
+ * sweep instead, whose per-node operations come from the node kinds. The block: the sweep's scratch,
+ * then a zero vector and a spare vector of nv. */
+static sd_status nodes_block(const sd_model *m, sd_data *d, const char *fn, size_t sweep, double **zeros,
+                              double **spare)
+{
+    const sd_status st = ensure_block(d, fn, (sweep + 2 * (size_t)m->nv) * sizeof(double));
+    if (st != SD_OK) return st;
+    *zeros = d->deriv + sweep;
+    *spare = *zeros + m->nv;
+    memset(*zeros, 0, (size_t)m->nv * sizeof(double));
+    return SD_OK;
+}
+
+static sd_status nodes_inverse(const sd_model *m, sd_data *d, const char *fn, const double *q, const double *u,
+                               const double *qdd, const double *f_ext, double *tau, double *dtau_dq, double *dtau_du)
+{
+    double *zeros, *spare;
+    sd_status st = nodes_block(m, d, fn, sd_deriv_nodes_scratch_doubles(m, d), &zeros, &spare);
+    if (st != SD_OK) return st;
+    if (!u) u = zeros;
+    if (!qdd) qdd = zeros;
+    if ((st = sd_inverse_dynamics(m, d, q, u, qdd, f_ext, tau ? tau : spare)) != SD_OK) return st;
+    if (dtau_dq || dtau_du) sd_deriv_nodes_inverse_dynamics(m, d, q, u, qdd, d->deriv, dtau_dq, dtau_du, (size_t)m->nv);
+    return SD_OK;
+}
+
+static sd_status nodes_forward(const sd_model *m, sd_data *d, const char *fn, const double *q, const double *u,
+                               const double *tau, const double *f_ext, double *qdd, double *dqdd_dq,
+                               double *dqdd_du, double *dqdd_dtau)
+{
+    double *zeros, *spare;
+    const sd_status st = nodes_block(m, d, fn, sd_deriv_nodes_forward_scratch_doubles(m, d), &zeros, &spare);
+    if (st != SD_OK) return st;
+    return sd_deriv_nodes_forward_dynamics(m, d, q, u ? u : zeros, tau, f_ext, qdd ? qdd : spare, dqdd_dq, dqdd_du,
+                                           dqdd_dtau, d->deriv);
 }
 
 /* The inverse dynamics at (q, u, qdd) into tau, then its derivatives (rows ld apart); u, qdd
@@ -105,6 +141,12 @@ sd_status sd_inverse_dynamics_derivatives(const sd_model *m, sd_data *d, const d
     sd_status st = sd_check_call(m, d, fn, q, u, qdd, NULL, f_ext);
     if (st != SD_OK) return st;
     if ((st = check_offered(m, d, fn)) != SD_OK) return st;
+    double *const outs[3] = {dtau_dq, dtau_du, NULL};
+    static const char *const names[3] = {"dtau_dq", "dtau_du", ""};
+    if (d->nodes) { /* flexible bodies: the node engine's sweep */
+        if ((st = nodes_inverse(m, d, fn, q, u, qdd, f_ext, tau, dtau_dq, dtau_du)) != SD_OK) return st;
+        return check_derivatives(d, fn, m->nv, outs, names);
+    }
     if ((st = ensure_block(d, fn, recursion_doubles(m) * sizeof(double))) != SD_OK) return st;
     sd_deriv_scratch s;
     double *zeros, *spare;
@@ -112,8 +154,6 @@ sd_status sd_inverse_dynamics_derivatives(const sd_model *m, sd_data *d, const d
     if ((st = id_and_derivatives(m, d, q, u ? u : zeros, qdd ? qdd : zeros, f_ext, tau ? tau : spare, &s, dtau_dq,
                                  dtau_du, (size_t)m->nv)) != SD_OK)
         return st;
-    double *const outs[3] = {dtau_dq, dtau_du, NULL};
-    static const char *const names[3] = {"dtau_dq", "dtau_du", ""};
     return check_derivatives(d, fn, m->nv, outs, names);
 }
 
@@ -130,6 +170,10 @@ sd_status sd_forward_dynamics_derivatives(const sd_model *m, sd_data *d, const d
     const size_t base = line_doubles(recursion_doubles(m)), n = (size_t)nv;
     double *const outs[3] = {dqdd_dq, dqdd_du, dqdd_dtau};
     static const char *const names[3] = {"dqdd_dq", "dqdd_du", "dqdd_dtau"};
+    if (d->nodes) { /* flexible bodies: the node engine's sweep */
+        if ((st = nodes_forward(m, d, fn, q, u, tau, f_ext, qdd, dqdd_dq, dqdd_du, dqdd_dtau)) != SD_OK) return st;
+        return check_derivatives(d, fn, nv, outs, names);
+    }
     /* the right-hand sides side by side, rows W apart (W a multiple of 8: whole vectors) */
     const size_t nblocks = (size_t)(dqdd_dq != NULL) + (size_t)(dqdd_du != NULL) + (size_t)(dqdd_dtau != NULL);
     const size_t W = (nblocks * n + 7) & ~(size_t)7;

@@ -18,6 +18,7 @@
  * evaluation costs O(9 nm^2) whatever the number of nodes.
  */
 #include "flex/flex_body.h"
+#include "flex/flex_body_internal.h"
 
 #include <float.h>
 #include <math.h>
@@ -44,24 +45,6 @@
  * with 16 digits passes, a typing error does not), and of the definiteness of M_ff. */
 #define SD_FLEX_SYM_TOL 1e-9
 #define SD_FLEX_PD_TOL 1e-12
-
-struct sd_flex_body {
-    sd_flex_desc desc; /* points at the owned copies below */
-    int n, nm;
-    double *pos, *mass, *inertia, *modes, *K, *D; /* copies (inertia, D may be NULL) */
-    char *source_file;
-    /* precomputed (see the file comment) */
-    double m, h0[3], I0[9];
-    double *Hp, *JQ, *N0; /* 3 per mode */
-    double *A;            /* 9 per mode */
-    /* 9 per pair, stored as C_sr at [(r nm + s) 9 + 3a + b] = sum m_j P_j,s[a] P_j,r[b], so that the
-     * sum over s of F_r runs through contiguous memory */
-    double *C;
-    double *G2;           /* 3 per pair: G2_sr at [(r nm + s) 3 + c], contiguous in s likewise */
-    double *Mff;          /* nm x nm */
-    double *M0;           /* M_m at eta = 0, (6 + nm)^2 */
-    size_t bytes;
-};
 
 /* ---------------------------------------------------------------- construction */
 
@@ -662,7 +645,7 @@ double sd_flex_strain_energy(const sd_flex_body *fb, const double *eta)
  *   J_r = 1 - c1 [theta x] + c2 [theta x]^2,    c2 = (a - sin a)/a^3,
  * and d1 = dc1/ds, d2 = dc2/ds. Below a = 0.1 the closed forms lose up to eps/a^2 to cancellation,
  * so their Taylor series are used there (five terms: the first omitted one is below 1e-20). */
-static void so3_coeffs(double s, double *c0, double *c1, double *c2, double *d1, double *d2)
+void sd_flex_so3_coeffs(double s, double *c0, double *c1, double *c2, double *d1, double *d2)
 {
     if (s < 1e-2) {
         *c0 = 1.0 - s / 6.0 * (1.0 - s / 20.0 * (1.0 - s / 42.0 * (1.0 - s / 72.0)));
@@ -681,7 +664,7 @@ static void so3_coeffs(double s, double *c0, double *c1, double *c2, double *d1,
 }
 
 /* theta = Q_t eta and the node's displacement P_t eta. */
-static void node_deflection(const sd_flex_body *fb, int t, const double *eta, double theta[3], double d[3])
+void sd_flex_node_deflection(const sd_flex_body *fb, int t, const double *eta, double theta[3], double d[3])
 {
     const size_t col = 6 * (size_t)fb->n;
     for (int a = 0; a < 3; ++a) theta[a] = d[a] = 0.0;
@@ -695,15 +678,15 @@ static void node_deflection(const sd_flex_body *fb, int t, const double *eta, do
 }
 
 /* What the node frame's pose, S_t and bias share: theta = Q_t eta, the displacement P_t eta, the
- * coefficients of so3_coeffs and R_t (formed once when a caller asks for all of them). */
+ * coefficients of sd_flex_so3_coeffs and R_t (formed once when a caller asks for all of them). */
 typedef struct node_rotation {
     double theta[3], d[3], c0, c1, c2, d1, d2, R[9], T[9], T2[9];
 } node_rotation;
 
 static void node_rotation_at(const sd_flex_body *fb, int t, const double *eta, node_rotation *nr)
 {
-    node_deflection(fb, t, eta, nr->theta, nr->d);
-    so3_coeffs(sd_v3_dot(nr->theta, nr->theta), &nr->c0, &nr->c1, &nr->c2, &nr->d1, &nr->d2);
+    sd_flex_node_deflection(fb, t, eta, nr->theta, nr->d);
+    sd_flex_so3_coeffs(sd_v3_dot(nr->theta, nr->theta), &nr->c0, &nr->c1, &nr->c2, &nr->d1, &nr->d2);
     sd_m3_skew(nr->theta, nr->T);
     sd_m3_mul(nr->T, nr->T, nr->T2);
     for (int i = 0; i < 9; ++i) nr->R[i] = ((i % 4 == 0) ? 1.0 : 0.0) + nr->c0 * nr->T[i] + nr->c1 * nr->T2[i];
@@ -736,7 +719,7 @@ static void node_bias_from(const sd_flex_body *fb, int t, const node_rotation *n
 {
     double th_dot[3], d_dot[3];
     const double *theta = nr->theta;
-    node_deflection(fb, t, eta_dot, th_dot, d_dot);
+    sd_flex_node_deflection(fb, t, eta_dot, th_dot, d_dot);
     const double sdot = 2.0 * sd_v3_dot(theta, th_dot);
     double x[3], txx[3], dxx[3];
     sd_v3_cross(theta, th_dot, x);

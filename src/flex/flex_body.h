@@ -101,5 +101,19 @@ typedef struct sd_flex_integrals {
     const double *node_position; /* 3 per node */
 } sd_flex_integrals;
 void sd_flex_body_integrals(const sd_flex_body *fb, sd_flex_integrals *out);
+/* ---- tangent operations (first-order variations; flex_tangent.c): the derivatives of flexible
+ * models (src/derivatives/flex_derivatives.c). A NULL variation is zero. ---- */
+
+/* dM_m and db_m, the variations of sd_flex_mass_bias' outputs along (deta, deta_dot, dV) at (eta,
+ * eta_dot, V): (6+nm)^2 and (6+nm). The elastic force is linear: its variation is sd_flex_elastic of
+ * the variations. */
+void sd_flex_mass_bias_tangent(const sd_flex_body *fb, const double *eta, const double *eta_dot, const double V[6],
+                               const double *deta, const double *deta_dot, const double dV[6], double *dMm,
+                               double *dbm);
+/* The variations of node t's S_t(eta) (6 x nm, column-major, as sd_flex_node_frame) along deta, and
+ * of its bias c(eta, eta_dot) (sd_flex_node_motion) along (deta, deta_dot). The pose varies by the
+ * twist S_t deta (node frame axes, applied on the right: pose exp(S_t deta)). dS may be NULL. */
+void sd_flex_node_tangent(const sd_flex_body *fb, int t, const double *eta, const double *eta_dot, const double *deta,
+                          const double *deta_dot, double *dS, double dc[6]);
 
 #endif /* SOADYN_FLEX_BODY_H */

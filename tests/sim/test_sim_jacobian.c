@@ -6,7 +6,7 @@
  *     approximations are exact), and on a free-root tree at delta = 0 all but the block it leaves out
  *     (d delta_dot / d delta, sim.h);
  *   - on a stiff model (a heavy free bus with two chains of stiff, damped revolute springs, like the
- *     lumped spacecraft of examples/python/stiff_integrators.py, smaller), turned by a smooth torque:
+ *     flexible spacecraft of examples/python/stiff_integrators.py, as rigid segments), turned by a smooth torque:
  *     RK4 at BDF's mean step H fails (the model is stiff: H is past RK4's stability bound), the
  *     analytical Jacobian takes fewer right-hand sides than CVODE's difference quotients, and its
  *     final state is RK4's at H/10 to 10 rtol;
