@@ -139,6 +139,8 @@ struct sd_embed_nodes_ws {
     double *tau_j;   /* embedded nv: N^T (tau_passive - J qdd_c), the joint-level generalized force */
     int *slot;       /* per body: offset of its 6-vector in the vec_total arrays (its node's
                         vec_off + 6 * its place among the node's bodies) */
+    int *toff;       /* per body: its first tree speed among its node's (0 .. nt-1): its hinge's,
+                        then a flexible body's modal speeds */
     double *passive; /* model nv: tau_passive - J qdd_c on the tree speeds (scratch of tau_j) */
 };
 struct sd_embed_nodes_ws *sd_embed_nodes_ws_new(const sd_embedding *e);
@@ -162,6 +164,7 @@ struct sd_embed_nm_ws {
     double *Kr;          /* 6 x max_ni: the rigid-modal block at A (more than 8 speeds) */
     sd_transform *pose;  /* per tree body: a member's pose in its aggregate's frame */
     double *tau;         /* embedded nv: the node model's generalized forces */
+    double *gm;          /* the most modes of a body: a flexible member's modal rows (M^fr h + M^ff E) */
 };
 struct sd_embed_nm_ws *sd_embed_nm_ws_new(const sd_embedding *e);
 void sd_embed_nm_ws_free(struct sd_embed_nm_ws *w);
