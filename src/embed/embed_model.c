@@ -635,7 +635,9 @@ size_t sd_embedding_describe(const sd_embedding *e, char *buf, size_t size)
         append(buf, size, &len, "; %d tree speeds, %d independent:", nd->nt, nd->ni);
         for (int i = 0; i < nd->ni; ++i) {
             const int v = e->tree_speeds[nd->t0 + A->ind[i]], k = m->v_body[v];
-            if (m->nv_k[k] > 1) append(buf, size, &len, "%s '%s'[%d]", i ? "," : "", sd_model_joint_name(m, k), v - m->v_index[k]);
+            if (is_modal_speed(m, v))
+                append(buf, size, &len, "%s '%s.eta%d'", i ? "," : "", m->desc[k].name, v - m->mode_v_index[k] + 1);
+            else if (m->nv_k[k] > 1) append(buf, size, &len, "%s '%s'[%d]", i ? "," : "", sd_model_joint_name(m, k), v - m->v_index[k]);
             else append(buf, size, &len, "%s '%s'", i ? "," : "", sd_model_joint_name(m, k));
         }
         if (nd->ni == 0) append(buf, size, &len, " none (the loop locks its bodies)");

@@ -16,6 +16,7 @@
  *    speeds among the independent ones.
  * 2. 10 s of sd_simulate embedded, no projection, flexible_four_bar without modal damping: the loop
  *    closed to <= 1e-12 at every sample, the energy (kinetic, gravity, strain) kept to RK4's accuracy.
+ *    The embedded M_e, C_e and ID (the tree's projected): M_e qdd + C_e = tau_e = ID(qdd), M_e M_e^-1 = I.
  * 3. What stays refused says why: a beam bending out of the mechanism's plane (planes="xy"), whose
  *    modes the loop constrains (a modal coordinate would have to be dependent).
  * Fails before the flexible member: sd_embedding_new refused flexible_four_bar ("is flexible").
@@ -160,6 +161,8 @@ static int compare_states(const sd_model *m, unsigned seed, double worst[5])
     double *a_ta = calloc(6 * (size_t)nb, sizeof *a_ta), *a_e = calloc(6 * (size_t)nb, sizeof *a_e);
     double *cf_ta = calloc(6 * (size_t)ncons, sizeof *cf_ta), *cf_e = calloc(6 * (size_t)ncons, sizeof *cf_e);
     int *indep = calloc((size_t)nv + 1, sizeof *indep);
+    double *Me = calloc((size_t)ne * (size_t)ne, sizeof *Me), *Mi = calloc((size_t)ne * (size_t)ne, sizeof *Mi);
+    double *ce = calloc((size_t)ne, sizeof *ce), *tid = calloc((size_t)ne, sizeof *tid), worst_m = 0.0;
     unsigned rng = seed;
     int states = 0;
     /* the modal speeds are independent: every one of the coupler's is among the aggregate's own */
@@ -205,6 +208,27 @@ static int compare_states(const sd_model *m, unsigned seed, double worst[5])
             CHECK(sd_constraint_force(m, d, c, SD_CONSTRAINT_FRAME_WORLD, cf_ta + 6 * c) == SD_OK);
             CHECK(sd_constraint_force(m, td, c, SD_CONSTRAINT_FRAME_WORLD, cf_e + 6 * c) == SD_OK);
         }
+        /* M_e and C_e (the tree's projected, embed_projected.c): M_e qdd_e + C_e = tau_e, M_e M_e^-1 = I
+         * (M_e^-1 from the node model's factors, an independent path), ID(qdd_e) = tau_e */
+        CHECK(sd_embedded_mass_matrix(e, ed, q, Me) == SD_OK);
+        CHECK(sd_embedded_mass_matrix_inverse(e, ed, q, Mi) == SD_OK);
+        CHECK(sd_embedded_bias_forces(e, ed, q, ue, f_ext, ce) == SD_OK);
+        CHECK(sd_embedded_inverse_dynamics(e, ed, q, ue, qdd_e, f_ext, tid) == SD_OK);
+        double rb = 0.0, ri = 0.0, tmax = 1e-300;
+        for (int i = 0; i < ne; ++i) {
+            double s = ce[i] - tau_e[i];
+            for (int j = 0; j < ne; ++j) s += Me[i * ne + j] * qdd_e[j];
+            tmax = fmax(tmax, fmax(fabs(tau_e[i]), fabs(ce[i])));
+            rb = fmax(rb, fmax(fabs(s), fabs(tid[i] - tau_e[i])));
+            for (int j = 0; j < ne; ++j) {
+                double p = i == j ? -1.0 : 0.0;
+                for (int k = 0; k < ne; ++k) p += Me[i * ne + k] * Mi[k * ne + j];
+                ri = fmax(ri, fabs(p));
+            }
+        }
+        CHECK(rb / tmax < TOL);
+        CHECK(ri < 1e3 * TOL); /* cond(M_e) up to ~1e3 on these (the modes' masses against the hinges') */
+        worst_m = fmax(worst_m, fmax(rb / tmax, ri));
         const double ev[5] = {rel(qdd_t, qdd_ta, nv), rel(a_e, a_ta, 6 * nb), rel(f_e, f_ta, 6 * nb),
                               rel(lam_e, lam_ta, nc), rel(cf_e, cf_ta, 6 * ncons)};
         for (int i = 0; i < 5; ++i) {
@@ -215,7 +239,8 @@ static int compare_states(const sd_model *m, unsigned seed, double worst[5])
     }
     free(q), free(u0), free(ut), free(ue), free(tau_e), free(tau_t), free(qdd_ta), free(qdd_t), free(qdd_e);
     free(lam_ta), free(lam_e), free(f_ext), free(f_ta), free(f_e), free(a_ta), free(a_e), free(cf_ta), free(cf_e);
-    free(indep);
+    printf("  %s: M_e qdd + C_e - tau_e, ID(qdd) - tau_e (relative) and M_e M_e^-1 - I: %.1e\n", sd_model_name(m), worst_m);
+    free(indep), free(Me), free(Mi), free(ce), free(tid);
     sd_data_free(d);
     sd_embedded_data_free(ed);
     sd_embedding_free(e);
