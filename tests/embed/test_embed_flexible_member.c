@@ -31,6 +31,7 @@
 #include <soadyn/soadyn.h>
 #include <soadyn/embed.h>
 
+#include "embed_sim_observer.h"
 #include "test_util.h"
 
 #define TOL 1e-10
@@ -248,27 +249,6 @@ static int compare_states(const sd_model *m, unsigned seed, double worst[5])
 }
 
 /* 2. 10 s closed to round-off without projection. */
-typedef struct run {
-    const sd_model *m;
-    sd_data *d;
-    double *pos;
-    double max_residual, e0, max_de, max_kinetic, t;
-    long samples;
-} run;
-
-static int observe(void *user, const sd_sim_sample *smp)
-{
-    run *r = user;
-    sd_constraint_residuals(r->m, r->d, smp->q, NULL, r->pos, NULL);
-    for (int i = 0; i < sd_model_nconstraint_rows(r->m); ++i) r->max_residual = fmax(r->max_residual, fabs(r->pos[i]));
-    const double E = smp->kinetic + smp->potential;
-    if (r->samples++ == 0) r->e0 = E;
-    r->max_de = fmax(r->max_de, fabs(E - r->e0));
-    r->max_kinetic = fmax(r->max_kinetic, smp->kinetic);
-    r->t = smp->t;
-    return 0;
-}
-
 static void simulate(const sd_model *m, double dt, double *drift)
 {
     const int nq = sd_model_nq(m), nv = sd_model_nv(m);
