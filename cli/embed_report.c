@@ -6,6 +6,8 @@
  */
 #include <stdlib.h>
 
+#include <soadyn/flex.h>
+
 #include "embed_report.h"
 
 /* Everything about one aggregate, gathered once for both outputs. */
@@ -45,8 +47,11 @@ static int agg_get(const sd_embedding *e, int a, agg_info *g)
     for (int i = 0; i < g->ni; ++i)
         if (g->ind[i] >= 0 && g->ind[i] < nv) g->is_ind[g->ind[i]] = 1;
     g->nt = 0;
-    for (int j = 0; j < g->nb; ++j) /* the bodies' hinge speeds, in tree order (bodies ascend) */
-        for (int i = 0; i < sd_model_hinge_nv(m, g->bodies[j]); ++i) g->tree[g->nt++] = sd_model_v_index(m, g->bodies[j]) + i;
+    for (int j = 0; j < g->nb; ++j) { /* the bodies' hinge speeds, then a flexible member's modal speeds */
+        const int k = g->bodies[j];
+        for (int i = 0; i < sd_model_hinge_nv(m, k); ++i) g->tree[g->nt++] = sd_model_v_index(m, k) + i;
+        for (int i = 0; i < sd_model_body_nmodes(m, k); ++i) g->tree[g->nt++] = sd_model_mode_v_index(m, k) + i;
+    }
     return 1;
 }
 

@@ -22,7 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algorithms/node_kinds.h"
 #include "embed_closure.h"
+#include "flex/flex_body.h"
 
 /* after soadyn's headers: lapacke.h brings <complex.h> (see closed_dynamics.c) */
 #include <lapacke.h>
@@ -77,7 +79,11 @@ struct sd_embed_closure_ws *sd_embed_closure_ws_new(const sd_embedding *e)
     w->qsave = calloc((size_t)(m->nq > 0 ? m->nq : 1), sizeof(double));
     w->work = calloc((size_t)w->lwork, sizeof(double));
     w->jpvt = calloc((size_t)mt, sizeof(int));
-    if (!w->local || !w->T || !w->Vl || !w->Al || !w->Y || !w->r || !w->rhs || !w->qr || !w->qtau || !w->dstep || !w->x ||
+    int max_modes = 0; /* the node frames' S_t of flexible members (their children's rates) */
+    for (int k = 0; k < m->n && m->n_modes; ++k)
+        if (m->n_modes[k] > max_modes) max_modes = m->n_modes[k];
+    w->St = calloc(6 * (size_t)max_modes + 1, sizeof(double));
+    if (!w->St || !w->local || !w->T || !w->Vl || !w->Al || !w->Y || !w->r || !w->rhs || !w->qr || !w->qtau || !w->dstep || !w->x ||
         !w->qsave || !w->work || !w->jpvt || !sd_row_space_init(&w->rows, mr, mt))
         goto fail;
     for (int s = 0; s < e->nnodes; ++s)
@@ -107,6 +113,7 @@ void sd_embed_closure_ws_free(struct sd_embed_closure_ws *w)
     free(w->qsave);
     free(w->work);
     free(w->jpvt);
+    free(w->St);
     sd_row_space_free(&w->rows);
     free(w);
 }
@@ -164,6 +171,54 @@ static double point_speed(const double om[3], const double vo[3], const double e
     return e3[0] * (vo[0] + t[0]) + e3[1] * (vo[1] + t[1]) + e3[2] * (vo[2] + t[2]);
 }
 
+/* A modal speed: one of flexible body j's modal coordinates' rates (they follow its hinge's, model.h). */
+static int is_modal_speed(const sd_model *m, int v)
+{
+    const int j = m->v_body[v];
+    return v >= m->v_index[j] + m->nv_k[j];
+}
+
+/* The unit motion of modal speed r of flexible member j at the side body b (om, vo as unit_motion):
+ * the modes of j move F_j not at all (node_engine.h), and a body below j through the child c of j on
+ * the path to b, by c's column r of Y(c) = X(c <- N) S_t when c rides on a node N of j (001 Eq
+ * 12-14), not at all when c hangs on j's frame. Zero for b = j, or b outside j's subtree. */
+static void modal_side_motion(const sd_embedding *e, const struct sd_embed_closure_ws *w, const sd_data *tree, int j,
+                              int r, int b, double om[3], double vo[3])
+{
+    const sd_model *m = e->model;
+    for (int i = 0; i < 3; ++i) om[i] = vo[i] = 0.0;
+    if (b < 0 || b == j || !ancestor_or_self(m, j, b)) return;
+    int c = b;
+    while (m->parent[c] != j) c = m->parent[c];
+    const struct sd_node_data *nd = tree->nodes;
+    if (nd && nd->att_off[c] >= 0) unit_motion(&w->T[w->local[c]], nd->Y + nd->att_off[c] + 6 * r, om, vo);
+}
+
+/* Column of modal speed v in constraint c's rows (the deflection moves the joint frame a body riding
+ * on a node carries): B's side minus A's, each with its own unit motion (a mode moves two nodes
+ * differently), in the rows' definitions of sd_embed_aggregate_rows. */
+static void modal_column(const sd_embedding *e, const struct sd_embed_closure_ws *w, const sd_data *tree,
+                         const sd_loop_constraint *c, int v, const sd_transform *XA, const sd_transform *XB,
+                         const double dir[3], double *col)
+{
+    const sd_model *m = e->model;
+    const int j = m->v_body[v], r = v - m->mode_v_index[j];
+    double omA[3], voA[3], omB[3], voB[3];
+    modal_side_motion(e, w, tree, j, r, c->body_a, omA, voA);
+    modal_side_motion(e, w, tree, j, r, c->body_b, omB, voB);
+    if (c->type == SD_CONSTRAINT_DISTANCE) {
+        col[0] = point_speed(omB, voB, dir, XB->p) - point_speed(omA, voA, dir, XA->p);
+        return;
+    }
+    for (int k = 0; k < c->nsel; ++k) {
+        const int sel = c->sel[k];
+        const double ax[3] = {XA->R[sel % 3], XA->R[3 + sel % 3], XA->R[6 + sel % 3]};
+        double dw[3];
+        for (int i = 0; i < 3; ++i) dw[i] = omB[i] - omA[i];
+        col[k] = sel < 3 ? sd_v3_dot(ax, dw) : point_speed(omB, voB, ax, XB->p) - point_speed(omA, voA, ax, XB->p);
+    }
+}
+
 void sd_embed_aggregate_rows(const sd_embedding *e, const struct sd_embed_closure_ws *w, const sd_data *tree,
                              const double *q, int a, double *Y, double *r)
 {
@@ -196,6 +251,10 @@ void sd_embed_aggregate_rows(const sd_embedding *e, const struct sd_embed_closur
             const int v = e->tree_speeds[nd->t0 + i], j = m->v_body[v];
             const double sb = ancestor_or_self(m, j, c->body_b), sa = ancestor_or_self(m, j, c->body_a);
             double *col = Y + ro + (size_t)i * ld;
+            if (m->nflex > 0 && is_modal_speed(m, v)) {
+                modal_column(e, w, tree, c, v, &XA, &XB, dir, col);
+                continue;
+            }
             if (sb == sa) { /* neither side, or both: no relative motion */
                 for (int k = 0; k < c->nrows; ++k) col[k] = 0.0;
                 continue;
@@ -325,6 +384,11 @@ static void place_bodies(const sd_embedding *e, sd_data *tree, const double *q, 
     const sd_model *m = e->model;
     for (int l = 0; l < nd->nb; ++l) {
         const int k = e->node_bodies[nd->body0 + l];
+        if (tree->nodes && tree->nodes->att_off[k] >= 0) { /* on a flexible member's node: Xup, Y as the
+                                                              motion scatter places it (node_engine.h) */
+            sd_attached_motion(m, tree, tree->nodes, k, q, NULL, NULL, 0);
+            continue;
+        }
         double s[4], c[4]; /* the kernel's values for k in lane 0: a lane's bits are its own */
         sd_hinge_sincos4(m, tree->hinge_sel, tree->hinge_sgn, q, k, s, c);
         sd_hinge_placement(m, k, tree->hinge_sel[k], tree->hinge_sgn[k], q + m->q_index[k], s[0], c[0],
@@ -366,13 +430,15 @@ static void save_coords(const sd_embedding *e, const sd_embed_node *nd, const do
 static void apply_step(const sd_embedding *e, const sd_embed_node *nd, double *q, const double *delta)
 {
     const sd_model *m = e->model;
-    for (int l = 0, t = 0; l < nd->nb; t += m->nv_k[e->node_bodies[nd->body0 + l]], ++l) {
+    for (int l = 0, t = 0; l < nd->nb; ++l) {
         const int k = e->node_bodies[nd->body0 + l], nk = m->nv_k[k];
+        const int tk = t; /* the body's first tree speed in the node: its hinge's, then its modes' */
+        t += nk + (m->n_modes ? m->n_modes[k] : 0);
         int moves = 0;
-        for (int i = 0; i < nk; ++i) moves |= delta[t + i] != 0.0;
+        for (int i = 0; i < nk; ++i) moves |= delta[tk + i] != 0.0;
         if (!moves) continue; /* independent (or not moved): its coordinates are never written */
         double out[7];
-        sd_hinge_integrate(m, k, q + m->q_index[k], delta + t, 1.0, out);
+        sd_hinge_integrate(m, k, q + m->q_index[k], delta + tk, 1.0, out);
         memcpy(q + m->q_index[k], out, (size_t)m->nq_k[k] * sizeof(double));
     }
 }
@@ -647,6 +713,34 @@ static void local_row_rates(const sd_embedding *e, const struct sd_embed_closure
     }
 }
 
+/* Body k riding on a node N of its flexible parent p inside an aggregate, the parent body at rest
+ * (Vp: p's local velocity): V += Y(k) eta-dot_p, and Acc gains the node frame's own terms X(k <- N)
+ * (S_t-dot eta-dot_p + V_N x S_t eta-dot_p), V_N = X(N <- p) Vp + S_t eta-dot_p (001 Eq 12, 27; the
+ * motion scatter's sd_attached_motion, node_flexible.c, with the local velocities). */
+static void local_node_motion(const sd_embedding *e, sd_embedded_data *ed, int k, const double Vp[6], double V[6],
+                              double Acc[6])
+{
+    const sd_model *m = e->model;
+    const struct sd_node_data *nd = ed->tree->nodes;
+    const int p = m->parent[k], nm = m->n_modes[p];
+    const double *eta_dot = ed->u_tree + m->mode_v_index[p], *Yk = nd->Y + nd->att_off[k];
+    double *St = ed->closure->St, cN[6], w[6] = {0, 0, 0, 0, 0, 0}, VN[6], cc[6], cp[6];
+    sd_transform N;
+    sd_flex_node_motion(m->flex[p], m->parent_node[k], ed->q + m->mode_q_index[p], eta_dot, &N, St, cN);
+    for (int r = 0; r < nm; ++r)
+        for (int i = 0; i < 6; ++i) {
+            V[i] += Yk[6 * r + i] * eta_dot[r];
+            w[i] += St[6 * r + i] * eta_dot[r];
+        }
+    sd_motion_to_child(&N, Vp, VN);
+    for (int i = 0; i < 6; ++i) VN[i] += w[i];
+    sd_motion_cross(VN, w, cc);
+    for (int i = 0; i < 6; ++i) cN[i] += cc[i];
+    sd_motion_to_parent(&N, cN, cp); /* X(k <- N) = X(k <- p) X(p <- N) */
+    sd_motion_to_child(&ed->tree->Xup[k], cp, cc);
+    for (int i = 0; i < 6; ++i) Acc[i] += cc[i];
+}
+
 sd_status sd_embed_velocities(const sd_embedding *e, sd_embedded_data *ed, const double *u)
 {
     const sd_model *m = e->model;
@@ -678,6 +772,8 @@ sd_status sd_embed_velocities(const sd_embedding *e, sd_embedded_data *ed, const
             for (int j = 0; j < nk; ++j)
                 for (int i = 0; i < 6; ++i) hu[i] += S[6 * j + i] * uk[j];
             for (int i = 0; i < 6; ++i) V[i] += hu[i];
+            if (tree->nodes && tree->nodes->att_off[k] >= 0) /* on a node of a flexible member p */
+                local_node_motion(e, ed, k, w->Vl + 6 * w->local[p], V, Acc);
             sd_motion_cross(V, hu, vxh); /* a(k) = V x H* u + d(H*)/dt u (000 Eq 2) */
             sd_hinge_velocity_term(m, k, ed->q + m->q_index[k], uk, c);
             for (int i = 0; i < 6; ++i) Acc[i] += vxh[i] + c[i];

@@ -29,6 +29,7 @@ struct sd_embed_closure_ws {
     double *work;        /* LAPACK dgeqrf / dgeqp3 work */
     int lwork;
     int *jpvt;           /* max_nt: pivots of the cold-path split report */
+    double *St;          /* 6 x the most modes of a body: S_t of a flexible member's node (001 Eq 12) */
     sd_row_space rows;   /* the rank rule's SVD of Y (max_rows x max_nt, rank_rule.h) */
     double residual;     /* the largest closure residual left by the last close */
 };

@@ -30,6 +30,7 @@ sd_embedded_data *sd_embedded_data_new(const sd_embedding *e)
     d->crb = sd_embed_crb_ws_new(e);
     d->mixed = e->n_ta > 0 ? sd_embed_mixed_ws_new(e) : NULL;
     d->pres = sd_embed_pres_ws_new(e);
+    d->proj = m->nflex > 0 ? sd_embed_proj_ws_new(e) : NULL;
     d->node_data = sd_data_new(e->node_model);
     /* The node model has a node workspace even when it holds no aggregate and no flexible body (every
      * constraint of the embedding tree-augmented): the embedding's motion copy writes the node masses
@@ -37,7 +38,7 @@ sd_embedded_data *sd_embedded_data_new(const sd_embedding *e)
     if (d->node_data && !d->node_data->nodes) d->node_data->nodes = sd_node_data_new(e->node_model);
     d->nm = sd_embed_nm_ws_new(e);
     if (!d->tree || !d->q || !d->u_tree || !d->qdd_c || !d->X || !d->cond || !d->closure || !d->nodes || !d->fd ||
-        !d->crb || (e->n_ta > 0 && !d->mixed) || !d->pres || !d->node_data || !d->node_data->nodes || !d->nm) {
+        !d->crb || (e->n_ta > 0 && !d->mixed) || !d->pres || (m->nflex > 0 && !d->proj) || !d->node_data || !d->node_data->nodes || !d->nm) {
         sd_embedded_data_free(d);
         return NULL;
     }
@@ -51,6 +52,7 @@ void sd_embedded_data_free(sd_embedded_data *d)
     sd_embed_nm_ws_free(d->nm);
     sd_data_free(d->node_data);
     sd_embed_pres_ws_free(d->pres);
+    sd_embed_proj_ws_free(d->proj);
     sd_embed_mixed_ws_free(d->mixed);
     sd_embed_crb_ws_free(d->crb);
     sd_embed_fd_ws_free(d->fd);

@@ -98,6 +98,7 @@ struct sd_embedded_data {
     struct sd_embed_crb_ws *crb;         /* embed_mass_matrix.c: composite nodes */
     struct sd_embed_mixed_ws *mixed;     /* embed_mixed.c: tree-augmented rows on top; NULL: none */
     struct sd_embed_pres_ws *pres;       /* embed_prescribed.c: the dense partitioned solve */
+    struct sd_embed_proj_ws *proj;       /* embed_projected.c: flexible models' M and ID; NULL: rigid */
 };
 
 /* ---- embed_closure.c (closing the loops, the split) ---- */
@@ -139,6 +140,8 @@ struct sd_embed_nodes_ws {
     double *tau_j;   /* embedded nv: N^T (tau_passive - J qdd_c), the joint-level generalized force */
     int *slot;       /* per body: offset of its 6-vector in the vec_total arrays (its node's
                         vec_off + 6 * its place among the node's bodies) */
+    int *toff;       /* per body: its first tree speed among its node's (0 .. nt-1): its hinge's,
+                        then a flexible body's modal speeds */
     double *passive; /* model nv: tau_passive - J qdd_c on the tree speeds (scratch of tau_j) */
 };
 struct sd_embed_nodes_ws *sd_embed_nodes_ws_new(const sd_embedding *e);
@@ -162,6 +165,7 @@ struct sd_embed_nm_ws {
     double *Kr;          /* 6 x max_ni: the rigid-modal block at A (more than 8 speeds) */
     sd_transform *pose;  /* per tree body: a member's pose in its aggregate's frame */
     double *tau;         /* embedded nv: the node model's generalized forces */
+    double *gm;          /* the most modes of a body: a flexible member's modal rows (M^fr h + M^ff E) */
 };
 struct sd_embed_nm_ws *sd_embed_nm_ws_new(const sd_embedding *e);
 void sd_embed_nm_ws_free(struct sd_embed_nm_ws *w);
@@ -185,6 +189,11 @@ void sd_embed_crb_ws_free(struct sd_embed_crb_ws *w);
 
 /* ---- embed_mixed.c (tree-augmented constraints on top of the embedded system, 000 Eq 45-46) ---- */
 
+/* out (tree nv) = N x (x: embedded nv) and out (embedded nv) = N^T g (g: tree nv), N = block-diag(I,
+ * X_S) at the last sd_embed_prepare (002 Eq 20). */
+void sd_embed_apply_N(const sd_embedding *e, const sd_embedded_data *ed, const double *x, double *out);
+void sd_embed_apply_NT(const sd_embedding *e, const sd_embedded_data *ed, const double *g, double *out);
+
 /* NULL when the embedding has no tree-augmented constraint. */
 struct sd_embed_mixed_ws *sd_embed_mixed_ws_new(const sd_embedding *e);
 void sd_embed_mixed_ws_free(struct sd_embed_mixed_ws *w);
@@ -207,6 +216,17 @@ sd_status sd_embed_mixed_inverse(const sd_embedding *e, sd_embedded_data *ed, co
  * accelerations qdd (after sd_embed_velocities); returns m, 0 without tree-augmented rows. */
 int sd_embed_mixed_rates(const sd_embedding *e, sd_embedded_data *ed, const double *qdd, const double **Ge,
                          const double **gamma);
+
+/* ---- embed_projected.c (M, ID and bias forces on models with flexible bodies) ---- */
+
+struct sd_embed_proj_ws *sd_embed_proj_ws_new(const sd_embedding *e);
+void sd_embed_proj_ws_free(struct sd_embed_proj_ws *w);
+/* tau (embedded nv) = N^T tau_tree(q, N u, N qdd + Xdot_S u, f_ext): the embedded inverse dynamics
+ * (qdd NULL: the bias forces), after the caller's argument checks. */
+sd_status sd_embed_projected_inverse_dynamics(const sd_embedding *e, sd_embedded_data *ed, const double *q,
+                                              const double *u, const double *qdd, const double *f_ext, double *tau);
+/* M_e = N^T M_tree N (embedded nv x nv, row-major), after the caller's argument checks. */
+sd_status sd_embed_projected_mass_matrix(const sd_embedding *e, sd_embedded_data *ed, const double *q, double *M);
 
 /* ---- embed_prescribed.c (prescribed speeds, sd_embedded_fd_options.prescribed) ---- */
 

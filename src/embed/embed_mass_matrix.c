@@ -61,11 +61,6 @@ static sd_status check_call(const sd_embedding *e, sd_embedded_data *ed, const c
     if (!q) return sd_data_fail(ed->tree, SD_E_ARGUMENT, "%s: NULL q", fn);
     if (!out) return sd_data_fail(ed->tree, SD_E_ARGUMENT, "%s: NULL output", fn);
     const sd_model *m = e->model;
-    if (m->nflex > 0) /* the composite-node and Newton-Euler sweeps here are over rigid bodies only */
-        return sd_data_fail(ed->tree, SD_E_NOT_SUPPORTED,
-                            "%s: model '%s' has flexible bodies: the embedded mass matrix and inverse dynamics are "
-                            "not offered for them (the embedded forward dynamics is; tree-augmented loops offer both)",
-                            fn, m->name ? m->name : "");
     sd_status st;
     if ((st = sd_check_input(ed->tree, fn, "q", q, m->nq)) != SD_OK) return st;
     if ((st = sd_check_input(ed->tree, fn, "u", u, e->nv)) != SD_OK) return st;
@@ -103,6 +98,10 @@ sd_status sd_embedded_mass_matrix(const sd_embedding *e, sd_embedded_data *ed, c
     const char *fn = "sd_embedded_mass_matrix";
     sd_status st = check_call(e, ed, fn, q, NULL, NULL, NULL, M);
     if (st != SD_OK) return st;
+    if (e->model->nflex > 0) { /* the tree's M, projected (embed_projected.c) */
+        if ((st = sd_embed_projected_mass_matrix(e, ed, q, M)) != SD_OK) return st;
+        return sd_check_output(ed->tree, fn, "M", M, (size_t)e->nv * (size_t)e->nv, SD_CAUSE_OVERFLOW);
+    }
     if ((st = sd_embed_prepare(e, ed, q)) != SD_OK) return st;
     sd_embed_node_pieces(e, ed, 0, NULL);
     const struct sd_embed_nodes_ws *np = ed->nodes;
@@ -264,6 +263,10 @@ static sd_status inverse_dynamics(const char *fn, const char *out, const sd_embe
 {
     sd_status st = check_call(e, ed, fn, q, u, qdd, f_ext, tau);
     if (st != SD_OK) return st;
+    if (e->model->nflex > 0) { /* the sweeps here stack rigid members: the tree's, projected (embed_projected.c) */
+        if ((st = sd_embed_projected_inverse_dynamics(e, ed, q, u, qdd, f_ext, tau)) != SD_OK) return st;
+        return sd_check_output(ed->tree, fn, out, tau, (size_t)e->nv, SD_CAUSE_OVERFLOW);
+    }
     if ((st = sd_embed_prepare(e, ed, q)) != SD_OK) return st;
     if ((st = sd_embed_velocities(e, ed, u)) != SD_OK) return st;
     sd_embed_node_pieces(e, ed, 1, f_ext);

@@ -129,7 +129,7 @@ struct sd_embed_mixed_ws *sd_embed_mixed_ws_new(const sd_embedding *e)
 
 /* out (tree nv) = N x (x embedded nv): node by node, X_S on an aggregate's tree speeds, the
  * identity on a rigid node's (002 Eq 20). */
-static void apply_N(const sd_embedding *e, const sd_embedded_data *ed, const double *x, double *out)
+void sd_embed_apply_N(const sd_embedding *e, const sd_embedded_data *ed, const double *x, double *out)
 {
     for (int s = 0; s < e->nnodes; ++s) {
         const sd_embed_node *n = &e->nodes[s];
@@ -148,7 +148,7 @@ static void apply_N(const sd_embedding *e, const sd_embedded_data *ed, const dou
 }
 
 /* out (embedded nv) = N^T g (g tree nv). */
-static void apply_NT(const sd_embedding *e, const sd_embedded_data *ed, const double *g, double *out)
+void sd_embed_apply_NT(const sd_embedding *e, const sd_embedded_data *ed, const double *g, double *out)
 {
     for (int s = 0; s < e->nnodes; ++s) {
         const sd_embed_node *n = &e->nodes[s];
@@ -233,7 +233,7 @@ static void correction_forces(const sd_embedding *e, sd_embedded_data *ed, struc
     const sd_model *m = e->model;
     const sd_loops_model *L = m->loops;
     sd_data *d = ed->tree;
-    apply_N(e, ed, w->qe, w->qt);
+    sd_embed_apply_N(e, ed, w->qe, w->qt);
     body_accelerations(m, d, w->qt, 0, w->alpha);
     memset(w->lam, 0, (size_t)L->nrows * sizeof(double));
     for (int i = 0; i < w->nrows; ++i) w->lam[w->ta_row[i]] = w->lambda[i];
@@ -299,13 +299,13 @@ static double ta_rows_and_rates(const sd_embedding *e, sd_embedded_data *ed, str
     sd_data *d = ed->tree;
     const int mr = w->nrows, ne = e->nv, nv = m->nv;
     ta_jacobian(m, d, w);
-    for (int i = 0; i < mr; ++i) apply_NT(e, ed, w->Gt + (size_t)i * nv, w->Ge + (size_t)i * ne);
+    for (int i = 0; i < mr; ++i) sd_embed_apply_NT(e, ed, w->Gt + (size_t)i * nv, w->Ge + (size_t)i * ne);
     /* gamma = G_ta (N qdd_f + qdd_c) + (Gdot u)_ta (000 Eq 46b) */
     const double a0[6] = {0, 0, 0, 0, 0, 0};
     memset(w->qt, 0, (size_t)nv * sizeof(double));
     body_accelerations(m, d, w->qt, 1, w->alpha);
     sd_loops_row_rates(m, d, w->alpha, a0, w->qt, w->ydot);
-    apply_N(e, ed, qdd, w->qt);
+    sd_embed_apply_N(e, ed, qdd, w->qt);
     for (int j = 0; j < nv; ++j) w->qt[j] += ed->qdd_c[j];
     double gnorm = 0.0;
     for (int i = 0; i < mr; ++i) {

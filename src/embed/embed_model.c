@@ -142,6 +142,21 @@ static double max_residual(const sd_model *m, sd_data *d, const double *q, doubl
     return r;
 }
 
+/* The tree's placements at q; with flexible bodies by the motion scatter, which also places the
+ * bodies riding on their nodes (Xup through the deformed node frame, Y: sd_embed_prepare's). */
+static void place_tree(const sd_model *m, sd_data *tree, const double *q)
+{
+    if (tree->nodes) sd_update_motion(m, tree, q, NULL, NULL, 0);
+    else sd_update_placements(m, tree, q, 0);
+}
+
+/* A modal speed: a flexible body's modal coordinates' rates (after its hinge's, model.h). */
+static int is_modal_speed(const sd_model *m, int v)
+{
+    const int k = m->v_body[v];
+    return v >= m->v_index[k] + m->nv_k[k];
+}
+
 /* The split of aggregate a from Y at the current placements (embed_design.md "SPEEDS"). */
 static sd_status split_aggregate(sd_embedding *e, struct sd_embed_closure_ws *w, sd_data *tree, const double *q,
                                  int a, const unsigned char *indep_flag, sd_error *err)
@@ -164,11 +179,6 @@ static sd_status split_aggregate(sd_embedding *e, struct sd_embed_closure_ws *w,
         st = sd_error_set(err, SD_E_MEMORY, "sd_embedding_new: out of memory");
         goto done;
     }
-    memcpy(Yc, w->Y, (size_t)nr * (size_t)nt * sizeof(double));
-    if (LAPACKE_dgeqp3(LAPACK_COL_MAJOR, nr, nt, Yc, nr, jpvt, tau) != 0) {
-        st = sd_error_set(err, SD_E_SINGULAR, "embedded loop '%s'%s: the pivoted QR of its rows failed", A->name, at);
-        goto done;
-    }
     memcpy(w->rows.A, w->Y, (size_t)nr * (size_t)nt * sizeof(double));
     const int rank = sd_row_space_factor(&w->rows, nr, nt);
     if (rank < 0) {
@@ -178,13 +188,38 @@ static sd_status split_aggregate(sd_embedding *e, struct sd_embed_closure_ws *w,
     A->rank = rank;
     A->project_rows = sd_row_space_dropped(&w->rows, nr, nt, rank) > SD_RANK_EXACT;
     nd->ni = nt - rank;
-    if (!indep_flag) { /* the pivoting's choice: dependent = the first rank pivots */
+    /* the candidates for dependent speeds: the hinges' (a flexible member's modal coordinates stay
+     * independent, so the closure's Newton moves hinge angles only), Y_h their columns */
+    int nh = 0;
+    for (int i = 0; i < nt; ++i)
+        if (!is_modal_speed(m, e->tree_speeds[nd->t0 + i])) jpvt[nh++] = (lapack_int)i;
+    for (int j = 0; j < nh; ++j) memcpy(Yc + (size_t)j * nr, w->Y + (size_t)jpvt[j] * nr, (size_t)nr * sizeof(double));
+    if (nh < nt) { /* Y_h must have Y's rank by the same rule: the hinges alone close the loop */
+        memcpy(w->rows.A, Yc, (size_t)nr * (size_t)nh * sizeof(double));
+        const int rank_h = sd_row_space_factor(&w->rows, nr, nh);
+        if (rank_h != rank) {
+            st = sd_error_set(err, SD_E_NOT_SUPPORTED,
+                              "embedded loop '%s'%s: its rows have rank %d, its hinges' columns rank %d: the loop "
+                              "would need a modal coordinate among its dependent speeds, which an aggregate does not "
+                              "offer (the closure solves for hinge angles only): make it tree-augmented",
+                              A->name, at, rank, rank_h);
+            goto done;
+        }
+    }
+    int *hinge_col = A->dep; /* Y_h's column j is Y's hinge_col[j] (A->dep is filled after) */
+    for (int j = 0; j < nh; ++j) hinge_col[j] = (int)jpvt[j];
+    memset(jpvt, 0, (size_t)(nt + 1) * sizeof(lapack_int));
+    if (nh > 0 && LAPACKE_dgeqp3(LAPACK_COL_MAJOR, nr, nh, Yc, nr, jpvt, tau) != 0) {
+        st = sd_error_set(err, SD_E_SINGULAR, "embedded loop '%s'%s: the pivoted QR of its rows failed", A->name, at);
+        goto done;
+    }
+    if (!indep_flag) { /* the pivoting's choice: dependent = the first rank pivots among the hinges */
         unsigned char *isdep = calloc((size_t)nt + 1, 1);
         if (!isdep) {
             st = sd_error_set(err, SD_E_MEMORY, "sd_embedding_new: out of memory");
             goto done;
         }
-        for (int j = 0; j < rank; ++j) isdep[jpvt[j] - 1] = 1;
+        for (int j = 0; j < rank; ++j) isdep[hinge_col[jpvt[j] - 1]] = 1;
         int nd_ = 0, ni_ = 0;
         for (int i = 0; i < nt; ++i) {
             if (isdep[i]) A->dep[nd_++] = i;
@@ -195,9 +230,9 @@ static sd_status split_aggregate(sd_embedding *e, struct sd_embed_closure_ws *w,
     }
     /* the override: the listed joints' speeds independent, exactly the mobility, Y1 of full rank */
     int ni_ = 0, nd_ = 0;
-    for (int i = 0; i < nt; ++i) {
-        const int k = m->v_body[e->tree_speeds[nd->t0 + i]];
-        if (indep_flag[k]) A->ind[ni_++] = i;
+    for (int i = 0; i < nt; ++i) { /* a modal speed is always independent (above) */
+        const int v = e->tree_speeds[nd->t0 + i], k = m->v_body[v];
+        if (indep_flag[k] || is_modal_speed(m, v)) A->ind[ni_++] = i;
         else A->dep[nd_++] = i;
     }
     if (ni_ != nt - rank) {
@@ -359,20 +394,17 @@ sd_embedding *sd_embedding_new(const sd_model *m, const sd_embed_options *option
         e->nodes[s].nb++;
         e->node_of_body[k] = s;
     }
-    for (int k = 0; k < n && m->nflex > 0; ++k) { /* flexible bodies: outside aggregates (node model) */
+    for (int k = 0; k < n && m->nflex > 0; ++k) { /* an aggregate hangs on its parent's body frame */
         const sd_embed_node *nd = &e->nodes[e->node_of_body[k]];
         if (nd->kind != SD_EMBED_AGGREGATE) continue;
         const int p = m->parent[k];
-        const char *why = NULL;
-        if (m->flex[k])
-            why = "is flexible: an aggregate's members are stacked as rigid bodies (000 Eq 52-60), a member's "
-                  "modal coordinates are not (embed the other loops, or none: tree-augmented loops take it)";
-        else if (p >= 0 && m->flex[p] && m->parent_node[k] >= 0)
-            why = "hangs on a node of the flexible body below it: an aggregate hangs on its parent's body frame "
-                  "(embed the other loops, or none: tree-augmented loops take it)";
-        if (!why) continue;
-        st = sd_error_set(err, SD_E_NOT_SUPPORTED, "sd_embedding_new: body '%s' of an embedded loop %s",
-                          m->desc[k].name, why);
+        if (p < 0 || !m->flex[p] || m->parent_node[k] < 0 || e->node_of_body[p] == e->node_of_body[k]) continue;
+        st = sd_error_set(err, SD_E_NOT_SUPPORTED,
+                          "sd_embedding_new: body '%s' of an embedded loop hangs on a node of the flexible body '%s' "
+                          "below the loop: an aggregate hangs on its parent's body frame (000 Eq 52: W(s) is one "
+                          "rigid motion of that body), which the node's deflection does not move (embed the other "
+                          "loops, or none: tree-augmented loops take it)",
+                          m->desc[k].name, m->desc[p].name);
         goto fail;
     }
     { /* bodies and tree speeds grouped by node (ascending inside: bodies are visited in order) */
@@ -481,7 +513,7 @@ sd_embedding *sd_embedding_new(const sd_model *m, const sd_embed_options *option
                 goto fail;
             }
     }
-    sd_update_placements(m, tree, q, 0);
+    place_tree(m, tree, q);
     for (int a = 0; a < e->naggs; ++a)
         if ((st = split_aggregate(e, w, tree, q, a, indep, err)) != SD_OK) goto fail;
     if (!lay_out(e) || !(e->node_model = sd_embed_node_model_new(e))) goto oom;
@@ -495,7 +527,7 @@ sd_embedding *sd_embedding_new(const sd_model *m, const sd_embed_options *option
             free(cond);
             goto oom;
         }
-        sd_update_placements(m, tree, q, 0);
+        place_tree(m, tree, q);
         st = sd_embed_close_aggregates(e, w, tree, q, X, cond);
         free(X);
         free(cond);
@@ -603,7 +635,9 @@ size_t sd_embedding_describe(const sd_embedding *e, char *buf, size_t size)
         append(buf, size, &len, "; %d tree speeds, %d independent:", nd->nt, nd->ni);
         for (int i = 0; i < nd->ni; ++i) {
             const int v = e->tree_speeds[nd->t0 + A->ind[i]], k = m->v_body[v];
-            if (m->nv_k[k] > 1) append(buf, size, &len, "%s '%s'[%d]", i ? "," : "", sd_model_joint_name(m, k), v - m->v_index[k]);
+            if (is_modal_speed(m, v))
+                append(buf, size, &len, "%s '%s.eta%d'", i ? "," : "", m->desc[k].name, v - m->mode_v_index[k] + 1);
+            else if (m->nv_k[k] > 1) append(buf, size, &len, "%s '%s'[%d]", i ? "," : "", sd_model_joint_name(m, k), v - m->v_index[k]);
             else append(buf, size, &len, "%s '%s'", i ? "," : "", sd_model_joint_name(m, k));
         }
         if (nd->ni == 0) append(buf, size, &len, " none (the loop locks its bodies)");

@@ -175,6 +175,63 @@ static void member_poses(const sd_embedding *e, const sd_embedded_data *ed, int 
     }
 }
 
+/* A flexible member k (the l-th of aggregate node s) in M(k) and b(k): its stacked velocity is
+ * [V_k; eta_k] = [Hbar*_k; E_k] u_s + ... (embed_nodes.c: E_k X_S's rows of its modal speeds), its
+ * mass the flexible kind's M_m (001 Eq 25) and bias b_m with its modal stiffness and damping (001 Eq
+ * 38-40), so its terms in T^T M_s T and T^T (M_s a_s + b_s) are, per column i of u_s,
+ *   K_i = M^rr h_i + M^rf E_i          (its force, carried up to A as a rigid member's M_j Hbar*_j)
+ *   M(6 + c, 6 + i) += h_c . K_i + E_c . (M^fr h_i + M^ff E_i)
+ *   F = M^rr a_k + M^rf e_k + b^r,  b(6 + i) += h_i . F + E_i . (M^fr a_k + M^ff e_k + b^f)
+ * with h_i = Hbar*_k's column i, a_k its Coriolis acceleration in a_s and e_k = Xdot_S u on its modal
+ * speeds (qdd_c). C gets M^rr for the carry up. */
+static void flexible_member_terms(const sd_embedding *e, sd_embedded_data *ed, int s, int l, double *Mm, double *bm,
+                                  int with_bias)
+{
+    const sd_model *m = e->model;
+    const sd_embed_node *nd = &e->nodes[s];
+    const struct sd_embed_nodes_ws *nw = ed->nodes;
+    const struct sd_node_data *tn = ed->tree->nodes;
+    struct sd_embed_nm_ws *w = ed->nm;
+    const int k = e->node_bodies[nd->body0 + l], ni = nd->ni, dim = 6 + ni, nmk = m->n_modes[k], nf = 6 + nmk;
+    const int row = nw->slot[k] - e->vec_off[s], te = nw->toff[k] + m->nv_k[k];
+    const double *H = nw->Hbar + e->hbar_off[s], *X = ed->X + e->x_off[s];
+    const double *Mf = tn->Mm + tn->mat_off[k]; /* (6 + nm)^2, row-major: [M^rr M^rf; M^fr M^ff] */
+    double *C = w->C + 36 * l, *K = w->K + 6 * (size_t)ni * l, *h = w->T, *g = w->gm;
+    for (int r = 0; r < 6; ++r)
+        for (int c = 0; c < 6; ++c) C[6 * r + c] = Mf[r * nf + c];
+    for (int i = 0; i < ni; ++i) { /* h_i, K_i and g_i = M^fr h_i + M^ff E_i */
+        for (int r = 0; r < 6; ++r) h[6 * i + r] = H[(size_t)(row + r) * ni + i];
+        for (int r = 0; r < nf; ++r) {
+            double v = 0.0;
+            for (int c = 0; c < 6; ++c) v += Mf[r * nf + c] * h[6 * i + c];
+            for (int j = 0; j < nmk; ++j) v += Mf[r * nf + 6 + j] * X[(size_t)(te + j) * ni + i];
+            if (r < 6) K[6 * i + r] = v;
+            else g[r - 6] = v;
+        }
+        for (int c = 0; c <= i; ++c) {
+            double v = sd_s6_dot(h + 6 * c, K + 6 * i);
+            for (int j = 0; j < nmk; ++j) v += X[(size_t)(te + j) * ni + c] * g[j];
+            Mm[(6 + c) * dim + 6 + i] += v;
+        }
+    }
+    if (!with_bias) return;
+    const double *ak = nw->a + nw->slot[k], *ek = ed->qdd_c + m->mode_v_index[k];
+    const double *bf = tn->bm + tn->vec_off[k] + 6; /* b^f: with K_m eta + D_m eta-dot */
+    double *F = w->Fb + 6 * l;
+    for (int r = 0; r < nf; ++r) {
+        double v = r < 6 ? nw->b[nw->slot[k] + r] : bf[r - 6]; /* b^r: minus f_ext (embed_nodes.c) */
+        for (int c = 0; c < 6; ++c) v += Mf[r * nf + c] * ak[c];
+        for (int j = 0; j < nmk; ++j) v += Mf[r * nf + 6 + j] * ek[j];
+        if (r < 6) F[r] = v;
+        else g[r - 6] = v;
+    }
+    for (int i = 0; i < ni; ++i) {
+        double v = sd_s6_dot(h + 6 * i, F);
+        for (int j = 0; j < nmk; ++j) v += X[(size_t)(te + j) * ni + i] * g[j];
+        bm[6 + i] += v;
+    }
+}
+
 /* M(k) and b(k) of aggregate node s (the header), with T_j = [X(j <- A), Hbar*_j] of each member j:
  * the rigid block W^T M_s W, the rigid-modal block W^T M_s Hbar* and the rigid bias W^T (M_s a_s +
  * b_s) are the members' inertias, forces M_j Hbar*_j and M_j a_j + b_j carried up the aggregate to A
@@ -197,6 +254,10 @@ static void aggregate_mass(const sd_embedding *e, sd_embedded_data *ed, int s, d
     if (ni > 8) memset(Kr, 0, 6 * (size_t)ni * sizeof(double));
     for (int l = 0; l < nb; ++l) { /* each member's own terms */
         const int k = e->node_bodies[nd->body0 + l], row = nw->slot[k] - o;
+        if (m->flex && m->flex[k]) { /* its modal mass block too */
+            flexible_member_terms(e, ed, s, l, Mm, bm, with_bias);
+            continue;
+        }
         const double *Mk = m->rigid + 13 * k;
         double *h = w->T, *Kl = K + 6 * (size_t)ni * l;
         sd_rigid_inertia_to_sym6(Mk, C + 36 * l);
@@ -240,6 +301,26 @@ static void aggregate_mass(const sd_embedding *e, sd_embedded_data *ed, int s, d
         for (int j = i; j < ni; ++j) Mm[(6 + i) * dim + 6 + j] += J[i * ni + j];
     for (int r = 0; r < dim; ++r)
         for (int c = 0; c < r; ++c) Mm[r * dim + c] = Mm[c * dim + r];
+}
+
+/* Node s (body k) riding on a node N of a flexible member j of aggregate node sp: j's modes move it by
+ * the tree's Y(k) = X(k <- N) S_t (node_engine.h), and j's modal speeds are E_j u_s (embed_nodes.c), so
+ * Y(s) += Y(k) E_j, and its extra acceleration gains Y(k) e_j (e_j: Xdot_S u on j's modal speeds;
+ * the tree's a(k) already has the node frame's terms). */
+static void member_node_child(const sd_embedding *e, sd_embedded_data *ed, int s, int with_bias, double *Y,
+                              double a[6])
+{
+    const sd_model *m = e->model;
+    const sd_embed_node *en = &e->nodes[s];
+    const int k = e->node_bodies[en->body0], j = en->parent_body, sp = en->parent_node, ni = e->nodes[sp].ni;
+    const struct sd_node_data *tn = ed->tree->nodes;
+    const double *Yk = tn->Y + tn->att_off[k], *X = ed->X + e->x_off[sp], *ej = ed->qdd_c + m->mode_v_index[j];
+    const int te = ed->nodes->toff[j] + m->nv_k[j];
+    for (int r = 0; r < m->n_modes[j]; ++r)
+        for (int c = 0; c < 6; ++c) {
+            for (int i = 0; i < ni; ++i) Y[6 * i + c] += Yk[6 * r + c] * X[(size_t)(te + r) * ni + i];
+            if (with_bias) a[c] += Yk[6 * r + c] * ej[r];
+        }
 }
 
 void sd_embed_node_motion(const sd_embedding *e, sd_embedded_data *ed, int with_bias, const double *f_ext)
@@ -296,6 +377,8 @@ void sd_embed_node_motion(const sd_embedding *e, sd_embedded_data *ed, int with_
                 sd_motion_to_child(&own, nw->a + nw->slot[j], aj);
                 for (int r = 0; r < 6; ++r) a[r] += aj[r];
             }
+            if (tn && tn->att_off[e->node_bodies[en->body0]] >= 0) /* on a node of flexible member j */
+                member_node_child(e, ed, s, with_bias, Y, a);
         }
         double *am = nd->am + nd->vec_off[s];
         memset(am, 0, (size_t)nd->dim[s] * sizeof(double));
@@ -327,7 +410,11 @@ struct sd_embed_nm_ws *sd_embed_nm_ws_new(const sd_embedding *e)
     w->Fb = malloc(6 * nb * sizeof(double));
     w->pose = malloc(((size_t)e->model->n + 1) * sizeof(sd_transform));
     w->tau = calloc((size_t)e->nv + 1, sizeof(double));
-    if (!w->T || !w->Kr || !w->C || !w->K || !w->Fb || !w->pose || !w->tau) {
+    int max_modes = 0;
+    for (int k = 0; k < e->model->n && e->model->n_modes; ++k)
+        if (e->model->n_modes[k] > max_modes) max_modes = e->model->n_modes[k];
+    w->gm = malloc(((size_t)max_modes + 1) * sizeof(double));
+    if (!w->gm || !w->T || !w->Kr || !w->C || !w->K || !w->Fb || !w->pose || !w->tau) {
         sd_embed_nm_ws_free(w);
         return NULL;
     }
@@ -344,5 +431,6 @@ void sd_embed_nm_ws_free(struct sd_embed_nm_ws *w)
     free(w->Fb);
     free(w->pose);
     free(w->tau);
+    free(w->gm);
     free(w);
 }

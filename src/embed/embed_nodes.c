@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algorithms/node_engine.h"
 #include "embed/embed_internal.h"
 
 struct sd_embed_nodes_ws *sd_embed_nodes_ws_new(const sd_embedding *e)
@@ -21,12 +22,18 @@ struct sd_embed_nodes_ws *sd_embed_nodes_ws_new(const sd_embedding *e)
     int jb_total = 0;
     w->jb_off = malloc((size_t)(e->nnodes + 1) * sizeof(int));
     w->slot = malloc((size_t)(m->n + 1) * sizeof(int));
-    if (!w->jb_off || !w->slot) goto fail;
+    w->toff = malloc((size_t)(m->n + 1) * sizeof(int));
+    if (!w->jb_off || !w->slot || !w->toff) goto fail;
     for (int s = 0; s < e->nnodes; ++s) {
         const sd_embed_node *nd = &e->nodes[s];
         w->jb_off[s] = jb_total;
         jb_total += nd->ni * nd->ni;
-        for (int i = 0; i < nd->nb; ++i) w->slot[e->node_bodies[nd->body0 + i]] = e->vec_off[s] + 6 * i;
+        for (int i = 0, t = 0; i < nd->nb; ++i) {
+            const int k = e->node_bodies[nd->body0 + i];
+            w->slot[k] = e->vec_off[s] + 6 * i;
+            w->toff[k] = t;
+            t += m->nv_k[k] + (m->n_modes ? m->n_modes[k] : 0);
+        }
     }
     w->W = malloc((size_t)(6 * e->vec_total + 1) * sizeof(double));
     w->Hbar = malloc((size_t)(e->hbar_total + 1) * sizeof(double));
@@ -53,6 +60,7 @@ void sd_embed_nodes_ws_free(struct sd_embed_nodes_ws *w)
     free(w->Jbar);
     free(w->tau_j);
     free(w->slot);
+    free(w->toff);
     free(w->passive);
     free(w);
 }
@@ -95,7 +103,13 @@ static void rigid_pieces(const sd_embedding *e, sd_embedded_data *ed, int s, int
 }
 
 /* An aggregate node S (000 Eq 52-60): bodies in ascending order, each after its parent, so one
- * forward pass over them is phi*_S applied to the stacked hinge terms. X_S is nt x ni at x_off. */
+ * forward pass over them is phi*_S applied to the stacked hinge terms. X_S is nt x ni at x_off.
+ * A flexible member p's stacked velocity is [V_p; eta_p] (001 Eq 12): its modal speeds are among
+ * the aggregate's tree speeds, always independent (embed_model.c), so eta_p = E_p u_s with E_p
+ * X_S's rows of those speeds (identity rows) and its Coriolis part is X_S-dot's rows (qdd_c: zero).
+ * The node's vectors keep V_p's 6 rows; E_p is read from X_S where it is needed (the mass,
+ * embed_node_model.c). A member k riding on a node of p moves with p's modes by Y(k) = X(k <- N) S_t
+ * (node_engine.h): Hbar*_k = phi*(k, p) Hbar*_p + Y(k) E_p + H*(k) (X_S)_k. */
 static void aggregate_pieces(const sd_embedding *e, sd_embedded_data *ed, int s, int with_velocity,
                              const double *f_ext, int with_w)
 {
@@ -106,10 +120,14 @@ static void aggregate_pieces(const sd_embedding *e, sd_embedded_data *ed, int s,
     const int ni = nd->ni, nt = nd->nt, o = e->vec_off[s];
     const double *X = ed->X + e->x_off[s];
     double *W = w->W + 6 * (size_t)o, *H = w->Hbar + e->hbar_off[s];
-    int t = 0; /* the body's first tree speed among the node's (bodies and speeds both ascending) */
     for (int bi = 0; bi < nd->nb; ++bi) {
         const int k = e->node_bodies[nd->body0 + bi], p = m->parent[k], nk = m->nv_k[k];
         const int inside = p >= 0 && e->node_of_body[p] == s;
+        const int t = w->toff[k]; /* the body's first tree speed among the node's */
+        /* riding on a node of a flexible member p: p's modal speeds move it by Y(k) (001 Eq 12-14) */
+        const int on_node = inside && d->nodes && d->nodes->att_off[k] >= 0;
+        const double *Yk = on_node ? d->nodes->Y + d->nodes->att_off[k] : NULL;
+        const int nmp = on_node ? m->n_modes[p] : 0, tp = on_node ? w->toff[p] + m->nv_k[p] : 0;
         const double *S = d->S + 6 * m->v_index[k];
         const size_t row = (size_t)(w->slot[k] - o); /* the body's first row in the node */
         /* W_k = phi*(k, parent) W_parent (000 Eq 52: phi*_S E*_S) */
@@ -123,20 +141,22 @@ static void aggregate_pieces(const sd_embedding *e, sd_embedded_data *ed, int s,
             }
             for (int j = 0; j < nk; ++j)
                 for (int r = 0; r < 6; ++r) out[r] += S[6 * j + r] * X[(t + j) * ni + i];
+            for (int j = 0; j < nmp; ++j) /* + Y(k) E_p: E_p = X_S's rows of p's modal speeds */
+                for (int r = 0; r < 6; ++r) out[r] += Yk[6 * j + r] * X[(tp + j) * ni + i];
             for (int r = 0; r < 6; ++r) H[(row + r) * ni + i] = out[r];
         }
         if (with_velocity) { /* a_s = phi*_S (a_S + H*_S Xdot_S u) (000 Eq 59-60), b_s = b - f_ext */
             double out[6] = {0, 0, 0, 0, 0, 0};
             if (inside) sd_motion_to_child_plane(&d->Xup[k], d->hinge_plane[k], w->a + w->slot[p], out);
-            const double *qc = ed->qdd_c + m->v_index[k];
+            const double *qc = ed->qdd_c + m->v_index[k], *qcp = on_node ? ed->qdd_c + m->mode_v_index[p] : NULL;
             for (int r = 0; r < 6; ++r) {
-                double v = out[r] + d->a[6 * k + r];
+                double v = out[r] + d->a[6 * k + r]; /* the tree's a(k): with the node frame's terms */
                 for (int j = 0; j < nk; ++j) v += S[6 * j + r] * qc[j];
+                for (int j = 0; j < nmp; ++j) v += Yk[6 * j + r] * qcp[j];
                 w->a[w->slot[k] + r] = v;
                 w->b[w->slot[k] + r] = d->b[6 * k + r] - (f_ext ? f_ext[6 * k + r] : 0.0);
             }
         }
-        t += nk;
     }
     /* joint-level terms on the node's tree speeds, moved onto its own: Jbar = X^T diag(J) X, and
      * tau_j = X^T (tau_passive - J qdd_c) (the armature's force at the dependent accelerations) */
@@ -155,6 +175,8 @@ static void aggregate_pieces(const sd_embedding *e, sd_embedded_data *ed, int s,
         else
             for (int j = 0; j < m->nv_k[k]; ++j) tp[r + j] = 0.0;
         r += m->nv_k[k];
+        /* a flexible member's modal speeds: their stiffness and damping are in its b_m (001 Eq 38-40) */
+        for (int j = 0; j < (m->n_modes ? m->n_modes[k] : 0); ++j) tp[r++] = 0.0;
     }
     for (int r = 0; r < nt; ++r) tp[r] -= m->armature[ts[r]] * ed->qdd_c[ts[r]];
     for (int i = 0; i < ni; ++i) {

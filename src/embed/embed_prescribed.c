@@ -81,10 +81,11 @@ sd_status sd_embed_prescribed_forward_dynamics(const sd_embedding *e, sd_embedde
     sd_data *d = ed->tree;
     const unsigned char *pres = options->prescribed;
     const int ne = e->nv;
-    if (e->model->nflex > 0) /* the partitioned solve reads the embedded mass matrix (embed_mass_matrix.c) */
+    if (e->model->nflex > 0) /* the partitioned solve over M_e has not been checked on flexible models */
         return sd_data_fail(d, SD_E_NOT_SUPPORTED,
                             "%s: model '%s' has flexible bodies: prescribed speeds in the embedded forward dynamics "
-                            "are not offered for them (the embedded mass matrix is not; tree-augmented loops offer them)",
+                            "are not offered for them (the partitioned solve over the projected M_e is not verified "
+                            "there; tree-augmented loops offer them)",
                             fn, e->model->name ? e->model->name : "");
     if (options->tau_tree || !tau || !options->tau_out)
         return sd_data_fail(d, SD_E_ARGUMENT, "%s: prescribed speeds need tau on the embedded speeds and tau_out "

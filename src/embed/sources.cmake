@@ -13,5 +13,6 @@ list(APPEND SOADYN_COMPONENT_SOURCES
   embed/embed_mass_matrix.c
   embed/embed_mixed.c
   embed/embed_prescribed.c
+  embed/embed_projected.c
 )
 list(APPEND SOADYN_COMPONENT_HEADERS embed.h)

@@ -31,3 +31,7 @@ soadyn_add_test(test_embed_prescribed SOURCES embed/test_embed_prescribed.c loop
 # Flexible bodies outside the aggregates: embedded = tree-augmented, 10 s closed without projection.
 soadyn_add_test(test_embed_flexible SOURCES embed/test_embed_flexible.c LABELS "unit;embed"
                 ARGS ${PROJECT_SOURCE_DIR}/models)
+# A flexible body inside an embedded loop (flexible_four_bar's coupler and random variants):
+# embedded = tree-augmented, 10 s closed without projection, the out-of-plane case refused.
+soadyn_add_test(test_embed_flexible_member SOURCES embed/test_embed_flexible_member.c LABELS "unit;embed"
+                ARGS ${PROJECT_SOURCE_DIR}/models)

@@ -207,6 +207,24 @@ static void test_simulate(const sd_model *m)
     sd_data_free(d);
 }
 
+/* flexible_four_bar.urdf (its coupler a beam inside the loop) with --embed all: eval prints the
+ * embedded system (the coupler's modal speeds among the independent ones), simulate keeps the loop
+ * closed by Newton, never projected. */
+static void test_flexible(const char *models)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/flexible_four_bar.urdf", models);
+    const char *e[] = {"eval", path, "--embed", "all", NULL};
+    CHECK(run(e) == 0);
+    CHECK(out_has(out_path, "independent speeds (3 of 5): coupler_joint, coupler.eta1, coupler.eta2"));
+    CHECK(out_has(out_path, "mass matrix M_e = N^T M N"));
+    CHECK(out_has(out_path, "inverse dynamics tau_e"));
+    const char *s[] = {"simulate", path, "--embed", "all", "--duration", "0.5", "--dt", "0.0005", "--u0", "crank_joint=3", NULL};
+    CHECK(run(s) == 0);
+    CHECK(out_has(out_path, "3 integrated speeds of 5 (coupler_joint, coupler.eta1, coupler.eta2)"));
+    CHECK(out_has(out_path, "0 projections; embedded loops solved by Newton"));
+}
+
 static void test_bad_names(void)
 {
     const char *cmds[] = {"info", "eval", "simulate", "bench"};
@@ -244,6 +262,7 @@ int main(int argc, char **argv)
     test_eval(m);
     test_simulate(m);
     test_bad_names();
+    test_flexible(argv[2]);
     sd_model_free(m);
     remove(out_path);
     remove(err_path);
