@@ -31,3 +31,6 @@ soadyn_add_test(test_embed_prescribed SOURCES embed/test_embed_prescribed.c loop
 # Flexible bodies outside the aggregates: embedded = tree-augmented, 10 s closed without projection.
 soadyn_add_test(test_embed_flexible SOURCES embed/test_embed_flexible.c LABELS "unit;embed"
                 ARGS ${PROJECT_SOURCE_DIR}/models)
+# The aggregate kind's own articulated step against the generic dense path (node_aggregate.c).
+soadyn_add_test(test_embed_aggregate_kind SOURCES embed/test_embed_aggregate_kind.c loops/random_loops.c
+                random_tree.c LABELS "unit;embed" ARGS ${PROJECT_SOURCE_DIR}/models)
