@@ -293,7 +293,7 @@ void sd_embed_node_motion(const sd_embedding *e, sd_embedded_data *ed, int with_
         const sd_embed_node *en = &e->nodes[s];
         double *a = d->a + 6 * s, *b = d->b + 6 * s;
         if (en->kind == SD_EMBED_AGGREGATE) { /* welded to its parent body: M(k), b(k) of the header */
-            member_poses(e, ed, s, pose);
+            if (nm->last_child[s] >= 0) member_poses(e, ed, s, pose); /* where its child nodes ride */
             sd_transform_identity(&own);
             double *Mm = nd->Mm + nd->mat_off[s], *bm = nd->bm + nd->vec_off[s];
             aggregate_mass(e, ed, s, Mm, bm, with_bias);
