@@ -40,23 +40,10 @@ static int closed_loop_values(double *out)
 {
     uint64_t rng = 0x100b5;
     for (int attempt = 0; attempt < 50; ++attempt) {
-        sd_model *tree = random_tree(&rng, 10, attempt % 2 ? RT_CHAIN : 0);
+        sd_model *m;
         double q0[128], q[128], qc[128], u[128], ue[128], tau[128], qdd[128];
-        sd_configuration_random(tree, &rng, q0);
-        sd_model *m = close_randomly(tree, &rng, q0, NULL);
-        sd_model_free(tree);
-        if (!m) continue;
-        sd_embed_options o;
-        sd_embed_options_init(&o);
-        o.loops = "all";
-        o.q = q0;
-        sd_error err;
-        sd_embedding *e = sd_embedding_new(m, &o, &err);
-        if (!e || sd_embedding_naggregates(e) == 0) {
-            sd_embedding_free(e);
-            sd_model_free(m);
-            continue;
-        }
+        sd_embedding *e = embed_randomly(&rng, 10, attempt % 2 ? RT_CHAIN : 0, &m, q0);
+        if (!e) continue;
         sd_embedded_data *ed = sd_embedded_data_new(e);
         sd_data *d = sd_data_new(m);
         const int nv = sd_model_nv(m), ne = sd_embedding_nv(e);

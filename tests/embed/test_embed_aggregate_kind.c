@@ -136,26 +136,13 @@ static void test_random(void)
         const int n = 3 + (int)(sd_random_uniform(&rng) * 12.0);
         const int flags = (trial % 3 == 0 ? RT_CHAIN : 0) | (trial % 4 == 1 ? RT_FREE_ROOT : 0) |
                           (trial % 5 == 2 ? RT_ONLY_1DOF : 0);
-        sd_model *tree = random_tree(&rng, n, flags);
-        double *q0 = malloc(sizeof(double) * (size_t)sd_model_nq(tree));
-        sd_configuration_random(tree, &rng, q0);
-        sd_model *m = close_randomly(tree, &rng, q0, NULL);
-        if (m) {
-            sd_embed_options o;
-            sd_embed_options_init(&o);
-            o.loops = "all";
-            o.q = q0;
-            sd_error err;
-            sd_embedding *e = sd_embedding_new(m, &o, &err);
-            if (e && e->naggs > 0) {
-                ++built;
-                compare(e, &rng, 3);
-            }
-            sd_embedding_free(e);
-            sd_model_free(m);
-        }
-        sd_model_free(tree);
-        free(q0);
+        sd_model *m;
+        sd_embedding *e = embed_randomly(&rng, n, flags, &m, NULL);
+        if (!e) continue;
+        ++built;
+        compare(e, &rng, 3);
+        sd_embedding_free(e);
+        sd_model_free(m);
     }
     printf("random trees with loops: %d embedded with aggregates\n", built);
     CHECK(built >= 25);
