@@ -111,6 +111,34 @@ struct sd_node_data {
     double *eps_f, *nu_f;/* nv each, indexed like u (the modal speeds' entries used): eps_f, nu_f */
     double *scratch;     /* vec_total + mat_total doubles of scratch */
     size_t bytes;
+    /* aggregate nodes (node_aggregate.c): their members as the aggregate kind reads them, owned and
+     * filled by the node model's owner (src/embed); NULL: every aggregate by the generic path */
+    struct sd_aggregate_members *agg;
+};
+
+/* An aggregate node's member bodies, for the aggregate kind's own articulated step (node_aggregate.c,
+ * 000 Eq 62-65 with the members' 6x6 blocks). Members are numbered globally, those of node s from
+ * first[s] to first[s] + count[s] - 1, parents before children; count[s] = 0 leaves node s (or any
+ * node not an aggregate) to the generic dense path of the flexible kind (node_flexible.c: M(k) in
+ * the node workspace). The pointers into the owner's arrays stay valid for the workspace's life:
+ * the kind reads the members' placements and hinge maps where the owner's motion leaves them. */
+struct sd_aggregate_members {
+    const int *first, *count;   /* per node of the node model */
+    const int *node_body;       /* per node: the owner's body whose placement in its parent member is
+                                   X(c <- j) for a node c riding on member j (node_engine.h "nodes on nodes");
+                                   -1 for an aggregate, welded to the member (X(c <- j) the identity) */
+    const int *parent;          /* per member: the member it hangs on (global index), -1: the node frame A */
+    const int *body;            /* per member: the owner's body (index into Xup, plane, rigid) */
+    const int *hoff;            /* per member: Hbar*_j's rows in Hbar, Hbar[hoff + r ni + i] (r < 6, i < ni) */
+    const int *joff;            /* per node: Jbar(s) (ni x ni, row-major) in Jbar */
+    const double *Hbar, *Jbar;  /* the aggregates' hinge maps and reflected armature (000 Eq 52-60) */
+    const sd_transform *Xup;    /* the owner's placements: Xup[body] = X(body <- its parent body) */
+    const signed char *plane;   /* the owner's plane rotations (sd_data's hinge_plane) */
+    const double *rigid;        /* the owner's inertias, 13 per body */
+    double *Pm;                 /* 36 per member: its block of P(s) (its inertia and its children's P+) */
+    double *K;                  /* 6 max_ni per member: P_j Hbar*_j, then carried up the aggregate */
+    double *scratch;            /* 12 max_ni + 6: Hbar*_j's columns, K at the node frame */
+    int max_ni;
 };
 
 /* The workspace of a model with nflex > 0 (data.c calls these); NULL when out of memory. */

@@ -359,8 +359,15 @@ SD_FLEX_KERNEL int eliminate_modes_kernel(int nm, const double *restrict P, doub
 
 sd_status sd_flexible_eliminate_modes(const sd_model *m, sd_data *d, struct sd_node_data *nd, int k, double PR[36])
 {
+    return sd_flexible_eliminate_from(m, d, nd, k, node_articulated_inertia(m, nd, k), PR);
+}
+
+/* The same from a given P(k) (dim x dim, row-major): the aggregate kind's, which forms it from its
+ * members' blocks (node_aggregate.c). */
+sd_status sd_flexible_eliminate_from(const sd_model *m, sd_data *d, struct sd_node_data *nd, int k, const double *P,
+                                     double PR[36])
+{
     const int n = nd->dim[k], nm = n - 6;
-    const double *P = node_articulated_inertia(m, nd, k);
     if (nm == 0) {
         for (int i = 0; i < 6; ++i)
             for (int j = 0; j < 6; ++j) PR[6 * i + j] = P[i * n + j];

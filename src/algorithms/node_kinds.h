@@ -162,6 +162,8 @@ static inline double sd_node_kinetic_energy(const sd_model *m, const sd_data *d,
  * A rigid node has no own coordinates: its residual, scatter and log det are nothing. */
 
 sd_status sd_flexible_eliminate_modes(const sd_model *m, sd_data *d, struct sd_node_data *nd, int k, double PR[36]);
+sd_status sd_flexible_eliminate_from(const sd_model *m, sd_data *d, struct sd_node_data *nd, int k, const double *P,
+                                     double PR[36]);
 void sd_flexible_rigid_inertia(const sd_model *m, const struct sd_node_data *nd, int k, double Prr[36]);
 void sd_flexible_inertia_from_child(const sd_model *m, const sd_data *d, struct sd_node_data *nd, int c,
                                     const double Pc[36]);
@@ -175,12 +177,26 @@ void sd_flexible_modal_ne(const sd_model *m, const struct sd_node_data *nd, int 
 void sd_attached_residual_to_parent_modes(const sd_model *m, struct sd_node_data *nd, int c, const double f[6]);
 double sd_flexible_modal_log_det(const struct sd_node_data *nd, int k);
 
+/* ---- the aggregate kind (node_aggregate.c): an aggregate of rigid members ----
+ * Its P(s) is block diagonal in its members (000 Eq 62): each child node adds its P+ to the block of
+ * the member it rides on, and the start carries the blocks up the aggregate with the owner's
+ * fixed-size kernels, forming only W^T P W, W^T P Hbar* and Hbar P Hbar* + Jbar before the elimination
+ * of its independent speeds; no dense (6 + ni)^2 M(k). An aggregate it does not take (count 0: e.g.
+ * a flexible member) is the flexible kind's, on the dense M(k) its owner stores. */
+static inline int sd_node_is_aggregate(const sd_model *m, const struct sd_node_data *nd, int k)
+{
+    return nd && nd->agg && sd_node_kind_of(m, k) == SD_NODE_AGGREGATE && nd->agg->count[k] > 0;
+}
+sd_status sd_aggregate_eliminate(const sd_model *m, sd_data *d, struct sd_node_data *nd, int k, double PR[36]);
+void sd_aggregate_inertia_from_child(const sd_model *m, struct sd_node_data *nd, int c, const double Pc[36]);
+
 /* P(k), the 6x6 the hinge's projection starts from (d->P + 36 k): a rigid leaf's inertia (a rigid
  * node with children had its P started by its first child, sd_node_inertia_to_parent); a flexible
- * node's P_R after eliminating its modes (SD_E_SINGULAR when D_f is). */
+ * node's or an aggregate's P_R after eliminating its own coordinates (SD_E_SINGULAR when D_f is). */
 static inline sd_status sd_node_articulated_start(const sd_model *m, sd_data *d, struct sd_node_data *nd, int k,
                                                   double P[36])
 {
+    if (sd_node_is_aggregate(m, nd, k)) return sd_aggregate_eliminate(m, d, nd, k, P);
     if (sd_node_is_flexible(m, nd, k)) return sd_flexible_eliminate_modes(m, d, nd, k, P);
     if (m->last_child[k] < 0) sd_rigid_inertia_to_sym6(m->rigid + 13 * k, P);
     return SD_OK;
@@ -201,6 +217,10 @@ static inline void sd_node_inertia_to_parent(const sd_model *m, sd_data *d, stru
                                              const double Pplus[36])
 {
     const int p = m->parent[k];
+    if (sd_node_is_aggregate(m, nd, p)) {
+        sd_aggregate_inertia_from_child(m, nd, k, Pplus);
+        return;
+    }
     if (sd_node_is_flexible(m, nd, p)) {
         sd_flexible_inertia_from_child(m, d, nd, k, Pplus);
         return;

@@ -15,5 +15,8 @@ typedef enum sd_cpu_level_id {
 
 /* Chosen once at load (src/dispatch/dispatch.c); constant afterwards. */
 sd_cpu_level_id sd_cpu_level_id_active(void);
+/* The level, chosen on the first call (dispatch.c's constructor, or dispatch_components.c's if it
+ * runs first: the order of two constructors of one library is not defined). */
+sd_cpu_level_id sd_dispatch_choose_level(void);
 
 #endif /* SOADYN_DISPATCH_CPU_LEVEL_H */

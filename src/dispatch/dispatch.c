@@ -68,8 +68,11 @@ static sd_cpu_level_id processor_level(void)
     return SD_CPU_BASELINE;
 }
 
-__attribute__((constructor)) static void choose_level(void)
+sd_cpu_level_id sd_dispatch_choose_level(void)
 {
+    static int chosen = 0; /* load time: one thread */
+    if (chosen) return active_level;
+    chosen = 1;
     const sd_cpu_level_id best = processor_level();
     sd_cpu_level_id level = best;
     const char *asked = getenv("SOADYN_CPU");
@@ -93,7 +96,10 @@ __attribute__((constructor)) static void choose_level(void)
     }
     active_level = level;
     active = level_tables[level];
+    return level;
 }
+
+__attribute__((constructor)) static void choose_level(void) { (void)sd_dispatch_choose_level(); }
 
 const char *sd_cpu_level(void) { return level_names[active_level]; }
 

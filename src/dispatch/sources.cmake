@@ -26,7 +26,25 @@ set(SOADYN_DISPATCH_HOT_SOURCES
   algorithms/joint_dynamics.c
   algorithms/node_engine.c
   algorithms/node_flexible.c
+  algorithms/node_aggregate.c
 )
+
+# The components' hot paths (their entry points in dispatched_components.h): the closed-loop forward
+# dynamics of both layers, tree-augmented (src/loops) and embedded (src/embed), with the constraint
+# kinematics they run per call. libsoadyn's copies link them with the core's hot paths above, so that
+# their calls into the sweeps stay in the copy; libsoadyn_core's copies hold the core's alone.
+set(SOADYN_DISPATCH_COMPONENT_HOT_SOURCES
+  loops/constraint_kinematics.c
+  loops/closed_dynamics.c
+  loops/constraint_solvers.c
+  embed/embed_closure.c
+  embed/embed_nodes.c
+  embed/embed_node_model.c
+  embed/embed_forward_dynamics.c
+  embed/embed_mixed.c
+)
+
+set(SOADYN_DISPATCH_COMPONENT_TABLE "") # dispatch_components.c when the hot paths are dispatched
 
 # Why a build has no dispatch (sd_cpu_note says it), or empty when it has.
 set(SOADYN_NO_DISPATCH_REASON "")
@@ -51,8 +69,12 @@ if(SOADYN_NO_DISPATCH_REASON)
 else()
   set(SOADYN_DISPATCH_ACTIVE ON)
   list(APPEND SOADYN_CORE_SOURCES dispatch/dispatch.c)
-  # The forced include renaming the dispatched definitions, written from dispatched.h's names.
+  list(APPEND SOADYN_DISPATCH_COMPONENT_TABLE dispatch/dispatch_components.c) # appended with the components
+  # The forced include renaming the dispatched definitions, written from the two lists' names.
   file(STRINGS ${CMAKE_CURRENT_SOURCE_DIR}/dispatch/dispatched.h entries REGEX "^SD_DISPATCHED\\(")
+  file(STRINGS ${CMAKE_CURRENT_SOURCE_DIR}/dispatch/dispatched_components.h component_entries
+       REGEX "^SD_DISPATCHED\\(")
+  list(APPEND entries ${component_entries})
   string(CONCAT rename "/* Written by src/dispatch/sources.cmake from src/dispatch/dispatched.h: the hot paths'\n"
                        " * definitions of the dispatched entry points, renamed (src/dispatch/dispatch.c defines sd_X). */\n")
   foreach(entry ${entries})
@@ -61,30 +83,56 @@ else()
   endforeach()
   set(SOADYN_DISPATCH_RENAME ${PROJECT_BINARY_DIR}/dispatch/dispatch_rename.h)
   file(CONFIGURE OUTPUT ${SOADYN_DISPATCH_RENAME} CONTENT "${rename}" @ONLY)
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS dispatch/dispatched.h)
-  set_source_files_properties(${SOADYN_DISPATCH_HOT_SOURCES} PROPERTIES
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS dispatch/dispatched.h
+               dispatch/dispatched_components.h)
+  set_source_files_properties(${SOADYN_DISPATCH_HOT_SOURCES} ${SOADYN_DISPATCH_COMPONENT_HOT_SOURCES} PROPERTIES
     COMPILE_OPTIONS "-include;${SOADYN_DISPATCH_RENAME}" OBJECT_DEPENDS ${SOADYN_DISPATCH_RENAME})
   message(STATUS "soadyn: run-time dispatch of the hot paths: baseline, AVX2 (x86-64-v3), AVX-512 (x86-64-v4); "
                  "-mtune=${SOADYN_DISPATCH_TUNE}")
 endif()
 
 # One extra copy of the hot paths for LEVEL (an -march value), its symbols prefixed PREFIX; the
-# object's path in the variable OUT. Called by src/CMakeLists.txt once soadyn_objects is defined.
+# object's path in the variable OUT: the core's hot paths, and with a fourth argument FULL_OUT also
+# the object of the core's and the components' linked together (libsoadyn's). Called by
+# src/CMakeLists.txt once soadyn_objects is defined.
 function(soadyn_dispatch_copy level prefix out)
   set(objects soadyn_dispatch_${prefix}objects)
   soadyn_objects(${objects} ${SOADYN_DISPATCH_HOT_SOURCES})
   # Not fat: the relocatable object below is where their code is made.
   target_compile_options(${objects} PRIVATE -march=${level} -mtune=${SOADYN_DISPATCH_TUNE} -fno-fat-lto-objects)
-  set(object ${CMAKE_CURRENT_BINARY_DIR}/dispatch/${prefix}hot_paths.o)
+  soadyn_dispatch_link(${level} ${prefix} ${prefix}hot_paths.o "${objects}" object)
+  set(${out} ${object} PARENT_SCOPE)
+  if(ARGC GREATER 3)
+    set(component_objects soadyn_dispatch_${prefix}component_objects)
+    soadyn_objects(${component_objects} ${SOADYN_DISPATCH_COMPONENT_HOT_SOURCES})
+    target_compile_options(${component_objects} PRIVATE -march=${level} -mtune=${SOADYN_DISPATCH_TUNE}
+                                                        -fno-fat-lto-objects)
+    target_link_libraries(${component_objects} PRIVATE ${SOADYN_COMPONENT_LIBS}) # include directories
+    soadyn_dispatch_link(${level} ${prefix} ${prefix}hot_paths_full.o "${objects};${component_objects}" full)
+    set(${ARGV3} ${full} PARENT_SCOPE)
+  endif()
+endfunction()
+
+# The relocatable object NAME of the object libraries TARGETS for LEVEL, its symbols prefixed
+# PREFIX; its path in the variable OUT.
+function(soadyn_dispatch_link level prefix name targets out)
+  set(object ${CMAKE_CURRENT_BINARY_DIR}/dispatch/${name})
   # Lists go to the script joined by '|' (a ';' would split the -D argument).
+  set(objects "")
+  set(depends "")
+  foreach(target ${targets})
+    list(APPEND objects "$<JOIN:$<TARGET_OBJECTS:${target}>,|>")
+    list(APPEND depends ${target} $<TARGET_OBJECTS:${target}>)
+  endforeach()
+  list(JOIN objects "|" objects)
   set(flags -O3 -march=${level} -mtune=${SOADYN_DISPATCH_TUNE} ${SOADYN_FP_CONTRACT} -fPIC)
   list(JOIN flags "|" flags)
   add_custom_command(OUTPUT ${object}
     COMMAND ${CMAKE_COMMAND} -DCC=${CMAKE_C_COMPILER} "-DFLAGS=${flags}" -DLTO=${SOADYN_IPO}
-            "-DOBJECTS=$<JOIN:$<TARGET_OBJECTS:${objects}>,|>" -DPREFIX=${prefix} -DOUTPUT=${object}
+            "-DOBJECTS=${objects}" -DPREFIX=${prefix} -DOUTPUT=${object}
             -DNM=${CMAKE_NM} -DOBJCOPY=${CMAKE_OBJCOPY} -P ${PROJECT_SOURCE_DIR}/cmake/dispatch_copy.cmake
-    DEPENDS ${objects} $<TARGET_OBJECTS:${objects}> ${PROJECT_SOURCE_DIR}/cmake/dispatch_copy.cmake
+    DEPENDS ${depends} ${PROJECT_SOURCE_DIR}/cmake/dispatch_copy.cmake
     VERBATIM
-    COMMENT "Linking the hot paths for ${level} (${prefix}*)")
+    COMMENT "Linking the hot paths for ${level} (${prefix}*, ${name})")
   set(${out} ${object} PARENT_SCOPE)
 endfunction()

@@ -38,7 +38,8 @@ sd_embedded_data *sd_embedded_data_new(const sd_embedding *e)
     if (d->node_data && !d->node_data->nodes) d->node_data->nodes = sd_node_data_new(e->node_model);
     d->nm = sd_embed_nm_ws_new(e);
     if (!d->tree || !d->q || !d->u_tree || !d->qdd_c || !d->X || !d->cond || !d->closure || !d->nodes || !d->fd ||
-        !d->crb || (e->n_ta > 0 && !d->mixed) || !d->pres || (m->nflex > 0 && !d->proj) || !d->node_data || !d->node_data->nodes || !d->nm) {
+        !d->crb || (e->n_ta > 0 && !d->mixed) || !d->pres || (m->nflex > 0 && !d->proj) || !d->node_data ||
+        !d->node_data->nodes || !d->nm || !sd_embed_aggregate_members_attach(e, d)) {
         sd_embedded_data_free(d);
         return NULL;
     }

@@ -24,6 +24,7 @@
 
 #include <soadyn/embed.h>
 
+#include "algorithms/node_engine.h"
 #include "internal.h"
 #include "loops/loops_internal.h"
 
@@ -166,9 +167,15 @@ struct sd_embed_nm_ws {
     sd_transform *pose;  /* per tree body: a member's pose in its aggregate's frame */
     double *tau;         /* embedded nv: the node model's generalized forces */
     double *gm;          /* the most modes of a body: a flexible member's modal rows (M^fr h + M^ff E) */
+    struct sd_aggregate_members agg; /* the aggregates' members for the aggregate kind (node_aggregate.c) */
+    int *agg_ints[7];    /* its index arrays, owned here */
+    double *agg_Pm, *agg_K, *agg_scratch;
 };
 struct sd_embed_nm_ws *sd_embed_nm_ws_new(const sd_embedding *e);
 void sd_embed_nm_ws_free(struct sd_embed_nm_ws *w);
+/* The aggregates' members handed to the node model's workspace (node_engine.h struct
+ * sd_aggregate_members), once the tree and node workspaces of ed exist; 0: out of memory. */
+int sd_embed_aggregate_members_attach(const sd_embedding *e, sd_embedded_data *ed);
 /* The node model's motion in ed->node_data from the tree's (ed->tree) and the node pieces (after
  * sd_embed_node_pieces; with_bias: after sd_embed_velocities, with its velocity terms and f_ext):
  * Xup, H*, a, b per node, the aggregates' M(k), b(k), their children's Y and node poses. */

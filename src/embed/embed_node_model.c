@@ -229,6 +229,37 @@ static void flexible_member_terms(const sd_embedding *e, sd_embedded_data *ed, i
         double v = sd_s6_dot(h + 6 * i, F);
         for (int j = 0; j < nmk; ++j) v += X[(size_t)(te + j) * ni + i] * g[j];
         bm[6 + i] += v;
+/* b(k) of aggregate node s alone (the aggregate kind's, node_aggregate.c, which forms from the members
+ * what it needs of M(k)): the rigid part W^T (M_s a_s + b_s), each member's force M_j a_j + b_j carried
+ * up the aggregate with the tree's kernels, and the modal part Hbar (M_s a_s + b_s). */
+static void aggregate_bias(const sd_embedding *e, sd_embedded_data *ed, int s, double *bm, int with_bias)
+{
+    const sd_model *m = e->model;
+    const sd_data *t = ed->tree;
+    const sd_embed_node *nd = &e->nodes[s];
+    const struct sd_embed_nodes_ws *nw = ed->nodes;
+    const int ni = nd->ni, o = e->vec_off[s], nb = nd->nb;
+    memset(bm, 0, (size_t)(6 + ni) * sizeof(double));
+    if (!with_bias) return;
+    const double *H = nw->Hbar + e->hbar_off[s];
+    double *Fb = ed->nm->Fb;
+    for (int l = 0; l < nb; ++l) {
+        const int k = e->node_bodies[nd->body0 + l], row = nw->slot[k] - o;
+        double *fb = Fb + 6 * l;
+        sd_rigid_inertia_mul(m->rigid + 13 * k, nw->a + nw->slot[k], fb);
+        for (int r = 0; r < 6; ++r) fb[r] += nw->b[nw->slot[k] + r];
+        for (int i = 0; i < ni; ++i) {
+            double v = 0.0;
+            for (int r = 0; r < 6; ++r) v += H[(size_t)(row + r) * ni + i] * fb[r];
+            bm[6 + i] += v;
+        }
+    }
+    for (int l = nb - 1; l >= 0; --l) {
+        const int k = e->node_bodies[nd->body0 + l], p = m->parent[k];
+        const int pl = p >= 0 && e->node_of_body[p] == s ? (nw->slot[p] - o) / 6 : -1;
+        double f[6], *dst = pl >= 0 ? Fb + 6 * pl : bm;
+        sd_force_to_parent_plane(&t->Xup[k], t->hinge_plane[k], Fb + 6 * l, f);
+        for (int r = 0; r < 6; ++r) dst[r] += f[r];
     }
 }
 
@@ -240,6 +271,10 @@ static void flexible_member_terms(const sd_embedding *e, sd_embedded_data *ed, i
  * Hbar_j M_j Hbar*_j and modal bias per member (upper triangle, mirrored). */
 static void aggregate_mass(const sd_embedding *e, sd_embedded_data *ed, int s, double *Mm, double *bm, int with_bias)
 {
+    if (ed->nm->agg.count[s] > 0) { /* the aggregate kind's own step forms what it needs of M(k) */
+        aggregate_bias(e, ed, s, bm, with_bias);
+        return;
+    }
     const sd_model *m = e->model;
     const sd_data *t = ed->tree;
     const sd_embed_node *nd = &e->nodes[s];
@@ -336,7 +371,7 @@ void sd_embed_node_motion(const sd_embedding *e, sd_embedded_data *ed, int with_
         const sd_embed_node *en = &e->nodes[s];
         double *a = d->a + 6 * s, *b = d->b + 6 * s;
         if (en->kind == SD_EMBED_AGGREGATE) { /* welded to its parent body: M(k), b(k) of the header */
-            member_poses(e, ed, s, pose);
+            if (nm->last_child[s] >= 0) member_poses(e, ed, s, pose); /* where its child nodes ride */
             sd_transform_identity(&own);
             double *Mm = nd->Mm + nd->mat_off[s], *bm = nd->bm + nd->vec_off[s];
             aggregate_mass(e, ed, s, Mm, bm, with_bias);
@@ -398,6 +433,58 @@ void sd_embed_node_motion(const sd_embedding *e, sd_embedded_data *ed, int with_
     d->current = SD_CURRENT_PLACEMENTS | SD_CURRENT_VELOCITIES;
 }
 
+/* The aggregates' members for the aggregate kind's own step (node_engine.h struct
+ * sd_aggregate_members), pointing into the tree workspace and the node pieces of ed, and handed to
+ * the node model's workspace. Every aggregate of rigid members is the kind's; one with a flexible
+ * member has count[s] = 0, which leaves node s to the generic dense path. */
+int sd_embed_aggregate_members_attach(const sd_embedding *e, sd_embedded_data *ed)
+{
+    const sd_model *m = e->model;
+    struct sd_embed_nm_ws *w = ed->nm;
+    struct sd_aggregate_members *a = &w->agg;
+    const size_t N = (size_t)e->nnodes + 1, B = (size_t)m->n + 1, ni = (size_t)e->max_ni + 1;
+    int *first = calloc(N, sizeof(int)), *count = calloc(N, sizeof(int)), *node_body = calloc(N, sizeof(int));
+    int *joff = calloc(N, sizeof(int)), *parent = calloc(B, sizeof(int)), *body = calloc(B, sizeof(int));
+    int *hoff = calloc(B, sizeof(int));
+    w->agg_ints[0] = first, w->agg_ints[1] = count, w->agg_ints[2] = node_body, w->agg_ints[3] = joff;
+    w->agg_ints[4] = parent, w->agg_ints[5] = body, w->agg_ints[6] = hoff;
+    a->Pm = w->agg_Pm = malloc(36 * B * sizeof(double));
+    a->K = w->agg_K = malloc(6 * ni * B * sizeof(double));
+    a->scratch = w->agg_scratch = malloc((12 * ni + 6) * sizeof(double));
+    if (!first || !count || !node_body || !joff || !parent || !body || !hoff || !a->Pm || !a->K || !a->scratch) return 0;
+    const struct sd_embed_nodes_ws *nw = ed->nodes;
+    for (int s = 0; s < e->nnodes; ++s) {
+        const sd_embed_node *nd = &e->nodes[s];
+        node_body[s] = nd->kind == SD_EMBED_AGGREGATE ? -1 : e->node_bodies[nd->body0];
+        joff[s] = nw->jb_off[s];
+        first[s] = nd->body0;
+        for (int i = 0; i < nd->nb; ++i) { /* ascending bodies: a member's parent member comes first */
+            const int l = nd->body0 + i, k = e->node_bodies[l], p = m->parent[k];
+            body[l] = k;
+            parent[l] = p >= 0 && e->node_of_body[p] == s ? nd->body0 + (nw->slot[p] - e->vec_off[s]) / 6 : -1;
+            hoff[l] = e->hbar_off[s] + (nw->slot[k] - e->vec_off[s]) * nd->ni;
+        }
+        int rigid_members = 1;
+        for (int i = 0; i < nd->nb; ++i) rigid_members &= !(m->flex && m->flex[e->node_bodies[nd->body0 + i]]);
+        /* an aggregate holding a flexible member (flexible_member_terms) takes the generic dense path */
+        if (nd->kind == SD_EMBED_AGGREGATE && rigid_members) count[s] = nd->nb;
+    }
+    a->first = first, a->count = count, a->node_body = node_body, a->joff = joff;
+    a->parent = parent, a->body = body, a->hoff = hoff;
+    a->Hbar = nw->Hbar, a->Jbar = nw->Jbar;
+    a->Xup = ed->tree->Xup, a->plane = ed->tree->hinge_plane, a->rigid = m->rigid;
+    a->max_ni = e->max_ni;
+    ed->node_data->nodes->agg = a;
+    /* A rigid node placed as its body (on a frame of the tree, not on an aggregate's member or a
+     * flexible body's node) has the tree's Xup, so the tree's plane rotation holds for it too (the
+     * node model's own test refuses every node of a model with nodes of other kinds). */
+    const sd_model *nm = e->node_model;
+    for (int s = 0; s < e->nnodes; ++s)
+        if (nm->node_kind[s] == SD_NODE_RIGID && nm->parent_node[s] < 0)
+            ed->node_data->hinge_plane[s] = ed->tree->hinge_plane[e->node_bodies[e->nodes[s].body0]];
+    return 1;
+}
+
 struct sd_embed_nm_ws *sd_embed_nm_ws_new(const sd_embedding *e)
 {
     struct sd_embed_nm_ws *w = calloc(1, sizeof *w);
@@ -432,5 +519,9 @@ void sd_embed_nm_ws_free(struct sd_embed_nm_ws *w)
     free(w->pose);
     free(w->tau);
     free(w->gm);
+    for (int i = 0; i < 7; ++i) free(w->agg_ints[i]);
+    free(w->agg_Pm);
+    free(w->agg_K);
+    free(w->agg_scratch);
     free(w);
 }

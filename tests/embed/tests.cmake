@@ -35,3 +35,6 @@ soadyn_add_test(test_embed_flexible SOURCES embed/test_embed_flexible.c LABELS "
 # embedded = tree-augmented, 10 s closed without projection, the out-of-plane case refused.
 soadyn_add_test(test_embed_flexible_member SOURCES embed/test_embed_flexible_member.c LABELS "unit;embed"
                 ARGS ${PROJECT_SOURCE_DIR}/models)
+# The aggregate kind's own articulated step against the generic dense path (node_aggregate.c).
+soadyn_add_test(test_embed_aggregate_kind SOURCES embed/test_embed_aggregate_kind.c loops/random_loops.c
+                random_tree.c LABELS "unit;embed" ARGS ${PROJECT_SOURCE_DIR}/models)

@@ -149,3 +149,26 @@ void random_loop_subset(const sd_model *m, uint64_t *rng, char *out, size_t size
         if (mask & (1u << c))
             used += (size_t)snprintf(out + used, size - used, "%s%s", used ? "," : "", sd_model_constraint_name(m, c));
 }
+
+sd_embedding *embed_randomly(uint64_t *rng, int n, int flags, sd_model **m, double *q0_out)
+{
+    sd_model *tree = random_tree(rng, n, flags);
+    double *q0 = malloc(sizeof(double) * (size_t)sd_model_nq(tree));
+    sd_configuration_random(tree, rng, q0);
+    *m = close_randomly(tree, rng, q0, NULL);
+    sd_embedding *e = NULL;
+    if (*m) {
+        sd_embed_options o;
+        sd_embed_options_init(&o);
+        o.loops = "all";
+        o.q = q0;
+        sd_error err;
+        e = sd_embedding_new(*m, &o, &err);
+        if (e && sd_embedding_naggregates(e) == 0) sd_embedding_free(e), e = NULL;
+        if (!e) sd_model_free(*m), *m = NULL;
+        else if (q0_out) memcpy(q0_out, q0, sizeof(double) * (size_t)sd_model_nq(*m));
+    }
+    sd_model_free(tree);
+    free(q0);
+    return e;
+}

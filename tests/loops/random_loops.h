@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include <soadyn/embed.h>
 #include <soadyn/soadyn.h>
 
 /* The tree `tree` closed by up to four random constraints (at most nv - 1 rows) that hold at q0;
@@ -20,6 +21,11 @@ int add_random_constraints(sd_builder *b, const sd_model *tree, uint64_t *rng, c
 /* A random nonempty proper subset of m's constraints (m has at least two) as a comma-separated list
  * of names (sd_embed_options.loops) into out. */
 void random_loop_subset(const sd_model *m, uint64_t *rng, char *out, size_t size);
+/* A random tree of n bodies (random_tree's flags) closed by random loops and every loop embedded at
+ * the random configuration they were closed at (into q0 when not NULL: room for the model's nq), its
+ * model in *m; NULL (*m NULL) when no loop could be added or the embedding is refused or holds no
+ * aggregate. The caller frees both. */
+sd_embedding *embed_randomly(uint64_t *rng, int n, int flags, sd_model **m, double *q0);
 /* u <- u - G* (G G*)^+ G u (Euclidean projection, written independently of the library's). */
 void project_on_nullspace(const double *G, int nc, int nv, double *u);
 
