@@ -22,8 +22,10 @@ cmake -S . -B build-native -DCMAKE_BUILD_TYPE=Release -DSOADYN_NATIVE=ON -DSOADY
 cmake --build build-native -j"$jobs"
 echo "== tests (-march=native) =="
 # embed_long (Cassie's 10 s simulation, the deployment example's 20 s) ran above; its code paths run
-# here in test_embed_simulation's four-bar and test_embed_flexible.
-ctest --test-dir build-native --output-on-failure -j"$jobs" -LE embed_long
+# here in test_embed_simulation's four-bar and test_embed_flexible. codegen_long (the generated code
+# of the shared robot models, minutes of the C compiler's time) ran above too: the generator's paths
+# run here in test_codegen, test_codegen_flexible and test_codegen_lanes on random trees.
+ctest --test-dir build-native --output-on-failure -j"$jobs" -LE "embed_long|codegen_long"
 
 echo "== build (ASan + UBSan) =="
 cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DSOADYN_SANITIZE=ON -DSOADYN_WERROR=ON \
@@ -32,11 +34,11 @@ cmake --build build-sanitize -j"$jobs"
 echo "== tests under the sanitizers =="
 # embed_long (the 10 s simulation of Cassie's legs at dt 3e-5, ~90 s in Release; the deployment
 # example's 20 s, 5 min here) ran above; its code paths run here in test_embed_simulation's
-# four-bar, test_embed_flexible and test_cli_embed.
+# four-bar, test_embed_flexible and test_cli_embed; codegen_long as in the native pass.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 LSAN_OPTIONS=suppressions="$PWD/tests/sim/lsan.supp" \
-  ctest --test-dir build-sanitize --output-on-failure -j"$jobs" -LE embed_long
+  ctest --test-dir build-sanitize --output-on-failure -j"$jobs" -LE "embed_long|codegen_long"
 
 # The model readers and the command's value parser under libFuzzer (scripts/fuzz.sh, 30 s per
 # target with --ci); a finding fails the run.
