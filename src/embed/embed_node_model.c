@@ -229,6 +229,9 @@ static void flexible_member_terms(const sd_embedding *e, sd_embedded_data *ed, i
         double v = sd_s6_dot(h + 6 * i, F);
         for (int j = 0; j < nmk; ++j) v += X[(size_t)(te + j) * ni + i] * g[j];
         bm[6 + i] += v;
+    }
+}
+
 /* b(k) of aggregate node s alone (the aggregate kind's, node_aggregate.c, which forms from the members
  * what it needs of M(k)): the rigid part W^T (M_s a_s + b_s), each member's force M_j a_j + b_j carried
  * up the aggregate with the tree's kernels, and the modal part Hbar (M_s a_s + b_s). */
