@@ -96,10 +96,9 @@ struct sd_embedded_data {
     struct sd_embed_fd_ws *fd;           /* embed_forward_dynamics.c: N^T tau, the multipliers' scratch */
     sd_data *node_data;                  /* the node model's workspace (the engine's factors) */
     struct sd_embed_nm_ws *nm;           /* embed_node_model.c: the aggregates' M(k), b(k) scratch */
-    struct sd_embed_crb_ws *crb;         /* embed_mass_matrix.c: composite nodes */
     struct sd_embed_mixed_ws *mixed;     /* embed_mixed.c: tree-augmented rows on top; NULL: none */
     struct sd_embed_pres_ws *pres;       /* embed_prescribed.c: the dense partitioned solve */
-    struct sd_embed_proj_ws *proj;       /* embed_projected.c: flexible models' M and ID; NULL: rigid */
+    struct sd_embed_proj_ws *proj;       /* embed_projected.c: M_e, ID and C_e through the tree's sweeps */
 };
 
 /* ---- embed_closure.c (closing the loops, the split) ---- */
@@ -189,11 +188,6 @@ void sd_embed_fd_ws_free(struct sd_embed_fd_ws *w);
  * one residual gather and scatter (004 Eq 51). For embed_mixed.c. */
 void sd_embed_solve(const sd_embedding *e, sd_embedded_data *ed, const double *rhs, double *x);
 
-/* ---- embed_mass_matrix.c (composite nodes, Newton-Euler over nodes) ---- */
-
-struct sd_embed_crb_ws *sd_embed_crb_ws_new(const sd_embedding *e);
-void sd_embed_crb_ws_free(struct sd_embed_crb_ws *w);
-
 /* ---- embed_mixed.c (tree-augmented constraints on top of the embedded system, 000 Eq 45-46) ---- */
 
 /* out (tree nv) = N x (x: embedded nv) and out (embedded nv) = N^T g (g: tree nv), N = block-diag(I,
@@ -224,7 +218,7 @@ sd_status sd_embed_mixed_inverse(const sd_embedding *e, sd_embedded_data *ed, co
 int sd_embed_mixed_rates(const sd_embedding *e, sd_embedded_data *ed, const double *qdd, const double **Ge,
                          const double **gamma);
 
-/* ---- embed_projected.c (M, ID and bias forces on models with flexible bodies) ---- */
+/* ---- embed_projected.c (M, ID and bias forces: the tree's sweeps projected by N) ---- */
 
 struct sd_embed_proj_ws *sd_embed_proj_ws_new(const sd_embedding *e);
 void sd_embed_proj_ws_free(struct sd_embed_proj_ws *w);
