@@ -92,7 +92,7 @@ struct sd_embedded_data {
     double *X;                 /* x_total: X_S of every aggregate (nt x ni, row-major) at q */
     double *cond;              /* per aggregate: condition number of Y1 at q */
     struct sd_embed_closure_ws *closure; /* embed_closure.c */
-    struct sd_embed_nodes_ws *nodes;     /* embed_nodes.c: W, Hbar, a_s, b_s, passive terms */
+    struct sd_embed_nodes_ws *nodes;     /* embed_nodes.c: Hbar, a_s, b_s, passive terms */
     struct sd_embed_fd_ws *fd;           /* embed_forward_dynamics.c: N^T tau, the multipliers' scratch */
     sd_data *node_data;                  /* the node model's workspace (the engine's factors) */
     struct sd_embed_nm_ws *nm;           /* embed_node_model.c: the aggregates' M(k), b(k) scratch */
@@ -132,7 +132,6 @@ void sd_embed_multipliers(const sd_embedding *e, sd_embedded_data *ed, int a, co
 /* ---- embed_nodes.c (each node's SKO pieces: the one place that knows a node's kind) ---- */
 
 struct sd_embed_nodes_ws {
-    double *W;       /* 6 * vec_total: W(s), dim x 6 row-major, at 6 * vec_off[s] */
     double *Hbar;    /* hbar_total: Hbar*(s), dim x ni row-major, at hbar_off[s] */
     double *a, *b;   /* vec_total: a_s (000 Eq 59-60) and b_s (gyroscopic force minus f_ext) */
     int *jb_off;     /* per node: offset of Jbar(s) (ni x ni) */
@@ -146,11 +145,10 @@ struct sd_embed_nodes_ws {
 };
 struct sd_embed_nodes_ws *sd_embed_nodes_ws_new(const sd_embedding *e);
 void sd_embed_nodes_ws_free(struct sd_embed_nodes_ws *w);
-/* W and Hbar of every node at ed->q (after sd_embed_prepare); with_velocity (after
- * sd_embed_velocities): also a_s, b_s (f_ext may be NULL) and tau_j; Jbar always. */
-void sd_embed_node_pieces(const sd_embedding *e, sd_embedded_data *ed, int with_velocity, const double *f_ext);
-/* The same without W: the articulated-body sweeps (embed_forward_dynamics.c) carry motions and
- * forces through a node body by body with the tree's Xup instead of the dim x 6 map. */
+/* Hbar of every node at ed->q (after sd_embed_prepare); with_velocity (after sd_embed_velocities):
+ * also a_s, b_s (f_ext may be NULL) and tau_j; Jbar always. Without the dim x 6 map W(s): the
+ * node model (embed_node_model.c) carries motions and forces through a node body by body with the
+ * tree's Xup. */
 void sd_embed_node_pieces_without_w(const sd_embedding *e, sd_embedded_data *ed, int with_velocity,
                                     const double *f_ext);
 
