@@ -2,7 +2,8 @@
  * src/embed/embed_internal.h — the layout of an embedding (soadyn/embed.h) and the functions its
  * files share. Layers: embed_model.c builds it (grouping, node tree, split), embed_closure.c closes
  * the loops (Newton) and evaluates the aggregates' constraint rows Y and rates, embed_nodes.c gives
- * each node its SKO pieces, embed_dynamics.c (and embed_*.c beside it) are the sweeps over nodes.
+ * each node its SKO pieces, embed_node_model.c hands the engine the node model whose sweeps the
+ * forward dynamics runs, embed_projected.c projects the tree's M and ID; src/embed runs no sweeps.
  *
  * Glossary (000 Sec 5, 002 Sec 3; node s of dimension dim = 6 nb, nb its bodies):
  *   V_s        stacked spatial velocities of the node's bodies (each in its own body frame), bodies
