@@ -27,10 +27,9 @@ sd_embedded_data *sd_embedded_data_new(const sd_embedding *e)
     d->closure = sd_embed_closure_ws_new(e);
     d->nodes = sd_embed_nodes_ws_new(e);
     d->fd = sd_embed_fd_ws_new(e);
-    d->crb = sd_embed_crb_ws_new(e);
     d->mixed = e->n_ta > 0 ? sd_embed_mixed_ws_new(e) : NULL;
     d->pres = sd_embed_pres_ws_new(e);
-    d->proj = m->nflex > 0 ? sd_embed_proj_ws_new(e) : NULL;
+    d->proj = sd_embed_proj_ws_new(e);
     d->node_data = sd_data_new(e->node_model);
     /* The node model has a node workspace even when it holds no aggregate and no flexible body (every
      * constraint of the embedding tree-augmented): the embedding's motion copy writes the node masses
@@ -38,7 +37,7 @@ sd_embedded_data *sd_embedded_data_new(const sd_embedding *e)
     if (d->node_data && !d->node_data->nodes) d->node_data->nodes = sd_node_data_new(e->node_model);
     d->nm = sd_embed_nm_ws_new(e);
     if (!d->tree || !d->q || !d->u_tree || !d->qdd_c || !d->X || !d->cond || !d->closure || !d->nodes || !d->fd ||
-        !d->crb || (e->n_ta > 0 && !d->mixed) || !d->pres || (m->nflex > 0 && !d->proj) || !d->node_data ||
+        (e->n_ta > 0 && !d->mixed) || !d->pres || !d->proj || !d->node_data ||
         !d->node_data->nodes || !d->nm || !sd_embed_aggregate_members_attach(e, d)) {
         sd_embedded_data_free(d);
         return NULL;
@@ -55,7 +54,6 @@ void sd_embedded_data_free(sd_embedded_data *d)
     sd_embed_pres_ws_free(d->pres);
     sd_embed_proj_ws_free(d->proj);
     sd_embed_mixed_ws_free(d->mixed);
-    sd_embed_crb_ws_free(d->crb);
     sd_embed_fd_ws_free(d->fd);
     sd_embed_nodes_ws_free(d->nodes);
     sd_embed_closure_ws_free(d->closure);

@@ -67,7 +67,7 @@ void sd_embed_fd_ws_free(struct sd_embed_fd_ws *w)
     free(w);
 }
 
-/* The factors of M_e at the node pieces of the last sd_embed_node_pieces (no bias terms): the node
+/* The factors of M_e at the last node pieces (sd_embed_node_pieces_without_w, no bias terms): the node
  * model's motion stored, the engine's sweeps on zero forces (004 Eq 33 and the gathers: qdd the
  * free response to gravity is scratch). */
 static sd_status factor_nodes(const sd_embedding *e, sd_embedded_data *ed)

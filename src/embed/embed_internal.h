@@ -2,7 +2,8 @@
  * src/embed/embed_internal.h — the layout of an embedding (soadyn/embed.h) and the functions its
  * files share. Layers: embed_model.c builds it (grouping, node tree, split), embed_closure.c closes
  * the loops (Newton) and evaluates the aggregates' constraint rows Y and rates, embed_nodes.c gives
- * each node its SKO pieces, embed_dynamics.c (and embed_*.c beside it) are the sweeps over nodes.
+ * each node its SKO pieces, embed_node_model.c hands the engine the node model whose sweeps the
+ * forward dynamics runs, embed_projected.c projects the tree's M and ID; src/embed runs no sweeps.
  *
  * Glossary (000 Sec 5, 002 Sec 3; node s of dimension dim = 6 nb, nb its bodies):
  *   V_s        stacked spatial velocities of the node's bodies (each in its own body frame), bodies
@@ -92,14 +93,13 @@ struct sd_embedded_data {
     double *X;                 /* x_total: X_S of every aggregate (nt x ni, row-major) at q */
     double *cond;              /* per aggregate: condition number of Y1 at q */
     struct sd_embed_closure_ws *closure; /* embed_closure.c */
-    struct sd_embed_nodes_ws *nodes;     /* embed_nodes.c: W, Hbar, a_s, b_s, passive terms */
+    struct sd_embed_nodes_ws *nodes;     /* embed_nodes.c: Hbar, a_s, b_s, passive terms */
     struct sd_embed_fd_ws *fd;           /* embed_forward_dynamics.c: N^T tau, the multipliers' scratch */
     sd_data *node_data;                  /* the node model's workspace (the engine's factors) */
     struct sd_embed_nm_ws *nm;           /* embed_node_model.c: the aggregates' M(k), b(k) scratch */
-    struct sd_embed_crb_ws *crb;         /* embed_mass_matrix.c: composite nodes */
     struct sd_embed_mixed_ws *mixed;     /* embed_mixed.c: tree-augmented rows on top; NULL: none */
     struct sd_embed_pres_ws *pres;       /* embed_prescribed.c: the dense partitioned solve */
-    struct sd_embed_proj_ws *proj;       /* embed_projected.c: flexible models' M and ID; NULL: rigid */
+    struct sd_embed_proj_ws *proj;       /* embed_projected.c: M_e, ID and C_e through the tree's sweeps */
 };
 
 /* ---- embed_closure.c (closing the loops, the split) ---- */
@@ -133,7 +133,6 @@ void sd_embed_multipliers(const sd_embedding *e, sd_embedded_data *ed, int a, co
 /* ---- embed_nodes.c (each node's SKO pieces: the one place that knows a node's kind) ---- */
 
 struct sd_embed_nodes_ws {
-    double *W;       /* 6 * vec_total: W(s), dim x 6 row-major, at 6 * vec_off[s] */
     double *Hbar;    /* hbar_total: Hbar*(s), dim x ni row-major, at hbar_off[s] */
     double *a, *b;   /* vec_total: a_s (000 Eq 59-60) and b_s (gyroscopic force minus f_ext) */
     int *jb_off;     /* per node: offset of Jbar(s) (ni x ni) */
@@ -147,11 +146,10 @@ struct sd_embed_nodes_ws {
 };
 struct sd_embed_nodes_ws *sd_embed_nodes_ws_new(const sd_embedding *e);
 void sd_embed_nodes_ws_free(struct sd_embed_nodes_ws *w);
-/* W and Hbar of every node at ed->q (after sd_embed_prepare); with_velocity (after
- * sd_embed_velocities): also a_s, b_s (f_ext may be NULL) and tau_j; Jbar always. */
-void sd_embed_node_pieces(const sd_embedding *e, sd_embedded_data *ed, int with_velocity, const double *f_ext);
-/* The same without W: the articulated-body sweeps (embed_forward_dynamics.c) carry motions and
- * forces through a node body by body with the tree's Xup instead of the dim x 6 map. */
+/* Hbar of every node at ed->q (after sd_embed_prepare); with_velocity (after sd_embed_velocities):
+ * also a_s, b_s (f_ext may be NULL) and tau_j; Jbar always. Without the dim x 6 map W(s): the
+ * node model (embed_node_model.c) carries motions and forces through a node body by body with the
+ * tree's Xup. */
 void sd_embed_node_pieces_without_w(const sd_embedding *e, sd_embedded_data *ed, int with_velocity,
                                     const double *f_ext);
 
@@ -189,11 +187,6 @@ void sd_embed_fd_ws_free(struct sd_embed_fd_ws *w);
  * one residual gather and scatter (004 Eq 51). For embed_mixed.c. */
 void sd_embed_solve(const sd_embedding *e, sd_embedded_data *ed, const double *rhs, double *x);
 
-/* ---- embed_mass_matrix.c (composite nodes, Newton-Euler over nodes) ---- */
-
-struct sd_embed_crb_ws *sd_embed_crb_ws_new(const sd_embedding *e);
-void sd_embed_crb_ws_free(struct sd_embed_crb_ws *w);
-
 /* ---- embed_mixed.c (tree-augmented constraints on top of the embedded system, 000 Eq 45-46) ---- */
 
 /* out (tree nv) = N x (x: embedded nv) and out (embedded nv) = N^T g (g: tree nv), N = block-diag(I,
@@ -224,7 +217,7 @@ sd_status sd_embed_mixed_inverse(const sd_embedding *e, sd_embedded_data *ed, co
 int sd_embed_mixed_rates(const sd_embedding *e, sd_embedded_data *ed, const double *qdd, const double **Ge,
                          const double **gamma);
 
-/* ---- embed_projected.c (M, ID and bias forces on models with flexible bodies) ---- */
+/* ---- embed_projected.c (M, ID and bias forces: the tree's sweeps projected by N) ---- */
 
 struct sd_embed_proj_ws *sd_embed_proj_ws_new(const sd_embedding *e);
 void sd_embed_proj_ws_free(struct sd_embed_proj_ws *w);

@@ -2,8 +2,7 @@
  * src/embed/embed_nodes.c — each node's pieces for the sweeps over the embedded tree (000 Sec 5,
  * Eq 52-60; 004 Sec 8): the one place that knows whether a node is a rigid body or an aggregate.
  *
- * Glossary (embed_internal.h): W(s) (dim x 6) = phi*_S E*_S, the node's bodies' motion caused by a
- * unit motion of its parent body; Hbar*(s) (dim x ni) = phi*_S H*_S X_S (000 Eq 56); a_s (000 Eq
+ * Glossary (embed_internal.h): Hbar*(s) (dim x ni) = phi*_S H*_S X_S (000 Eq 56); a_s (000 Eq
  * 59-60) and b_s the stacked Coriolis accelerations and gyroscopic forces minus f_ext; Jbar(s) =
  * X_S^T diag(armature) X_S and tau_j = N^T (tau_passive - J qdd_c), the joint-level terms moved onto
  * the node's own speeds.
@@ -35,14 +34,13 @@ struct sd_embed_nodes_ws *sd_embed_nodes_ws_new(const sd_embedding *e)
             t += m->nv_k[k] + (m->n_modes ? m->n_modes[k] : 0);
         }
     }
-    w->W = malloc((size_t)(6 * e->vec_total + 1) * sizeof(double));
     w->Hbar = malloc((size_t)(e->hbar_total + 1) * sizeof(double));
     w->a = malloc((size_t)(e->vec_total + 1) * sizeof(double));
     w->b = malloc((size_t)(e->vec_total + 1) * sizeof(double));
     w->Jbar = calloc((size_t)jb_total + 1, sizeof(double));
     w->tau_j = calloc((size_t)e->nv + 1, sizeof(double));
     w->passive = calloc((size_t)m->nv + 1, sizeof(double));
-    if (!w->W || !w->Hbar || !w->a || !w->b || !w->Jbar || !w->tau_j || !w->passive) goto fail;
+    if (!w->Hbar || !w->a || !w->b || !w->Jbar || !w->tau_j || !w->passive) goto fail;
     return w;
 fail:
     sd_embed_nodes_ws_free(w);
@@ -52,7 +50,6 @@ fail:
 void sd_embed_nodes_ws_free(struct sd_embed_nodes_ws *w)
 {
     if (!w) return;
-    free(w->W);
     free(w->Hbar);
     free(w->a);
     free(w->b);
@@ -65,29 +62,15 @@ void sd_embed_nodes_ws_free(struct sd_embed_nodes_ws *w)
     free(w);
 }
 
-/* W(s) rows of body k (6 x 6, row-major in W's dim x 6 layout): the 6x6 of sd_motion_to_child
- * with Xup(k) applied to each column of the parent's rows (or of I6 when the parent is outside). */
-static void w_rows(const sd_transform *X, const double *Wp, double *Wk)
-{
-    for (int c = 0; c < 6; ++c) {
-        double in[6], out[6];
-        for (int r = 0; r < 6; ++r) in[r] = Wp ? Wp[6 * r + c] : (r == c);
-        sd_motion_to_child(X, in, out);
-        for (int r = 0; r < 6; ++r) Wk[6 * r + c] = out[r];
-    }
-}
-
-/* A rigid node: W = Xup(k) as a 6x6 motion map, Hbar* = H*(k), a_s = a(k), b_s = b(k) - f_ext(k),
+/* A rigid node: Hbar* = H*(k), a_s = a(k), b_s = b(k) - f_ext(k),
  * Jbar = diag(armature), tau_j = tau_passive(k). */
-static void rigid_pieces(const sd_embedding *e, sd_embedded_data *ed, int s, int with_velocity, const double *f_ext,
-                         int with_w)
+static void rigid_pieces(const sd_embedding *e, sd_embedded_data *ed, int s, int with_velocity, const double *f_ext)
 {
     const sd_model *m = e->model;
     const sd_data *d = ed->tree;
     struct sd_embed_nodes_ws *w = ed->nodes;
     const sd_embed_node *nd = &e->nodes[s];
     const int k = e->node_bodies[nd->body0], nk = nd->ni, vk = m->v_index[k], o = e->vec_off[s];
-    if (with_w) w_rows(&d->Xup[k], NULL, w->W + 6 * (size_t)o);
     double *H = w->Hbar + e->hbar_off[s], *J = w->Jbar + w->jb_off[s];
     for (int r = 0; r < 6; ++r)
         for (int i = 0; i < nk; ++i) H[r * nk + i] = d->S[6 * (vk + i) + r];
@@ -111,7 +94,7 @@ static void rigid_pieces(const sd_embedding *e, sd_embedded_data *ed, int s, int
  * embed_node_model.c). A member k riding on a node of p moves with p's modes by Y(k) = X(k <- N) S_t
  * (node_engine.h): Hbar*_k = phi*(k, p) Hbar*_p + Y(k) E_p + H*(k) (X_S)_k. */
 static void aggregate_pieces(const sd_embedding *e, sd_embedded_data *ed, int s, int with_velocity,
-                             const double *f_ext, int with_w)
+                             const double *f_ext)
 {
     const sd_model *m = e->model;
     const sd_data *d = ed->tree;
@@ -119,7 +102,7 @@ static void aggregate_pieces(const sd_embedding *e, sd_embedded_data *ed, int s,
     const sd_embed_node *nd = &e->nodes[s];
     const int ni = nd->ni, nt = nd->nt, o = e->vec_off[s];
     const double *X = ed->X + e->x_off[s];
-    double *W = w->W + 6 * (size_t)o, *H = w->Hbar + e->hbar_off[s];
+    double *H = w->Hbar + e->hbar_off[s];
     for (int bi = 0; bi < nd->nb; ++bi) {
         const int k = e->node_bodies[nd->body0 + bi], p = m->parent[k], nk = m->nv_k[k];
         const int inside = p >= 0 && e->node_of_body[p] == s;
@@ -130,8 +113,6 @@ static void aggregate_pieces(const sd_embedding *e, sd_embedded_data *ed, int s,
         const int nmp = on_node ? m->n_modes[p] : 0, tp = on_node ? w->toff[p] + m->nv_k[p] : 0;
         const double *S = d->S + 6 * m->v_index[k];
         const size_t row = (size_t)(w->slot[k] - o); /* the body's first row in the node */
-        /* W_k = phi*(k, parent) W_parent (000 Eq 52: phi*_S E*_S) */
-        if (with_w) w_rows(&d->Xup[k], inside ? W + 6 * (size_t)(w->slot[p] - o) : NULL, W + 6 * row);
         /* Hbar*_k column i = phi*(k, parent) Hbar*_parent + H*(k) (X_S)_k (000 Eq 56) */
         for (int i = 0; i < ni; ++i) {
             double in[6], out[6] = {0, 0, 0, 0, 0, 0};
@@ -186,22 +167,11 @@ static void aggregate_pieces(const sd_embedding *e, sd_embedded_data *ed, int s,
     }
 }
 
-static void node_pieces(const sd_embedding *e, sd_embedded_data *ed, int with_velocity, const double *f_ext,
-                        int with_w)
-{
-    for (int s = 0; s < e->nnodes; ++s) {
-        if (e->nodes[s].kind == SD_EMBED_RIGID) rigid_pieces(e, ed, s, with_velocity, f_ext, with_w);
-        else aggregate_pieces(e, ed, s, with_velocity, f_ext, with_w);
-    }
-}
-
-void sd_embed_node_pieces(const sd_embedding *e, sd_embedded_data *ed, int with_velocity, const double *f_ext)
-{
-    node_pieces(e, ed, with_velocity, f_ext, 1);
-}
-
 void sd_embed_node_pieces_without_w(const sd_embedding *e, sd_embedded_data *ed, int with_velocity,
                                     const double *f_ext)
 {
-    node_pieces(e, ed, with_velocity, f_ext, 0);
+    for (int s = 0; s < e->nnodes; ++s) {
+        if (e->nodes[s].kind == SD_EMBED_RIGID) rigid_pieces(e, ed, s, with_velocity, f_ext);
+        else aggregate_pieces(e, ed, s, with_velocity, f_ext);
+    }
 }

@@ -1,7 +1,7 @@
 /*
  * src/embed/embed_prescribed.c — prescribed speeds in the embedded forward dynamics (mixed dynamics,
  * 000 Sec 3, on the embedded speeds of 000 Sec 5), with the tree-augmented rows beside:
- *   1. M_e (composite nodes) and C_e (Newton-Euler over nodes) at (q, u, f_ext);
+ *   1. M_e and C_e at (q, u, f_ext) (the tree's, projected: embed_projected.c);
  *   2. gamma_0 = the tree-augmented rows' rates at the prescribed accelerations with the free ones
  *      zero, so that G_e qdd + (Gdot u)_ta = G_e,f qdd_f + gamma_0;
  *   3. the partitioned system of the free speeds f (p: the prescribed ones)

@@ -1,7 +1,7 @@
 /*
- * tests/embed/test_embed_mass_matrix.c — the embedded system's mass matrix (composite nodes), inverse
- * dynamics and bias forces (Newton-Euler over nodes), src/embed/embed_mass_matrix.c, against
- * independent computations on the tree at closed states:
+ * tests/embed/test_embed_mass_matrix.c — the embedded system's mass matrix, inverse dynamics and bias
+ * forces (the tree's, projected by N: src/embed/embed_projected.c), against computations that do not
+ * go through that projection, on the tree at closed states:
  *   - M_e = N^T M_tree N, N(q) read column by column through sd_embedded_tree_speeds, M_tree from
  *     sd_mass_matrix (armature included), to 1e-12 relative;
  *   - inverse dynamics: the tree-augmented forward dynamics (sd_closed_loop_forward_dynamics, another
