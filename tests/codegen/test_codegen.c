@@ -652,7 +652,7 @@ static int exists(const char *dir, const char *file)
 
 static void command_line(const char *soadyn, const char *models)
 {
-    char args[8192], out[4200];
+    char args[16384], out[4200];
     snprintf(out, sizeof out, "%s/cli_out", workdir);
     mkdir(out, 0777);
     snprintf(args, sizeof args, "'%s' codegen '%s/iiwa14.urdf' -o '%s' --name cli_iiwa --algorithms id,fd", soadyn, models, out);

@@ -208,7 +208,7 @@ static void test_equal_to_library(void)
     CHECK(evaluate_all(m, ref, 0) <= 1.0);
 
     /* another model's code behind this key, with this key's symbol: the self-check rejects it */
-    char symbol[64], text[256] = "", dir[4200], cmd[9000];
+    char symbol[64], text[256] = "", dir[4200], cmd[20000];
     snprintf(symbol, sizeof symbol, "sdc_%s_soadyn_key", info.key);
     void *h = dlopen(rebuilt.path, RTLD_NOW);
     const char *embedded = h ? dlsym(h, symbol) : NULL;
