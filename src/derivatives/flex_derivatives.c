@@ -186,7 +186,7 @@ static void attached_tangent(const sd_model *m, const sd_data *d, const tangent_
     const double *Y = nd->Y + nd->att_off[k];
     double *dY = s->dY + nd->att_off[k];
     sd_transform XJ, T, N;
-    double Sk[18], cN[6], dcN[6] = {0, 0, 0, 0, 0, 0}, zeta[6] = {0, 0, 0, 0, 0, 0};
+    double Sk[36], cN[6], dcN[6] = {0, 0, 0, 0, 0, 0}, zeta[6] = {0, 0, 0, 0, 0, 0};
     sd_hinge_transform(m, k, q + m->q_index[k], &XJ, Sk);
     sd_transform_compose(&m->node_placement[k], &XJ, &T);
     sd_flex_node_motion(fb, t, eta, eta_dot, &N, s->St, cN);
