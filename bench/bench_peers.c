@@ -25,7 +25,7 @@
  * --compiled adds the generated code (soadyn/compile.h: a copy of the model compiled with the default
  * compiler, flags and cache) as a third caller in the same interleaved batches, times each cell in
  * three runs (the median of the runs' medians, and their spread), and checks generated / MuJoCo against
- * issue 32's target ratios.
+ * the target ratios (half the fastest peer's time).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_peers.h"
@@ -161,7 +161,7 @@ static void time_cells(int n, call_fn *fn, void **ctx, int batches, double *medi
     }
 }
 
-/* Issue 12's targets (ns): half the fastest peer of its table; issue 32's for the generated code, as
+/* Issue 12's targets (ns): half the fastest peer of its table; the generated code's, as
  * generated / MuJoCo time ratios (half the fastest peer's time; 0: none, the chain's FD and M^-1, where
  * MuJoCo's dense O(N^3) makes a ratio meaningless). */
 typedef struct row_spec {
@@ -467,7 +467,7 @@ int bench_peers(int argc, char **argv)
     rmdir(tmpdir);
     if (compiled_mode) {
         printf("\n| model | | library (ns) | generated (ns) | MuJoCo (ns) | library / MuJoCo | generated / MuJoCo | "
-               "target (issue 32) | met |\n|---|---|--:|--:|--:|--:|--:|--:|--|\n%s"
+               "target | met |\n|---|---|--:|--:|--:|--:|--:|--:|--|\n%s"
                "\nEach time: the median of 3 runs (each the median of its interleaved batches), in brackets the "
                "spread of the 3 (max - min) / median.\n", table);
         return 0;

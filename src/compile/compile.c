@@ -216,7 +216,7 @@ static void first_lines(const char *text, char *out, size_t cap)
 static sd_status build_object(const sd_model *m, compiler_command *cc, const char *dir, const char *name,
                               uint64_t key, const char *path, sd_compile_info *info, sd_error *err)
 {
-    char work[4200];
+    char work[4200]; /* mkdtemp's template: it replaces the six X by a unique name */
     snprintf(work, sizeof work, "%s/.%s.XXXXXX", dir, name);
     if (!mkdtemp(work)) return sd_error_set(err, SD_E_IO, "sd_model_compile: cannot make a directory in '%s': %s", dir, strerror(errno));
     double t0 = now_seconds();
