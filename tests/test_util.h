@@ -139,4 +139,22 @@ static inline int test_summary(const char *name)
     return test_failed_count == 0 ? 0 : 1;
 }
 
+/* The whole of a text file, NUL-terminated (malloc'd; NULL when it cannot be read). */
+static inline char *test_read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    const long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    if (s) s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
 #endif /* SOADYN_TEST_UTIL_H */

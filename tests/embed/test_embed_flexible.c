@@ -57,29 +57,12 @@ static const char *flag_xml =
     "      <inertia ixx=\"3e-5\" ixy=\"0\" ixz=\"0\" iyy=\"2e-5\" iyz=\"0\" izz=\"1e-5\"/></inertial>\n"
     "  </link>\n";
 
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    const long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s) s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
 /* four_bar.urdf with the flag and its tip inserted before </robot>, the namespace declared. */
 static sd_model *flag_four_bar(const char *models)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/four_bar.urdf", models);
-    char *base = read_file(path);
+    char *base = test_read_file(path);
     if (!base) return NULL;
     char *end = strstr(base, "</robot>"), *robot = strstr(base, "<robot ");
     const char *ns = " xmlns:soadyn=\"https://soadyn.example/urdf\"";

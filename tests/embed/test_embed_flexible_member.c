@@ -36,23 +36,6 @@
 
 #define TOL 1e-10
 
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    const long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s) s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
 /* text with the first occurrence of `from` replaced by `to` (a new string; NULL when absent) */
 static char *replace(const char *text, const char *from, const char *to)
 {
@@ -290,7 +273,7 @@ int main(int argc, char **argv)
     }
     char path[1024];
     snprintf(path, sizeof path, "%s/flexible_four_bar.urdf", argv[1]);
-    char *base = read_file(path);
+    char *base = test_read_file(path);
     CHECK(base != NULL);
     if (!base) return test_summary("test_embed_flexible_member");
 
